@@ -1,0 +1,57 @@
+# The two commands a user needs (see README.md):
+#   make run   - run the bundled example program (sets up .venv itself)
+#   make test  - run the whole test suite      (sets up .venv itself)
+
+PYTHON      ?= python3
+VENV        ?= .venv
+VENV_PY     := $(VENV)/bin/python
+STAMP       := $(VENV)/.installed
+PYTEST_ARGS ?=
+EXAMPLE     ?= spark_datalog/examples/graph.dl
+RUN_ARGS    ?=
+
+.PHONY: run test venv check-java clean
+
+# Local Spark reads its defaults and quiet logging from conf/ (settings made by the program win).
+SPARK_ENV := SPARK_LOCAL_IP=127.0.0.1 \
+	PYSPARK_SUBMIT_ARGS='--properties-file $(CURDIR)/conf/local-spark-defaults.conf \
+	--driver-java-options -Dlog4j2.configurationFile=file:$(CURDIR)/conf/log4j2.properties pyspark-shell'
+
+run: venv check-java
+	$(SPARK_ENV) $(VENV)/bin/spark-datalog run $(EXAMPLE) $(RUN_ARGS)
+
+# pytest exits 5 when it collected no test: that must fail, not pass quietly.
+test: venv check-java
+	@status=0; $(VENV_PY) -m pytest $(PYTEST_ARGS) || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
+	exit $$status
+
+venv: $(STAMP)
+
+# Re-install only when the package metadata changed (or the venv is new).
+$(STAMP): pyproject.toml setup.cfg
+	@if [ ! -x "$(VENV_PY)" ]; then \
+		echo "creating virtual environment $(VENV)"; \
+		$(PYTHON) -m venv $(VENV) || { echo "could not create $(VENV): needs Python >= 3.10 with venv" >&2; exit 1; }; \
+	fi
+	@$(VENV_PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
+		{ echo "Python >= 3.10 is required ($(VENV_PY) is $$($(VENV_PY) -V 2>&1))" >&2; exit 1; }
+	$(VENV_PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	@touch $(STAMP)
+
+# Spark needs a JVM: Java 17 or newer, found through JAVA_HOME or PATH.
+JAVA_HINT := Java 17+ is required by Spark: install it with `apt-get install -y openjdk-17-jre-headless` \
+(Debian/Ubuntu) or `brew install openjdk@17` and make sure `java` is on PATH or JAVA_HOME is set
+
+check-java:
+	@java=java; if [ -n "$${JAVA_HOME:-}" ] && [ -x "$$JAVA_HOME/bin/java" ]; then java="$$JAVA_HOME/bin/java"; fi; \
+	if ! version=$$("$$java" -version 2>&1); then echo '$(JAVA_HINT)' >&2; exit 1; fi; \
+	major=$$(printf '%s\n' "$$version" | sed -n 's/.*version "\([0-9][0-9]*\).*/\1/p' | head -n 1); \
+	if [ "$$major" = "1" ]; then major=$$(printf '%s\n' "$$version" | sed -n 's/.*version "1\.\([0-9][0-9]*\).*/\1/p' | head -n 1); fi; \
+	if [ -z "$$major" ] || [ "$$major" -lt 17 ]; then \
+		echo "found Java '$${major:-unknown}' at $$java" >&2; echo '$(JAVA_HINT)' >&2; exit 1; \
+	fi
+
+clean:
+	rm -rf build dist *.egg-info .pytest_cache .hypothesis spark-warehouse metastore_db derby.log warehouse
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print -exec rm -rf {} + 2>/dev/null || true

@@ -1,0 +1,45 @@
+"""spark_datalog: a Spark-native Datalog engine.
+
+Public API: :class:`Program`, :class:`Materialization`, :class:`Warehouse`, the reference
+interpreter module :mod:`spark_datalog.reference`, and the error classes.
+"""
+
+from .errors import (
+    DatalogError,
+    InputError,
+    NonTerminationError,
+    ParseError,
+    SafetyError,
+    SchemaError,
+    StratificationError,
+    WarehouseError,
+)
+from .program import Materialization, Program
+from . import reference
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # The warehouse pulls in pyspark and deltalake: import it only when asked for.
+    if name == "Warehouse":
+        from .storage import Warehouse
+
+        return Warehouse
+    raise AttributeError(f"module 'spark_datalog' has no attribute {name!r}")
+
+
+__all__ = [
+    "DatalogError",
+    "InputError",
+    "Materialization",
+    "NonTerminationError",
+    "ParseError",
+    "Program",
+    "SafetyError",
+    "SchemaError",
+    "StratificationError",
+    "Warehouse",
+    "WarehouseError",
+    "reference",
+]

@@ -1,0 +1,85 @@
+"""Program analysis: from a parsed program to a :class:`CheckedProgram` every back end reads.
+
+The passes, one per module, each a pure function:
+
+- :mod:`.declarations` — ``.decl`` / ``.input`` / ``.output`` statements are consistent;
+- :mod:`.arity` — every use of a predicate has its arity;
+- :mod:`.normalise` — ``V = expr`` that binds ``V`` becomes an assignment, bodies are ordered;
+- :mod:`.safety` — range restriction;
+- :mod:`.aggregates` — one head aggregate per relation;
+- :mod:`.dependencies` — dependency graph, SCCs, strata, negation/aggregation through recursion;
+- :mod:`.types` — column types.
+
+Every error of every pass is collected and raised together (the types pass is skipped when the
+declarations or arities are already wrong, since it would only repeat those errors).
+
+Decisions: a relation named by ``.input`` may have facts but not rules (an error); conflicting
+aggregates and count/sum/avg relations with plain rules or facts are stratification errors; a column
+nothing constrains has type ``long``. A relation is IDB when it has at least one rule, EDB otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import raise_collected
+from ..syntax import ast
+from .aggregates import relation_aggregates
+from .arity import check_arity
+from .checked import CheckedProgram, RelationSchema
+from .declarations import check_declarations
+from .dependencies import stratify
+from .describe import describe
+from .facts import fact_tuples
+from .mentions import relation_order
+from .normalise import normalise_rule
+from .safety import check_safety
+from .types import fixed_columns, infer_types
+
+__all__ = ["analyse", "describe"]
+
+
+def analyse(program: ast.Program,
+            input_types: Optional[dict] = None) -> CheckedProgram:
+    """Check ``program`` and return its checked form.
+
+    ``input_types`` maps an input relation to the type names of its DataFrame's columns (one of
+    ``int long double string bool`` each); they must agree with the relation's ``.decl``.
+    Raises the first error found (sorted by position) with all of them in ``.errors``.
+
+    Example::
+
+        >>> from spark_datalog.syntax.parser import parse
+        >>> checked = analyse(parse("e(1, 2). t(X, Y) :- e(X, Y). t(X, Z) :- t(X, Y), e(Y, Z)."))
+        >>> [s.relations for s in checked.strata], checked.edb
+        ([('t',)], ('e',))
+    """
+    structural = check_declarations(program) + check_arity(program, input_types)
+    rules = tuple(normalise_rule(rule) for rule in program.rules)
+    errors = list(structural)
+    errors += check_safety(rules)
+
+    order = relation_order(program)
+    idb = {rule.head.predicate for rule in rules}
+    aggregates, aggregate_errors = relation_aggregates(rules, program.facts)
+    errors += aggregate_errors
+    strata, strata_errors = stratify(rules, order, idb, aggregates)
+    errors += strata_errors
+
+    columns: dict = {}
+    if not structural:
+        fixed, fixed_errors = fixed_columns(program, input_types)
+        columns, type_errors = infer_types(program, rules, fixed)
+        errors += fixed_errors + type_errors
+    raise_collected(errors, program.source, program.filename)
+
+    relations = {
+        name: RelationSchema(name, columns.get(name, ()), "idb" if name in idb else "edb",
+                             declared=any(d.name == name for d in program.declarations),
+                             aggregate=aggregates.get(name))
+        for name in order
+    }
+    outputs = tuple(dict.fromkeys(program.outputs)) or tuple(n for n in order if n in idb)
+    return CheckedProgram(program=program, relations=relations, strata=strata, rules=rules,
+                          facts=fact_tuples(program, relations), queries=program.queries,
+                          outputs=outputs)

@@ -1,0 +1,59 @@
+"""Head aggregates per relation.
+
+A relation's rules agree on one aggregate (function and position), or use none. min/max relations
+may also have plain rules and facts (they contribute candidates, seed 002's programs); count, sum
+and avg relations may not. A head holds at most one aggregate.
+"""
+
+from __future__ import annotations
+
+from ..errors import SchemaError, StratificationError
+from ..syntax import ast
+from .checked import AggregateSpec
+from .mentions import error_at, rule_text, where
+
+
+def relation_aggregates(rules, facts=()) -> tuple[dict, list]:
+    """``({relation: AggregateSpec}, errors)`` for the aggregate relations of ``rules``."""
+    errors: list = []
+    specs: dict[str, AggregateSpec] = {}
+    defining: dict[str, ast.Rule] = {}
+    for rule in rules:
+        aggregates = [(i, a) for i, a in enumerate(rule.head.args) if isinstance(a, ast.Aggregate)]
+        for _, extra in aggregates[1:]:
+            errors.append(error_at(SchemaError, f"rule '{rule_text(rule)}' has more than one "
+                                                f"aggregate in its head", extra.span))
+        if not aggregates:
+            continue
+        position, aggregate = aggregates[0]
+        name = rule.head.predicate
+        spec = AggregateSpec(position, aggregate.func)
+        if name not in specs:
+            specs[name], defining[name] = spec, rule
+        elif specs[name] != spec:
+            first = defining[name]
+            errors.append(error_at(
+                StratificationError,
+                f"conflicting aggregates for relation '{name}': {aggregate} at position "
+                f"{position} here but {first.aggregate[1]} at position {specs[name].position} "
+                f"in rule '{rule_text(first)}' (at {where(first.span)})",
+                aggregate.span if aggregate.span.line else rule.span))
+
+    for name, spec in specs.items():
+        if spec.func in ast.PREMAPPABLE_FUNCTIONS:
+            continue
+        what = spec.func
+        origin = f"rule '{rule_text(defining[name])}'"
+        for rule in rules:
+            if rule.head.predicate == name and rule.aggregate is None:
+                errors.append(error_at(
+                    StratificationError,
+                    f"relation '{name}' aggregates with {what} in {origin} and may not also "
+                    f"have plain rules such as '{rule_text(rule)}'", rule.head.span))
+        for fact in facts:
+            if fact.atom.predicate == name:
+                errors.append(error_at(
+                    StratificationError,
+                    f"relation '{name}' aggregates with {what} in {origin} and may not also "
+                    f"have facts such as '{fact}'", fact.atom.span))
+    return specs, errors

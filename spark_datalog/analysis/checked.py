@@ -1,0 +1,112 @@
+"""What analysis hands to every back end: schemas, strata and normalised rules.
+
+Everything here is immutable. Evaluators (the reference interpreter, the relational-algebra
+translator) read a ``CheckedProgram`` and never the raw AST alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..syntax import ast
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str  # one of ast.TYPES
+
+
+@dataclass(frozen=True)
+class AggregateSpec:
+    """The relation keeps one row per group (all other positions) for a head aggregate."""
+
+    position: int
+    func: str  # one of ast.AGGREGATE_FUNCTIONS
+
+
+@dataclass(frozen=True)
+class RelationSchema:
+    """A relation's columns and role. ``kind`` is ``"edb"`` or ``"idb"``."""
+
+    name: str
+    columns: tuple  # tuple[Column, ...]
+    kind: str
+    declared: bool = False  # has a .decl
+    aggregate: Optional[AggregateSpec] = None
+
+    @property
+    def arity(self) -> int:
+        return len(self.columns)
+
+    @property
+    def column_names(self) -> tuple:
+        return tuple(c.name for c in self.columns)
+
+    @property
+    def types(self) -> tuple:
+        return tuple(c.type for c in self.columns)
+
+    def __str__(self) -> str:
+        cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
+        extra = f" [{self.aggregate.func} on column {self.aggregate.position}]" if self.aggregate else ""
+        return f"{self.kind.upper()} {self.name}({cols}){extra}"
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """Relations evaluated together, in evaluation order.
+
+    ``recursive`` is true when the stratum's dependency graph has a cycle (including a relation
+    that depends on itself). ``uses_prem`` marks min/max aggregates inside that recursion
+    (Pre-Mappability). ``rules`` are the normalised rules whose heads are in this stratum.
+    """
+
+    index: int
+    relations: tuple  # tuple[str, ...]
+    rules: tuple  # tuple[ast.Rule, ...]
+    recursive: bool
+    uses_prem: bool = False
+
+    def __str__(self) -> str:
+        tags = []
+        if self.recursive:
+            tags.append("recursive")
+        if self.uses_prem:
+            tags.append("min/max in recursion (PreM)")
+        suffix = f" ({', '.join(tags)})" if tags else ""
+        return f"stratum {self.index}: {', '.join(self.relations)}{suffix}"
+
+
+@dataclass(frozen=True)
+class CheckedProgram:
+    """A program that passed every check.
+
+    ``rules`` are normalised: each ``=`` comparison that binds a variable is an
+    ``ast.Assignment``. ``facts`` maps a relation to the set of tuples stated in the program.
+    ``edb`` / ``idb`` are relation names; ``outputs`` are the ``.output`` relations, or all IDB
+    relations when the program names none.
+    """
+
+    program: ast.Program
+    relations: dict  # name -> RelationSchema (insertion order: first mention)
+    strata: tuple  # tuple[Stratum, ...]
+    rules: tuple  # tuple[ast.Rule, ...]
+    facts: dict  # name -> frozenset[tuple]
+    queries: tuple  # tuple[ast.Query, ...]
+    outputs: tuple = field(default=())
+
+    @property
+    def edb(self) -> tuple:
+        return tuple(n for n, r in self.relations.items() if r.kind == "edb")
+
+    @property
+    def idb(self) -> tuple:
+        return tuple(n for n, r in self.relations.items() if r.kind == "idb")
+
+    def stratum_of(self, relation: str) -> Optional[Stratum]:
+        for stratum in self.strata:
+            if relation in stratum.relations:
+                return stratum
+        return None

@@ -1,0 +1,106 @@
+"""Normalisation of rule bodies: binding equalities become assignments, and every literal is
+placed after the literals that bind its variables.
+
+``V = expr`` (or ``expr = V``) becomes ``ast.Assignment(V, expr)`` when ``V`` is not bound by a
+positive atom of the body and every variable of ``expr`` is bound — by positive atoms or by other
+assignments, found in any order by iterating to a fixpoint. An equality whose two sides are both
+bound stays a ``Comparison`` (a test).
+
+The body is then reordered: positive atoms keep their relative order, and each comparison,
+negation and assignment moves to just after the literal that makes its variables available (never
+earlier than where it was written). Evaluators can therefore read a normalised body left to right.
+Unsafe literals (reported by :mod:`.safety`) stay at the end.
+"""
+
+from __future__ import annotations
+
+from ..syntax import ast
+
+
+def positive_variables(body) -> set[str]:
+    """Names of the variables bound by the positive atoms of a body."""
+    return {v.name for lit in body if isinstance(lit, ast.Atom) for v in ast.literal_variables(lit)}
+
+
+def bound_variables(body) -> set[str]:
+    """Names bound by positive atoms and by assignments (the body must be normalised)."""
+    bound = positive_variables(body)
+    bound |= {lit.variable.name for lit in body if isinstance(lit, ast.Assignment)}
+    return bound
+
+
+def normalise_rule(rule: ast.Rule) -> ast.Rule:
+    """The rule with binding equalities turned into assignments and its body ordered."""
+    body = _order(_assignments(rule.body))
+    if body == rule.body:
+        return rule
+    return ast.Rule(rule.head, body, rule.span, rule.text)
+
+
+def _assignments(body: tuple) -> tuple:
+    bound = positive_variables(body)
+    literals = list(body)
+    changed = True
+    while changed:
+        changed = False
+        for i, lit in enumerate(literals):
+            if not (isinstance(lit, ast.Comparison) and lit.op == "="):
+                continue
+            assignment = _as_assignment(lit, bound)
+            if assignment is not None:
+                literals[i] = assignment
+                bound.add(assignment.variable.name)
+                changed = True
+    return tuple(literals)
+
+
+def _as_assignment(comparison: ast.Comparison, bound: set[str]):
+    """``comparison`` as an assignment of its unbound side, if the other side is all bound."""
+    for target, expr in ((comparison.left, comparison.right), (comparison.right, comparison.left)):
+        if not isinstance(target, ast.Variable) or target.anonymous or target.name in bound:
+            continue
+        expr_vars = ast.term_variables(expr)
+        if all(not v.anonymous and v.name in bound for v in expr_vars):
+            return ast.Assignment(target, expr, comparison.span)
+    return None
+
+
+def _needs(literal) -> set[str]:
+    """Variables that must be available before ``literal`` can be evaluated."""
+    if isinstance(literal, ast.Assignment):
+        return {v.name for v in ast.term_variables(literal.expr)}
+    if isinstance(literal, ast.Negation):
+        return {v.name for v in ast.literal_variables(literal) if not v.anonymous}
+    return {v.name for v in ast.literal_variables(literal)}
+
+
+def _order(body: tuple) -> tuple:
+    out: list = []
+    available: set[str] = set()
+    pending: list = []
+
+    def emit(literal) -> None:
+        out.append(literal)
+        if isinstance(literal, ast.Atom):
+            available.update(v.name for v in ast.literal_variables(literal))
+        elif isinstance(literal, ast.Assignment):
+            available.add(literal.variable.name)
+
+    def flush() -> None:
+        progress = True
+        while progress:
+            progress = False
+            for i, literal in enumerate(pending):
+                if _needs(literal) <= available:
+                    emit(pending.pop(i))
+                    progress = True
+                    break
+
+    for literal in body:
+        if isinstance(literal, ast.Atom) or _needs(literal) <= available:
+            emit(literal)
+            flush()
+        else:
+            pending.append(literal)
+    out.extend(pending)
+    return tuple(out)

@@ -1,0 +1,415 @@
+"""Type inference for relation columns.
+
+Types come from ``.decl``, from the input DataFrames (``input_types``), from literals, from
+arithmetic and from aggregates, and travel through the variables that connect column positions.
+
+The model: every undeclared column, every rule variable and every literal or arithmetic occurrence
+is a node; nodes that must hold the same values are unified (a variable and the undeclared column
+it sits in, the two sides of an assignment). Each class of nodes collects *evidence*: a type with
+its origin. Declared columns are not nodes: they are fixed, so a read of one gives evidence to the
+variable read, and a write into one gives evidence to the value written and is checked not to
+narrow it. Some evidence is computed from other classes (the result of ``X + Y``, of ``sum<V>``,
+and "same kind as the other side" for comparisons); those *flows* are re-evaluated until nothing
+changes.
+
+A class resolves to the widest of its numeric evidence (``int < long < double``; integer literals
+are compatible with all three and on their own make ``long``), or to ``string`` or ``bool``.
+Evidence of two kinds (number, string, bool) in one class is a conflict. A column nothing
+constrains is ``long``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Optional
+
+from ..errors import SchemaError
+from ..syntax import ast
+from .checked import Column
+from .mentions import error_at, rule_text, where
+
+DEFAULT_TYPE = "long"
+
+# Numeric evidence, weakest first: "number" (used in arithmetic), an integer literal, then the
+# three numeric types. Only their maximum matters.
+_RANK = {"number": 0, "intlit": 1, "int": 2, "long": 3, "double": 4}
+_ORDERING = ("<", "<=", ">", ">=")
+
+
+def _kind(t: str) -> str:
+    return "number" if t in _RANK else t
+
+
+def _show(t: str) -> str:
+    return {"intlit": "long"}.get(t, t)
+
+
+def _final(t: Optional[str]) -> str:
+    return DEFAULT_TYPE if t in (None, "number", "intlit") else t
+
+
+def _widest(types) -> Optional[str]:
+    return max(types, key=_RANK.__getitem__, default=None)
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    type: str
+    origin: str
+    span: ast.Span
+
+
+@dataclass(frozen=True)
+class _Flow:
+    """Evidence for ``target`` computed by ``function`` from the resolved ``operands``."""
+
+    target: object
+    function: object  # callable(list[Optional[str]]) -> Optional[str]
+    operands: tuple
+    origin: str
+    span: ast.Span
+
+
+@dataclass(frozen=True)
+class _WriteCheck:
+    """A value (a node, or a fixed aggregate result) written into a declared column."""
+
+    node: object
+    relation: str
+    column: str
+    type: str
+    what: str
+    span: ast.Span
+
+
+def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list]:
+    """``({relation: (Column, ...)}, errors)`` for every relation of the program.
+
+    ``rules`` are the normalised rules; ``fixed`` maps a relation to its fixed columns
+    (from ``.decl`` or the input DataFrame), see :func:`fixed_columns`.
+    """
+    inference = _Inference(fixed)
+    for fact in program.facts:
+        inference.write(fact.atom, None)
+    for index, rule in enumerate(rules):
+        scope = ("rule", index, rule_text(rule))
+        inference.write(rule.head, scope)
+        for literal in rule.body:
+            inference.literal(literal, scope)
+    for index, query in enumerate(program.queries):
+        inference.read(query.atom, ("query", index, str(query)))
+    inference.solve()
+    return inference.columns(), inference.errors()
+
+
+def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[dict, list]:
+    """``({relation: (Column, ...)}, errors)``: columns whose types are given, not inferred.
+
+    A ``.decl`` fixes names and types; an input DataFrame fixes the types of an undeclared
+    relation. An input type the declared type cannot hold (another kind, or a wider number) is an
+    error naming the relation and column.
+    """
+    errors: list = []
+    fixed: dict = {}
+    spans: dict = {}
+    for decl in program.declarations:
+        if decl.name not in fixed:
+            fixed[decl.name] = tuple(Column(c.name, c.type) for c in decl.columns)
+            spans[decl.name] = decl
+    derived = {rule.head.predicate: rule for rule in reversed(program.rules)}
+    for name, types in (input_types or {}).items():
+        types = tuple(types)
+        if name in derived:
+            errors.append(error_at(SchemaError, f"relation '{name}' is defined by rules and "
+                                                f"cannot also be given as an input",
+                                   derived[name].head.span))
+            continue
+        for t in types:
+            if t not in ast.TYPES:
+                errors.append(SchemaError(f"the input for relation '{name}' has a column of "
+                                          f"unsupported type '{t}'"))
+        if any(t not in ast.TYPES for t in types):
+            continue
+        if name not in fixed:
+            fixed[name] = tuple(Column(f"c{i}", t) for i, t in enumerate(types))
+            continue
+        for column, given, decl_column in zip(fixed[name], types, spans[name].columns):
+            if not _fits(given, column.type):
+                errors.append(error_at(SchemaError, f"column '{column.name}' of relation "
+                                                    f"'{name}' is declared {column.type} but "
+                                                    f"its input has type {given}",
+                                       decl_column.span))
+    return fixed, errors
+
+
+def _fits(value_type: str, column_type: str) -> bool:
+    """Whether a column of ``column_type`` holds every value of ``value_type``."""
+    if value_type in _RANK and column_type in _RANK:
+        return _RANK[value_type] <= _RANK[column_type]
+    return value_type == column_type
+
+
+def _arithmetic(types):
+    if any(t is None or t not in _RANK for t in types):
+        return None
+    return _widest(types)
+
+
+def _sum(types):
+    (t,) = types
+    if t is None or t not in _RANK:
+        return None
+    return "double" if t == "double" else "long"
+
+
+def _same_kind(types):
+    (t,) = types
+    if t is None:
+        return None
+    return "number" if t in _RANK else t
+
+
+class _Inference:
+    """Union-find over nodes with evidence per class, then a fixpoint over the flows."""
+
+    def __init__(self, fixed: dict):
+        self.fixed = fixed
+        self.parent: dict = {}
+        self.evidence: dict = {}  # root -> list[_Evidence]
+        self.summary: dict = {}  # root -> (kinds of its evidence, widest numeric evidence)
+        self.flows: list[_Flow] = []
+        self.writes: list[_WriteCheck] = []
+        self.comparisons: list = []  # (comparison, left node, right node)
+        self.labels: dict = {}  # node -> description (for messages)
+        self._fresh = itertools.count()
+
+    # -- union-find ---------------------------------------------------------------------------
+
+    def _node(self, key, label: str):
+        if key not in self.parent:
+            self.parent[key] = key
+            self.evidence[key] = []
+            self.summary[key] = (frozenset(), None)
+            self.labels[key] = label
+        return key
+
+    def find(self, key):
+        root = key
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[key] != root:
+            self.parent[key], key = root, self.parent[key]
+        return root
+
+    def unify(self, a, b) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[rb] = ra
+            self.evidence[ra].extend(self.evidence.pop(rb))
+            (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
+            numbers = [t for t in (widest_a, widest_b) if t is not None]
+            self.summary[ra] = (kinds_a | kinds_b, _widest(numbers))
+
+    def add(self, node, type_: str, origin: str, span: ast.Span) -> None:
+        root = self.find(node)
+        self.evidence[root].append(_Evidence(type_, origin, span))
+        kinds, widest = self.summary[root]
+        if type_ in _RANK:
+            widest = _widest([t for t in (widest, type_) if t is not None])
+        self.summary[root] = (kinds | {_kind(type_)}, widest)
+
+    # -- building -----------------------------------------------------------------------------
+
+    def column_node(self, relation: str, position: int):
+        return self._node(("col", relation, position),
+                          f"column 'c{position}' of relation '{relation}'")
+
+    def term(self, term, scope):
+        """The node of a term; literals and arithmetic get fresh nodes with their evidence."""
+        if isinstance(term, ast.Variable):
+            return self._node(("var", scope[0], scope[1], term.name),
+                              f"variable {term} in {scope[0]} '{scope[2]}'")
+        if isinstance(term, ast.Constant):
+            node = self._node(("term", next(self._fresh)), f"value {term}")
+            literal = "intlit" if term.type == "long" else term.type
+            self.add(node, literal, f"literal {term} at {where(term.span)}", term.span)
+            return node
+        if isinstance(term, ast.BinaryOp):
+            node = self._node(("term", next(self._fresh)), f"expression {term}")
+            operands = (self.term(term.left, scope), self.term(term.right, scope))
+            span = _span_of(term)
+            for operand, side in zip(operands, (term.left, term.right)):
+                self.add(operand, "number", f"operand of '{term.op}' at {where(span)}",
+                         _span_of(side))
+            self.flows.append(_Flow(node, _arithmetic, operands, f"result of {term}", span))
+            return node
+        raise TypeError(f"not a term: {term!r}")
+
+    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> str:
+        return f"column '{column.name}' of '{relation}' is {column.type}, at {where(span)}"
+
+    def read(self, atom: ast.Atom, scope) -> None:
+        fixed = self.fixed.get(atom.predicate)
+        for i, arg in enumerate(atom.args):
+            node = self.term(arg, scope)
+            if fixed is not None and i < len(fixed):
+                span = _span_of(arg)
+                self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span),
+                         span)
+            else:
+                self.unify(node, self.column_node(atom.predicate, i))
+
+    def write(self, atom: ast.Atom, scope) -> None:
+        fixed = self.fixed.get(atom.predicate)
+        for i, arg in enumerate(atom.args):
+            column = fixed[i] if fixed is not None and i < len(fixed) else None
+            span = _span_of(arg)
+            if isinstance(arg, ast.Aggregate):
+                self._aggregate(atom.predicate, i, arg, column, scope)
+                continue
+            node = self.term(arg, scope)
+            if column is None:
+                self.unify(node, self.column_node(atom.predicate, i))
+                continue
+            if isinstance(arg, ast.Variable):  # tells the columns the variable is read from
+                self.add(node, column.type, self._fixed_origin(atom.predicate, column, span),
+                         span)
+            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type,
+                                           str(arg), span))
+
+    def _aggregate(self, relation, position, aggregate: ast.Aggregate, column, scope) -> None:
+        value = self.term(aggregate.variable, scope)
+        span = _span_of(aggregate)
+        func = aggregate.func
+        if func in ("sum", "avg"):
+            self.add(value, "number", f"argument of {aggregate} at {where(span)}", span)
+        result = self._node(("term", next(self._fresh)), f"result of {aggregate}")
+        origin = f"result of {aggregate} at {where(span)}"
+        if func == "count":
+            self.add(result, "long", origin, span)
+        elif func == "avg":
+            self.add(result, "double", origin, span)
+        elif func == "sum":
+            self.flows.append(_Flow(result, _sum, (value,), origin, span))
+        else:  # min / max: the value itself
+            result = value
+        if column is None:
+            self.unify(result, self.column_node(relation, position))
+            return
+        if result is value:
+            self.add(value, column.type, self._fixed_origin(relation, column, span), span)
+        self.writes.append(_WriteCheck(result, relation, column.name, column.type,
+                                       str(aggregate), span))
+
+    def literal(self, literal, scope) -> None:
+        if isinstance(literal, ast.Atom):
+            self.read(literal, scope)
+        elif isinstance(literal, ast.Negation):
+            self.read(literal.atom, scope)
+        elif isinstance(literal, ast.Assignment):
+            self.unify(self.term(literal.variable, scope), self.term(literal.expr, scope))
+        elif isinstance(literal, ast.Comparison):
+            left, right = self.term(literal.left, scope), self.term(literal.right, scope)
+            span = literal.span if literal.span.line else _span_of(literal.left)
+            self.flows.append(_Flow(left, _same_kind, (right,),
+                                    f"compared with {literal.right} at {where(span)}", span))
+            self.flows.append(_Flow(right, _same_kind, (left,),
+                                    f"compared with {literal.left} at {where(span)}", span))
+            self.comparisons.append((literal, left, right))
+
+    # -- solving ------------------------------------------------------------------------------
+
+    def resolve(self, node) -> Optional[str]:
+        """The type of a node's class; ``"conflict"`` when its evidence disagrees."""
+        kinds, widest = self.summary[self.find(node)]
+        if not kinds:
+            return None
+        if len(kinds) > 1:
+            return "conflict"
+        return widest if kinds == {"number"} else next(iter(kinds))
+
+    def solve(self) -> None:
+        done: set = set()
+        changed = True
+        while changed:
+            changed = False
+            for i, flow in enumerate(self.flows):
+                types = [self.resolve(n) for n in flow.operands]
+                if "conflict" in types:
+                    continue
+                result = flow.function(types)
+                if result is None or (i, result) in done:
+                    continue
+                done.add((i, result))
+                self.add(flow.target, result, flow.origin, flow.span)
+                changed = True
+
+    # -- results ------------------------------------------------------------------------------
+
+    def columns(self) -> dict:
+        out: dict = {}
+        for name, columns in self.fixed.items():
+            out[name] = columns
+        arities: dict = {}
+        for key in self.parent:
+            if key[0] == "col":
+                arities[key[1]] = max(arities.get(key[1], 0), key[2] + 1)
+        for name, arity in arities.items():
+            if name in out:
+                continue
+            out[name] = tuple(
+                Column(f"c{i}", _final(self._column_type(name, i))) for i in range(arity))
+        return out
+
+    def _column_type(self, relation: str, position: int) -> Optional[str]:
+        key = ("col", relation, position)
+        if key not in self.parent:
+            return None
+        t = self.resolve(key)
+        return None if t == "conflict" else t
+
+    def errors(self) -> list:
+        errors: list = []
+        members: dict = {}
+        for key in self.parent:
+            members.setdefault(self.find(key), []).append(key)
+        for root, keys in members.items():
+            if self.resolve(root) == "conflict":
+                errors.append(self._conflict(root, keys))
+        for check in self.writes:
+            t = self.resolve(check.node)
+            if t in (None, "conflict"):
+                continue  # a conflict is reported for the class itself
+            if not _fits(t, check.type):
+                errors.append(error_at(
+                    SchemaError, f"column '{check.column}' of relation '{check.relation}' has "
+                                 f"type {check.type} but is given {check.what} of type "
+                                 f"{_show(t)}", check.span))
+        for comparison, left, right in self.comparisons:
+            types = {self.resolve(left), self.resolve(right)}
+            if comparison.op in _ORDERING and "bool" in types:
+                errors.append(error_at(
+                    SchemaError, f"bool values can only be compared with = and !=, not in "
+                                 f"'{comparison}'", comparison.span))
+        return errors
+
+    def _conflict(self, root, keys) -> SchemaError:
+        # Name the class by its most telling member: a column, else a variable, else a value.
+        keys = sorted(keys, key=lambda k: {"col": 0, "var": 1, "term": 2}[k[0]])
+        what = self.labels[keys[0]]
+        evidence = sorted(self.evidence[root], key=lambda e: e.span)
+        first = evidence[0]
+        second = next(e for e in evidence if _kind(e.type) != _kind(first.type))
+        return error_at(SchemaError, f"type conflict for {what}: {_show(first.type)} "
+                                     f"({first.origin}) vs {_show(second.type)} "
+                                     f"({second.origin})",
+                        second.span if second.span.line else first.span)
+
+
+def _span_of(term) -> ast.Span:
+    """The position of a term (arithmetic without its own position: its left operand's)."""
+    span = getattr(term, "span", ast.NO_SPAN)
+    if span.line or not isinstance(term, ast.BinaryOp):
+        return span
+    return _span_of(term.left)

@@ -1,0 +1,139 @@
+"""The error hierarchy. Every error a user can cause carries a source position.
+
+``DatalogError`` is the base. Errors found while checking a program are collected and raised
+together: the raised error is the first one (so ``except SafetyError`` works) and ``.errors``
+holds them all, in source order.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Optional, Sequence
+
+
+class DatalogError(Exception):
+    """Base class of every error spark_datalog raises on purpose.
+
+    ``line`` and ``column`` are 1-based and may be ``None`` when the error has no place in the
+    program text (for example a missing input). ``source`` is the program text, used to show the
+    offending line with a caret under the column.
+    """
+
+    kind = "error"
+
+    def __init__(
+        self,
+        message: str,
+        line: Optional[int] = None,
+        column: Optional[int] = None,
+        source: Optional[str] = None,
+        filename: Optional[str] = None,
+    ):
+        self.message = message
+        self.line = line
+        self.column = column
+        self.source = source
+        self.filename = filename
+        self.errors: list[DatalogError] = [self]
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The message with its position and, when the source is known, the line and a caret."""
+        where = ""
+        if self.line is not None:
+            where = f"{self.filename or '<program>'}:{self.line}:{self.column or 1}: "
+        text = f"{where}{self.kind}: {self.message}"
+        snippet = source_excerpt(self.source, self.line, self.column)
+        if snippet:
+            text += "\n" + snippet
+        return text
+
+    def __str__(self) -> str:
+        if len(self.errors) <= 1:
+            return self.render()
+        rest = "\n".join(e.render() for e in self.errors[1:])
+        return f"{self.render()}\n{rest}\n({len(self.errors)} errors)"
+
+    def with_source(self, source: Optional[str], filename: Optional[str] = None) -> "DatalogError":
+        """Attach the program text (and file name) so the message can show the offending line."""
+        if source is not None and self.source is None:
+            self.source = source
+        if filename is not None and self.filename is None:
+            self.filename = filename
+        self.args = (self.render(),)
+        return self
+
+
+class ParseError(DatalogError):
+    """The program text does not follow the grammar."""
+
+    kind = "parse error"
+
+
+class SafetyError(DatalogError):
+    """A rule is not range-restricted: a variable is not bound by a positive atom or assignment."""
+
+    kind = "safety error"
+
+
+class StratificationError(DatalogError):
+    """Negation or count/sum/avg through a recursive cycle, or conflicting aggregates."""
+
+    kind = "stratification error"
+
+
+class SchemaError(DatalogError):
+    """Arity or type mismatch: between uses of a predicate, its declaration, or an input."""
+
+    kind = "schema error"
+
+
+class InputError(DatalogError):
+    """An input is missing, unreadable or holds values the program cannot accept (such as nulls)."""
+
+    kind = "input error"
+
+
+class NonTerminationError(DatalogError):
+    """A recursive stratum did not reach its fixpoint within ``max_iterations``."""
+
+    kind = "non-termination"
+
+
+class WarehouseError(DatalogError):
+    """The warehouse refused an operation (foreign program, incompatible table, concurrent run)."""
+
+    kind = "warehouse error"
+
+
+def source_excerpt(source: Optional[str], line: Optional[int], column: Optional[int]) -> str:
+    """The source line ``line`` followed by a caret under ``column`` (both 1-based)."""
+    if not source or not line:
+        return ""
+    lines = source.splitlines()
+    if not 1 <= line <= len(lines):
+        return ""
+    text = lines[line - 1].replace("\t", " ")
+    col = max(1, column or 1)
+    gutter = f"{line:>4} | "
+    return f"{gutter}{text}\n{' ' * len(gutter)}{' ' * (col - 1)}^"
+
+
+def raise_collected(errors: Sequence[DatalogError], source: Optional[str] = None,
+                    filename: Optional[str] = None) -> None:
+    """Raise the first of ``errors`` (sorted by position) carrying all of them in ``.errors``."""
+    if not errors:
+        return
+    ordered = sorted(errors, key=lambda e: (e.line or 0, e.column or 0))
+    for error in ordered:
+        error.with_source(source, filename)
+    first = ordered[0]
+    first.errors = list(ordered)
+    raise first
+
+
+def collect(errors: Iterable[DatalogError]) -> list[DatalogError]:
+    """Flatten errors that themselves carry several collected errors."""
+    out: list[DatalogError] = []
+    for error in errors:
+        out.extend(error.errors if error.errors else [error])
+    return out

@@ -1,0 +1,134 @@
+"""A deterministic, readable text of stratum plans: the basis of golden tests and debugging.
+
+Example output::
+
+    stratum 1: tc (recursive)
+      % tc(X, Z) :- tc(X, Y), arc(Y, Z).
+      Project[src=X, dst=Z]
+        Join on (Y)
+          Scan tc(X, Y)
+          Scan arc(Y, Z)
+      variant: delta at atom 1 (tc)
+      Project[src=X, dst=Z]
+        Join on (Y)
+          Scan tc(X, Y) [delta]
+          Scan arc(Y, Z)
+
+Each node is one line (its label), its children indented below it.
+"""
+
+from __future__ import annotations
+
+from ..syntax import ast
+from . import ir
+
+INDENT = "  "
+
+
+def explain(stratum_plans, checked=None) -> str:
+    """The text of every stratum, rule and semi-naive variant; ``checked`` adds relation schemas."""
+    lines: list = []
+    for stratum in stratum_plans:
+        lines.append(_stratum_header(stratum))
+        if checked is not None:
+            lines += [INDENT + "relation " + str(checked.relations[name]) for name in stratum.relations]
+        else:
+            lines += [
+                f"{INDENT}aggregate {name}: {spec.func} on column {spec.position}"
+                for name, spec in stratum.aggregates.items()
+            ]
+        # each rule is followed by its semi-naive variants
+        variants = list(stratum.delta_rules)
+        for rule_plan in stratum.rules:
+            lines += _plan_lines(rule_plan)
+            lines += [line for v in variants if v.rule is rule_plan.rule for line in _plan_lines(v)]
+            variants = [v for v in variants if v.rule is not rule_plan.rule]
+        for variant in variants:  # variants of rules without a full plan (not made by plan_program)
+            lines.append(INDENT + "% " + _rule_text(variant.rule))
+            lines += _plan_lines(variant)
+    return "\n".join(lines) + "\n"
+
+
+def _plan_lines(rule_plan) -> list:
+    """A full plan under its rule's text, or a variant under its label."""
+    if rule_plan.delta_position is None:
+        header = "% " + _rule_text(rule_plan.rule)
+    else:
+        body = rule_plan.rule.body
+        atom = body[rule_plan.delta_position]
+        # count positive atoms only: analysis may move comparisons, never atoms
+        ordinal = sum(isinstance(lit, ast.Atom) for lit in body[: rule_plan.delta_position]) + 1
+        header = f"variant: delta at atom {ordinal} ({atom.predicate})"
+    return [INDENT + header] + explain_node(rule_plan.plan, depth=1)
+
+
+def explain_node(node, depth: int = 0) -> list:
+    """The lines of ``node``'s tree, one node per line, children indented one level deeper."""
+    lines = [INDENT * depth + _LABELS[type(node)](node)]
+    for child in ir.children(node):
+        lines += explain_node(child, depth + 1)
+    return lines
+
+
+def _stratum_header(stratum) -> str:
+    tags = (["recursive"] if stratum.recursive else []) + (["PreM"] if stratum.uses_prem else [])
+    suffix = f" ({', '.join(tags)})" if tags else ""
+    return f"stratum {stratum.index}: {', '.join(stratum.relations)}{suffix}"
+
+
+def _rule_text(rule) -> str:
+    text = rule.text or str(rule)
+    return " ".join(text.split())  # one line, whatever the source layout
+
+
+def _names(names) -> str:
+    return ", ".join(names)
+
+
+def _scan(node: ir.Scan) -> str:
+    source = " [delta]" if node.source == "delta" else ""
+    return f"Scan {node.relation}({_names(node.columns)}){source}"
+
+
+def _select(node: ir.Select) -> str:
+    return f"Select({', '.join(str(c) for c in node.conditions)})"
+
+
+def _project(node: ir.Project) -> str:
+    outputs = [
+        name if expr == ir.ColumnRef(name) else f"{name}={expr}" for name, expr in node.outputs
+    ]
+    return f"Project[{_names(outputs)}]"
+
+
+def _join(node: ir.Join) -> str:
+    return f"Join on ({_names(node.on)})" + (" [cross product]" if not node.on else "")
+
+
+def _antijoin(node: ir.AntiJoin) -> str:
+    return f"AntiJoin on ({_names(node.on)})" + (" [right side must be empty]" if not node.on else "")
+
+
+def _union(node: ir.Union_) -> str:
+    return "Union"
+
+
+def _distinct(node: ir.Distinct) -> str:
+    return "Distinct"
+
+
+def _aggregate(node: ir.Aggregate) -> str:
+    return f"Aggregate[by ({_names(node.group_by)}); {node.output}={node.func}({node.argument})]"
+
+
+_LABELS = {
+    ir.Scan: _scan,
+    ir.Unit: lambda node: "Unit (one empty row)",
+    ir.Select: _select,
+    ir.Project: _project,
+    ir.Join: _join,
+    ir.AntiJoin: _antijoin,
+    ir.Union_: _union,
+    ir.Distinct: _distinct,
+    ir.Aggregate: _aggregate,
+}

@@ -1,0 +1,300 @@
+"""The backend-neutral relational-algebra IR.
+
+Nodes are frozen dataclasses. Every node exposes ``columns``: the names of the columns it
+produces, in order. Column names inside a rule's plan are the rule's variable names (and fresh
+names the translator invents for constant or repeated positions). Integrity is checked at
+construction, so a malformed plan fails where it is built, not inside Spark.
+
+This module must never import pyspark: the IR is what every backend shares.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+from ..syntax import ast
+
+# ---------------------------------------------------------------------------------------------
+# Scalar expressions
+
+
+@dataclass(frozen=True)
+class ColumnRef:
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Literal:
+    value: Union[int, float, str, bool]
+    type: str  # one of ast.TYPES
+
+    def __str__(self) -> str:
+        return str(ast.Constant(self.value, self.type))
+
+
+@dataclass(frozen=True)
+class Arithmetic:
+    op: str  # one of ast.ARITHMETIC_OPERATORS
+    left: "Expr"
+    right: "Expr"
+
+    def __post_init__(self):
+        if self.op not in ast.ARITHMETIC_OPERATORS:
+            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+
+    def __str__(self) -> str:
+        return f"({self.left} {self.op} {self.right})"
+
+
+Expr = Union[ColumnRef, Literal, Arithmetic]
+
+
+@dataclass(frozen=True)
+class Compare:
+    op: str  # one of ast.COMPARISON_OPERATORS
+    left: Expr
+    right: Expr
+
+    def __post_init__(self):
+        if self.op not in ast.COMPARISON_OPERATORS:
+            raise ValueError(f"unknown comparison operator {self.op!r}")
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+def expr_columns(expr) -> set:
+    """Column names an expression or comparison reads."""
+    if isinstance(expr, ColumnRef):
+        return {expr.name}
+    if isinstance(expr, (Arithmetic, Compare)):
+        return expr_columns(expr.left) | expr_columns(expr.right)
+    return set()
+
+
+# ---------------------------------------------------------------------------------------------
+# Relational nodes
+
+SCAN_SOURCES = ("full", "delta")
+
+
+def _check_unique(names, what):
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what}: duplicate column names {names}")
+
+
+def _check_known(needed, available, what):
+    missing = set(needed) - set(available)
+    if missing:
+        raise ValueError(f"{what}: unknown columns {sorted(missing)} (have {list(available)})")
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Read a relation, naming its positions ``columns``. ``source`` is ``full`` (the whole
+    relation as known now) or ``delta`` (the facts new in the previous iteration)."""
+
+    relation: str
+    columns: tuple
+    source: str = "full"
+
+    def __post_init__(self):
+        if self.source not in SCAN_SOURCES:
+            raise ValueError(f"unknown scan source {self.source!r}")
+        _check_unique(self.columns, f"scan {self.relation}")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One row with no columns: where a rule body without a positive atom starts
+    (``p(X) :- X = 3.``)."""
+
+    @property
+    def columns(self) -> tuple:
+        return ()
+
+
+@dataclass(frozen=True)
+class Select:
+    """Keep rows satisfying every condition (by value: ``X = 3``; by column: ``X = Y``)."""
+
+    child: "Node"
+    conditions: tuple  # tuple[Compare, ...]
+
+    def __post_init__(self):
+        for condition in self.conditions:
+            _check_known(expr_columns(condition), self.child.columns, "select")
+
+    @property
+    def columns(self) -> tuple:
+        return self.child.columns
+
+
+@dataclass(frozen=True)
+class Project:
+    """Produce ``outputs``: pairs (name, expression) — plain columns, constants or computed values."""
+
+    child: "Node"
+    outputs: tuple  # tuple[tuple[str, Expr], ...]
+
+    def __post_init__(self):
+        _check_unique([n for n, _ in self.outputs], "project")
+        for _, expr in self.outputs:
+            _check_known(expr_columns(expr), self.child.columns, "project")
+
+    @property
+    def columns(self) -> tuple:
+        return tuple(n for n, _ in self.outputs)
+
+
+@dataclass(frozen=True)
+class Join:
+    """Equi-join on the shared column names ``on``; ``on == ()`` is a cross product."""
+
+    left: "Node"
+    right: "Node"
+    on: tuple
+
+    def __post_init__(self):
+        _check_known(self.on, self.left.columns, "join (left)")
+        _check_known(self.on, self.right.columns, "join (right)")
+        shared = set(self.left.columns) & set(self.right.columns)
+        if shared != set(self.on):
+            raise ValueError(f"join: shared columns {sorted(shared)} must equal on={list(self.on)}")
+
+    @property
+    def columns(self) -> tuple:
+        return self.left.columns + tuple(c for c in self.right.columns if c not in self.on)
+
+
+@dataclass(frozen=True)
+class AntiJoin:
+    """Rows of ``left`` with no row of ``right`` agreeing on ``on`` (negation)."""
+
+    left: "Node"
+    right: "Node"
+    on: tuple
+
+    def __post_init__(self):
+        _check_known(self.on, self.left.columns, "antijoin (left)")
+        _check_known(self.on, self.right.columns, "antijoin (right)")
+
+    @property
+    def columns(self) -> tuple:
+        return self.left.columns
+
+
+@dataclass(frozen=True)
+class Union_:
+    """Multiset union of children with identical columns (use Distinct for a set)."""
+
+    children: tuple
+
+    def __post_init__(self):
+        if not self.children:
+            raise ValueError("union of nothing")
+        first = self.children[0].columns
+        for child in self.children[1:]:
+            if child.columns != first:
+                raise ValueError(f"union: columns differ {first} vs {child.columns}")
+
+    @property
+    def columns(self) -> tuple:
+        return self.children[0].columns
+
+
+@dataclass(frozen=True)
+class Distinct:
+    child: "Node"
+
+    @property
+    def columns(self) -> tuple:
+        return self.child.columns
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Group ``child`` by ``group_by`` and compute ``func(argument)`` as column ``output``.
+    ``count`` counts distinct values of ``argument``; the others range over all child rows."""
+
+    child: "Node"
+    group_by: tuple
+    func: str  # one of ast.AGGREGATE_FUNCTIONS
+    argument: str
+    output: str
+
+    def __post_init__(self):
+        if self.func not in ast.AGGREGATE_FUNCTIONS:
+            raise ValueError(f"unknown aggregate {self.func!r}")
+        _check_known(self.group_by + (self.argument,), self.child.columns, "aggregate")
+        _check_unique(self.group_by + (self.output,), "aggregate")
+
+    @property
+    def columns(self) -> tuple:
+        return self.group_by + (self.output,)
+
+
+Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, Union_, Distinct, Aggregate]
+
+
+def children(node) -> tuple:
+    """The child nodes of ``node`` (for generic walks)."""
+    if isinstance(node, (Scan, Unit)):
+        return ()
+    if isinstance(node, (Select, Project, Distinct, Aggregate)):
+        return (node.child,)
+    if isinstance(node, (Join, AntiJoin)):
+        return (node.left, node.right)
+    if isinstance(node, Union_):
+        return node.children
+    raise TypeError(f"not an IR node: {node!r}")
+
+
+def scans(node) -> list:
+    """Every Scan under ``node``, left to right."""
+    if isinstance(node, Scan):
+        return [node]
+    return [s for c in children(node) for s in scans(c)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Plans of rules and strata
+
+
+@dataclass(frozen=True)
+class RulePlan:
+    """The plan of one rule (or one semi-naive variant of it).
+
+    ``plan`` produces the head relation's columns, positionally, named as the relation's columns.
+    For a rule with a head aggregate it produces the aggregate's *contributions* — the group
+    columns and the aggregated value, one row per distinct satisfying assignment of the body
+    (a multiset) — and the relation-level aggregation happens when the relation is assembled.
+    ``delta_position`` is the index (in ``rule.body``) of the atom read from the delta, or None.
+    """
+
+    rule: ast.Rule = field(compare=False)
+    relation: str
+    plan: Node
+    delta_position: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class StratumPlan:
+    """Everything the driver needs to evaluate one stratum.
+
+    ``rules``: one full plan per rule (naive evaluation, and the first semi-naive iteration).
+    ``delta_rules``: the semi-naive variants of the recursive rules (empty when not recursive).
+    ``aggregates``: relation name -> ``AggregateSpec`` for relations with a head aggregate.
+    """
+
+    index: int
+    relations: tuple
+    recursive: bool
+    uses_prem: bool
+    rules: tuple  # tuple[RulePlan, ...]
+    delta_rules: tuple = ()  # tuple[RulePlan, ...]
+    aggregates: dict = field(default_factory=dict, compare=False)

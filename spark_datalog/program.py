@@ -1,0 +1,167 @@
+"""The public facade: a checked Datalog program and what can be done with it.
+
+Example::
+
+    import spark_datalog as sd
+    program = sd.Program.parse('''
+        tc(X, Y) :- arc(X, Y).
+        tc(X, Z) :- tc(X, Y), arc(Y, Z).
+    ''')
+    program.strata                       # [['tc']]
+    result = program.materialize(spark, inputs={"arc": arc_df})
+    result["tc"].show()
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Mapping, Optional
+
+from .analysis import analyse
+from .analysis.checked import CheckedProgram, RelationSchema
+from .syntax import ast
+from .syntax.parser import parse
+
+
+class Program:
+    """A parsed and checked Datalog program. Build it with :meth:`parse` or :meth:`from_file`."""
+
+    def __init__(self, checked: CheckedProgram):
+        self.checked = checked
+        self._plans = None
+
+    # -- construction ---------------------------------------------------------------------
+
+    @classmethod
+    def parse(cls, text: str, filename: Optional[str] = None) -> "Program":
+        """Parse and check ``text``; raises ParseError, SafetyError, StratificationError or
+        SchemaError (the first one, with every error found in ``.errors``)."""
+        return cls(analyse(parse(text, filename)))
+
+    @classmethod
+    def from_file(cls, path) -> "Program":
+        """Parse and check the program in the file at ``path``."""
+        path = Path(path)
+        return cls.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+    def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
+        """The same program re-checked with column types taken from inputs (relation -> types)."""
+        if not input_types:
+            return self
+        return Program(analyse(self.checked.program, dict(input_types)))
+
+    # -- what the program is --------------------------------------------------------------
+
+    @property
+    def ast(self) -> ast.Program:
+        return self.checked.program
+
+    @property
+    def source(self) -> str:
+        return self.checked.program.source
+
+    @property
+    def relations(self) -> Mapping[str, RelationSchema]:
+        """Relation name -> schema (columns with types, ``kind`` 'edb' or 'idb')."""
+        return dict(self.checked.relations)
+
+    @property
+    def strata(self) -> list:
+        """Strata in evaluation order, each a list of (IDB) relation names."""
+        return [list(s.relations) for s in self.checked.strata]
+
+    @property
+    def queries(self) -> list:
+        """The ``?-`` atoms of the program."""
+        return [q.atom for q in self.checked.queries]
+
+    @property
+    def outputs(self) -> tuple:
+        """The ``.output`` relations, or every IDB relation when the program names none."""
+        return self.checked.outputs
+
+    @property
+    def fingerprint(self) -> str:
+        """A sha256 of the program's meaning (its checked rules, facts and schemas), insensitive to
+        comments and layout. The warehouse uses it to refuse a foreign program."""
+        parts = [str(schema) for schema in self.checked.relations.values()]
+        parts += sorted(str(rule) for rule in self.checked.rules)
+        parts += sorted(f"{name}{sorted(map(repr, rows))}" for name, rows in self.checked.facts.items())
+        return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()
+
+    # -- planning and evaluation ----------------------------------------------------------
+
+    @property
+    def plans(self) -> tuple:
+        """The relational-algebra plans of every stratum (``plan.ir.StratumPlan``)."""
+        if self._plans is None:
+            from .plan.translate import plan_program
+
+            self._plans = plan_program(self.checked)
+        return self._plans
+
+    def explain(self) -> str:
+        """A readable text of the IR of every rule and semi-naive variant."""
+        from .plan.explain import explain
+
+        return explain(self.plans, self.checked)
+
+    def materialize(
+        self,
+        spark,
+        inputs: Optional[Mapping[str, object]] = None,
+        strategy: str = "seminaive",
+        max_iterations: Optional[int] = None,
+        checkpoint_interval: int = 10,
+        on_null: str = "error",
+        warehouse=None,
+        run_id: Optional[str] = None,
+        replace: bool = False,
+    ) -> "Materialization":
+        """Evaluate the program on Spark and return every IDB relation as a DataFrame.
+
+        ``inputs`` maps EDB relation names to DataFrames (matched to the relation positionally).
+        ``strategy`` is ``"seminaive"`` (default) or ``"naive"``. ``max_iterations`` bounds each
+        recursive stratum (``NonTerminationError`` beyond it). Lineage is cut every
+        ``checkpoint_interval`` iterations. Rows with nulls raise ``InputError`` unless
+        ``on_null="drop"``.
+        """
+        from .eval.materialize import materialize
+
+        return materialize(
+            self, spark, inputs=inputs or {}, strategy=strategy, max_iterations=max_iterations,
+            checkpoint_interval=checkpoint_interval, on_null=on_null, warehouse=warehouse,
+            run_id=run_id, replace=replace,
+        )
+
+    def __repr__(self) -> str:
+        return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"
+
+
+@dataclass
+class Materialization(Mapping):
+    """The result of :meth:`Program.materialize`: relation name -> DataFrame, plus statistics."""
+
+    frames: dict
+    stats: list = field(default_factory=list)
+    program: Optional[Program] = None
+    warehouse_versions: dict = field(default_factory=dict)
+
+    @property
+    def relations(self) -> list:
+        """Names of the relations available in this result."""
+        return list(self.frames)
+
+    def __getitem__(self, name: str):
+        try:
+            return self.frames[name]
+        except KeyError:
+            raise KeyError(f"no relation {name!r} in this result; available: {sorted(self.frames)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.frames)
+
+    def __len__(self) -> int:
+        return len(self.frames)

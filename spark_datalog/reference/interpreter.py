@@ -1,0 +1,275 @@
+"""The reference interpreter: the test oracle every other engine is compared against.
+
+It evaluates the checked AST rules directly (seed 004's Infer: substitutions extended literal by
+literal, see :mod:`.body`), stratum by stratum. A non-recursive stratum runs once; a recursive one
+runs to a fixpoint, naive (every rule over the full relations until nothing changes) or
+semi-naive (a rule with k atoms of the stratum runs as k variants, the i-th reading the previous
+iteration's delta at its i-th such atom and the full relations elsewhere). Simple on purpose.
+
+Relations with a ``min``/``max`` aggregate keep, per group, only the best row over all their
+candidates (plain rules and facts included); inside recursion (Pre-Mappability) this happens after
+every iteration, a better value replaces the old row and the delta holds the improved rows.
+
+``max_iterations`` bounds the number of rule applications in one recursive stratum, counting the
+last one that finds nothing new: a transitive closure over a 3-edge chain needs 4.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from ..analysis.checked import CheckedProgram, RelationSchema, Stratum
+from ..errors import InputError, NonTerminationError, StratificationError
+from ..syntax import ast
+from .aggregates import PREMAPPABLE, aggregate, best_per_group, better, group_of
+from .body import head_tuple, order_body, substitutions
+from .relation import Relation
+from .terms import Undefined, coerce
+
+log = logging.getLogger("spark_datalog.reference")
+
+STRATEGIES = ("naive", "seminaive")
+
+
+def evaluate(program, edb: Optional[dict] = None, strategy: str = "seminaive",
+             max_iterations: int = 100_000) -> dict:
+    """Every IDB relation of ``program`` as a set of tuples.
+
+    ``program`` is a :class:`CheckedProgram` or an object with a ``.checked`` one (``sd.Program``).
+    ``edb`` maps EDB relation names to sets of tuples; they are unioned with the program's facts,
+    and missing relations are empty. ``strategy`` is ``"naive"`` or ``"seminaive"``. Raises
+    :class:`NonTerminationError` when a recursive stratum needs more than ``max_iterations``
+    iterations, :class:`InputError` for input that does not fit the program.
+
+    Example::
+
+        >>> evaluate(sd.Program.parse("tc(X,Y) :- e(X,Y). tc(X,Z) :- tc(X,Y), e(Y,Z)."),
+        ...          {"e": {(1, 2), (2, 3)}})
+        {'tc': {(1, 2), (2, 3), (1, 3)}}
+    """
+    checked = program if isinstance(program, CheckedProgram) else getattr(program, "checked", None)
+    if not isinstance(checked, CheckedProgram):
+        raise TypeError(f"expected a CheckedProgram or an object with .checked, got {program!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+
+    facts = _initial_rows(checked, edb or {})
+    db = {name: Relation(facts[name]) for name in checked.edb}
+    for stratum in checked.strata:
+        run = _StratumRun(checked, stratum, db, facts)
+        if stratum.recursive:
+            run.fixpoint(strategy, max_iterations)
+        else:
+            run.once()
+    return {name: set(db[name].tuples) if name in db else set() for name in checked.idb}
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs
+
+
+def _row(schema: RelationSchema, values, what: str) -> tuple:
+    row = tuple(values)
+    if len(row) != schema.arity:
+        raise InputError(f"{what}: {row!r} has {len(row)} values, {schema.name} has arity {schema.arity}")
+    try:
+        return tuple(coerce(v, t) for v, t in zip(row, schema.types))
+    except TypeError as error:
+        raise InputError(f"{what}: {row!r} does not fit {schema}: {error}") from None
+
+
+def _initial_rows(checked: CheckedProgram, edb: dict) -> dict:
+    """{relation: set of rows} from the EDB inputs and the program's facts, typed."""
+    rows = {name: set() for name in checked.relations}
+    for name, tuples in edb.items():
+        schema = checked.relations.get(name)
+        if schema is None:
+            raise InputError(f"input {name!r} is not a relation of the program")
+        if schema.kind != "edb":
+            raise InputError(f"input {name!r} is derived by rules; only EDB relations can be given")
+        rows[name].update(_row(schema, t, f"input {name}") for t in tuples)
+    for name, tuples in checked.facts.items():
+        rows[name].update(_row(checked.relations[name], t, f"fact of {name}") for t in tuples)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Strata
+
+
+class _StratumRun:
+    """Evaluates one stratum into ``db`` (relation name -> Relation), reading lower strata."""
+
+    def __init__(self, checked: CheckedProgram, stratum: Stratum, db: dict, facts: dict):
+        self.checked = checked
+        self.stratum = stratum
+        self.db = db
+        self.facts = facts
+        self.members = set(stratum.relations)
+        self.best: dict = {}  # min/max relation -> {group: row}
+
+    def _schema(self, name: str) -> RelationSchema:
+        return self.checked.relations[name]
+
+    def _rows(self, rule: ast.Rule, order: list, relation_for) -> list:
+        """Typed head rows of ``rule`` for every satisfying substitution (with repetitions)."""
+        schema = self._schema(rule.head.predicate)
+        out = []
+        for subst in substitutions(rule.body, order, relation_for):
+            try:
+                out.append(tuple(coerce(v, t) for v, t in zip(head_tuple(rule.head, subst), schema.types)))
+            except Undefined:
+                continue
+        return out
+
+    def _full(self, body: tuple):
+        def relation_for(position: int) -> Relation:
+            literal = body[position]
+            atom = literal.atom if isinstance(literal, ast.Negation) else literal
+            relation = self.db.get(atom.predicate)
+            return relation if relation is not None else Relation()
+        return relation_for
+
+    # -- non-recursive --------------------------------------------------------------------------
+
+    def once(self) -> None:
+        for name in self._dependency_order():
+            spec = self._schema(name).aggregate
+            rules = [r for r in self.stratum.rules if r.head.predicate == name]
+            if spec is not None and spec.func not in PREMAPPABLE:
+                self.db[name] = Relation(self._aggregate(name, rules))
+                continue
+            rows = set(self.facts[name])
+            for rule in rules:
+                rows.update(self._rows(rule, order_body(rule.body), self._full(rule.body)))
+            if spec is not None:
+                rows = set(best_per_group(rows, spec.position, spec.func).values())
+            self.db[name] = Relation(rows)
+
+    def _dependency_order(self) -> list:
+        """The stratum's relations, each after the ones of this stratum it reads."""
+        needs = {name: set() for name in self.stratum.relations}
+        for rule in self.stratum.rules:
+            for literal in rule.body:
+                atom = literal.atom if isinstance(literal, ast.Negation) else literal
+                if isinstance(atom, ast.Atom) and atom.predicate in self.members:
+                    needs[rule.head.predicate].add(atom.predicate)
+        order: list = []
+        while len(order) < len(needs):
+            ready = [n for n in needs if n not in order and needs[n] <= set(order)]
+            if not ready:
+                raise StratificationError(f"{self.stratum} is marked non-recursive but has a cycle")
+            order.extend(ready)
+        return order
+
+    def _aggregate(self, name: str, rules: list) -> set:
+        """count/sum/avg: contributions from the distinct satisfying assignments of each rule's
+        named body variables, unioned over the rules, reduced per group."""
+        schema = self._schema(name)
+        spec = schema.aggregate
+        if self.facts[name]:
+            raise StratificationError(f"{name} has a {spec.func} aggregate and cannot also have facts")
+        contributions = []
+        for rule in rules:
+            named = sorted({v.name for lit in rule.body for v in ast.literal_variables(lit)
+                            if not v.anonymous})
+            seen = set()
+            for subst in substitutions(rule.body, order_body(rule.body), self._full(rule.body)):
+                assignment = tuple(subst[v] for v in named)
+                if assignment in seen:
+                    continue
+                seen.add(assignment)
+                try:
+                    row = head_tuple(rule.head, subst)
+                except Undefined:
+                    continue
+                contributions.append((group_of(row, spec.position), row[spec.position]))
+        rows = aggregate(contributions, spec.position, spec.func)
+        return {tuple(coerce(v, t) for v, t in zip(row, schema.types)) for row in rows}
+
+    # -- recursive ------------------------------------------------------------------------------
+
+    def _check_recursive(self) -> None:
+        for name in self.stratum.relations:
+            spec = self._schema(name).aggregate
+            if spec is not None and spec.func not in PREMAPPABLE:
+                raise StratificationError(f"{spec.func} aggregate of {name} inside recursion ({self.stratum})")
+        for rule in self.stratum.rules:
+            for literal in rule.body:
+                if isinstance(literal, ast.Negation) and literal.atom.predicate in self.members:
+                    raise StratificationError(f"negation of {literal.atom.predicate} inside recursion "
+                                              f"({self.stratum})", rule.span.line or None,
+                                              rule.span.column or None)
+
+    def fixpoint(self, strategy: str, max_iterations: int) -> None:
+        self._check_recursive()
+        for name in self.stratum.relations:
+            spec = self._schema(name).aggregate
+            if spec is None:
+                self.db[name] = Relation(self.facts[name])
+            else:
+                self.best[name] = best_per_group(self.facts[name], spec.position, spec.func)
+                self.db[name] = Relation(self.best[name].values())
+        # Precomputed literal orders: the full rule, and one semi-naive variant per stratum atom.
+        plans = []
+        for rule in self.stratum.rules:
+            recursive = [i for i, lit in enumerate(rule.body)
+                         if isinstance(lit, ast.Atom) and lit.predicate in self.members]
+            plans.append((rule, order_body(rule.body), [(i, order_body(rule.body, first=i)) for i in recursive]))
+
+        iteration, delta = 0, None
+        while True:
+            if iteration >= max_iterations:
+                size = sum(len(r) for r in delta.values()) if delta else 0
+                first = self.stratum.rules[0].span if self.stratum.rules else ast.NO_SPAN
+                raise NonTerminationError(
+                    f"stratum {self.stratum.index} ({', '.join(self.stratum.relations)}) did not reach a fixpoint "
+                    f"within {max_iterations} iterations; the last iteration derived {size} new tuples",
+                    first.line or None, first.column or None,
+                    self.checked.program.source or None, self.checked.program.filename)
+            iteration += 1
+            candidates = {name: [] for name in self.stratum.relations}
+            for rule, order, variants in plans:
+                out = candidates[rule.head.predicate]
+                if delta is None or strategy == "naive":
+                    out.extend(self._rows(rule, order, self._full(rule.body)))
+                    continue
+                for position, variant_order in variants:
+                    out.extend(self._rows(rule, variant_order, self._delta_at(rule.body, position, delta)))
+            delta = self._merge(candidates)
+            size = sum(len(r) for r in delta.values())
+            log.debug("%s iteration %d: %d new tuples", self.stratum, iteration, size)
+            if size == 0:
+                return
+
+    def _delta_at(self, body: tuple, position: int, delta: dict):
+        full = self._full(body)
+
+        def relation_for(p: int) -> Relation:
+            return delta[body[p].predicate] if p == position else full(p)
+        return relation_for
+
+    def _merge(self, candidates: dict) -> dict:
+        """Add the candidate rows; {relation: Relation of the rows that are new or improved}."""
+        delta = {}
+        for name, rows in candidates.items():
+            relation = self.db[name]
+            spec = self._schema(name).aggregate
+            new = Relation()
+            if spec is None:
+                for row in rows:
+                    if relation.add(row):
+                        new.add(row)
+            else:
+                best = self.best[name]
+                for group, row in best_per_group(rows, spec.position, spec.func).items():
+                    current = best.get(group)
+                    if current is None or better(spec.func, row[spec.position], current[spec.position]):
+                        if current is not None:
+                            relation.discard(current)
+                        relation.add(row)
+                        best[group] = row
+                        new.add(row)
+            delta[name] = new
+        return delta

@@ -1,0 +1,294 @@
+"""The abstract syntax tree: immutable records, each with the source position it came from.
+
+A ``Program`` is what the parser returns; analysis reads it and returns new values, never
+mutating it. Anonymous variables (``_``) are given unique names ``_#1``, ``_#2``, ... per rule by the
+parser and flagged ``anonymous=True``; named variables keep their spelling (``X``, ``_X``, ``?x``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A 1-based source position (start line and column)."""
+
+    line: int = 0
+    column: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}"
+
+
+NO_SPAN = Span(0, 0)
+
+# Value types of the language. Aliases are resolved by the parser.
+TYPES = ("int", "long", "double", "string", "bool")
+TYPE_ALIASES = {"number": "long", "symbol": "string", "float": "double"}
+
+
+# ---------------------------------------------------------------------------------------------
+# Terms
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    span: Span = field(default=NO_SPAN, compare=False)
+    anonymous: bool = False
+
+    def __str__(self) -> str:
+        return "_" if self.anonymous else self.name
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A literal. ``type`` is ``long`` for integers, ``double`` for decimals, ``string`` for
+    quoted strings and lower-case symbols, ``bool`` for true/false."""
+
+    value: Union[int, float, str, bool]
+    type: str
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        if self.type == "string":
+            return '"' + str(self.value).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        if self.type == "bool":
+            return "true" if self.value else "false"
+        return repr(self.value)
+
+
+ARITHMETIC_OPERATORS = ("+", "-", "*", "/", "mod")
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    """Arithmetic ``left op right``; ``op`` is one of ``+ - * / mod``."""
+
+    op: str
+    left: "Term"
+    right: "Term"
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f"({self.left} {self.op} {self.right})"
+
+
+Term = Union[Variable, Constant, BinaryOp]
+
+AGGREGATE_FUNCTIONS = ("min", "max", "sum", "avg", "count")
+PREMAPPABLE_FUNCTIONS = ("min", "max")
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A head aggregate ``func<variable>``."""
+
+    func: str
+    variable: Variable
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.func}<{self.variable}>"
+
+
+HeadTerm = Union[Variable, Constant, BinaryOp, Aggregate]
+
+
+# ---------------------------------------------------------------------------------------------
+# Literals
+
+
+@dataclass(frozen=True)
+class Atom:
+    predicate: str
+    args: tuple  # tuple[HeadTerm, ...] in a head, tuple[Term, ...] in a body
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    @property
+    def arity(self) -> int:
+        return len(self.args)
+
+    def __str__(self) -> str:
+        if not self.args:
+            return self.predicate
+        return f"{self.predicate}({', '.join(str(a) for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class Negation:
+    """``not atom`` (also written ``!atom`` or ``~atom``)."""
+
+    atom: Atom
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f"not {self.atom}"
+
+
+COMPARISON_OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``left op right`` in a rule body. The parser produces every ``=`` as a Comparison;
+    analysis turns ``V = expr`` into an :class:`Assignment` where it binds ``V``."""
+
+    op: str
+    left: Term
+    right: Term
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """``variable = expr`` where ``variable`` is bound by this literal (produced by analysis)."""
+
+    variable: Variable
+    expr: Term
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.variable} = {self.expr}"
+
+
+Literal = Union[Atom, Negation, Comparison, Assignment]
+
+
+# ---------------------------------------------------------------------------------------------
+# Clauses and directives
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``head :- body.`` ``text`` is the rule's source text (shown in explain() and job names)."""
+
+    head: Atom
+    body: tuple  # tuple[Literal, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+    text: str = field(default="", compare=False)
+
+    @property
+    def aggregate(self) -> Optional[tuple[int, Aggregate]]:
+        """(position, aggregate) of the head aggregate, or None."""
+        for i, arg in enumerate(self.head.args):
+            if isinstance(arg, Aggregate):
+                return i, arg
+        return None
+
+    def __str__(self) -> str:
+        if not self.body:
+            return f"{self.head}."
+        return f"{self.head} :- {', '.join(str(l) for l in self.body)}."
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A ground atom stated in the program. Its arguments are all constants."""
+
+    atom: Atom
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    @property
+    def values(self) -> tuple:
+        return tuple(a.value for a in self.atom.args)
+
+    def __str__(self) -> str:
+        return f"{self.atom}."
+
+
+@dataclass(frozen=True)
+class ColumnDecl:
+    name: str
+    type: str
+    span: Span = field(default=NO_SPAN, compare=False)
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """``.decl name(col: type, ...)``."""
+
+    name: str
+    columns: tuple  # tuple[ColumnDecl, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
+        return f".decl {self.name}({cols})"
+
+
+@dataclass(frozen=True)
+class Directive:
+    """``.input name`` or ``.output name``; ``kind`` is ``input`` or ``output``."""
+
+    kind: str
+    name: str
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f".{self.kind} {self.name}"
+
+
+@dataclass(frozen=True)
+class Query:
+    """``?- atom.``"""
+
+    atom: Atom
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        return f"?- {self.atom}."
+
+
+@dataclass(frozen=True)
+class Program:
+    """A parsed program: its statements grouped by kind, each group in source order."""
+
+    declarations: tuple = ()  # tuple[Declaration, ...]
+    directives: tuple = ()  # tuple[Directive, ...]
+    facts: tuple = ()  # tuple[Fact, ...]
+    rules: tuple = ()  # tuple[Rule, ...]
+    queries: tuple = ()  # tuple[Query, ...]
+    source: str = field(default="", compare=False, repr=False)
+    filename: Optional[str] = field(default=None, compare=False)
+
+    @property
+    def inputs(self) -> tuple:
+        return tuple(d.name for d in self.directives if d.kind == "input")
+
+    @property
+    def outputs(self) -> tuple:
+        return tuple(d.name for d in self.directives if d.kind == "output")
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers shared by analysis, the reference interpreter and the translator
+
+
+def term_variables(term) -> list[Variable]:
+    """Variables of a term or head argument, left to right (with repetitions)."""
+    if isinstance(term, Variable):
+        return [term]
+    if isinstance(term, BinaryOp):
+        return term_variables(term.left) + term_variables(term.right)
+    if isinstance(term, Aggregate):
+        return [term.variable]
+    return []
+
+
+def literal_variables(literal) -> list[Variable]:
+    """Variables mentioned by a body literal, left to right."""
+    if isinstance(literal, Atom):
+        return [v for a in literal.args for v in term_variables(a)]
+    if isinstance(literal, Negation):
+        return literal_variables(literal.atom)
+    if isinstance(literal, Comparison):
+        return term_variables(literal.left) + term_variables(literal.right)
+    if isinstance(literal, Assignment):
+        return [literal.variable] + term_variables(literal.expr)
+    raise TypeError(f"not a literal: {literal!r}")

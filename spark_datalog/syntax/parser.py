@@ -1,0 +1,410 @@
+"""Program text -> :class:`~spark_datalog.syntax.ast.Program`.
+
+The grammar lives in ``grammar.lark`` next to this module (package data) and is compiled once,
+lazily, into an LALR(1) parser. Lark's parse tree is turned into AST records by
+:class:`_ToAst`; problems it finds (unknown types, misplaced aggregates, bad escapes) are collected
+and raised together. Syntax errors stop at the first one and are reworded for people.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Optional
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+
+from spark_datalog.errors import ParseError, raise_collected
+from spark_datalog.syntax import ast
+
+__all__ = ["parse"]
+
+_GRAMMAR_PATH = Path(__file__).parent / "grammar.lark"
+_LOCK = threading.Lock()
+_PARSER: Optional[Lark] = None
+
+_LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
+_TYPE_LIST = "int, long, double, string, bool (aliases number, symbol, float)"
+
+
+def _parser() -> Lark:
+    global _PARSER
+    if _PARSER is None:
+        with _LOCK:
+            if _PARSER is None:
+                _PARSER = Lark(
+                    _GRAMMAR_PATH.read_text(encoding="utf-8"),
+                    parser="lalr",
+                    lexer="contextual",
+                    propagate_positions=True,
+                    maybe_placeholders=False,
+                )
+    return _PARSER
+
+
+def parse(text: str, filename: Optional[str] = None) -> ast.Program:
+    """Parse a Datalog program. Raises :class:`ParseError` (with line, column and a caret excerpt);
+    several independent problems found after a successful syntactic parse are all in ``.errors``."""
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as error:
+        raise _syntax_error(error, text, filename) from None
+    builder = _ToAst(text)
+    try:
+        statements = builder.transform(tree)
+    except VisitError as error:  # a bug in the transformer, not in the user's program
+        raise error.orig_exc from None
+    raise_collected(builder.errors, text, filename)
+    return _program(statements, text, filename)
+
+
+def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
+    groups: dict[type, list] = {kind: [] for kind in
+                                (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query)}
+    for statement in statements:
+        for node in statement if isinstance(statement, list) else [statement]:
+            groups[type(node)].append(node)
+    return ast.Program(
+        declarations=tuple(groups[ast.Declaration]),
+        directives=tuple(groups[ast.Directive]),
+        facts=tuple(groups[ast.Fact]),
+        rules=tuple(groups[ast.Rule]),
+        queries=tuple(groups[ast.Query]),
+        source=text,
+        filename=filename,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Parse tree -> AST
+
+
+def _span(meta_or_token) -> ast.Span:
+    return ast.Span(meta_or_token.line, meta_or_token.column)
+
+
+def _tokens(children) -> list[Token]:
+    return [c for c in children if isinstance(c, Token)]
+
+
+def _values(children) -> list:
+    return [c for c in children if not isinstance(c, Token)]
+
+
+@v_args(meta=True)
+class _ToAst(Transformer):
+    """Builds AST nodes bottom-up. One instance per parse: it numbers anonymous variables per
+    clause (children are transformed in source order, a clause after all of its children)."""
+
+    def __init__(self, source: str):
+        super().__init__(visit_tokens=False)
+        self.source = source
+        self.errors: list[ParseError] = []
+        self._anonymous = 0
+
+    def _error(self, message: str, where) -> None:
+        self.errors.append(ParseError(message, where.line, where.column))
+
+    # -- statements ---------------------------------------------------------------------------
+
+    def start(self, meta, children):
+        return children
+
+    def _end_clause(self) -> None:
+        self._anonymous = 0
+
+    def fact_or_rule(self, meta, children):
+        head = children[0]
+        self._end_clause()
+        if all(isinstance(arg, ast.Constant) for arg in head.args):
+            return ast.Fact(head, span=head.span)
+        return ast.Rule(head, (), span=head.span, text=self._text(meta))
+
+    def rule(self, meta, children):
+        head, *body = _values(children)
+        self._end_clause()
+        for literal in body:
+            atom = literal.atom if isinstance(literal, ast.Negation) else literal
+            if isinstance(atom, ast.Atom):
+                self._no_aggregate_outside_head(atom, "rule body")
+        return ast.Rule(head, tuple(body), span=head.span, text=self._text(meta))
+
+    def empty_body(self, meta, children):
+        neck = _tokens(children)[0]
+        self._end_clause()
+        self._error(f"'{neck}' must be followed by at least one body literal "
+                    f"(write 'head.' for a fact)", neck)
+        return []
+
+    def query(self, meta, children):
+        atom = _values(children)[0]
+        self._end_clause()
+        self._no_aggregate_outside_head(atom, "query")
+        return ast.Query(atom, span=_span(meta))
+
+    def declaration(self, meta, children):
+        name = children[1]
+        columns = tuple(c for c in _values(children) if c is not None)
+        return ast.Declaration(str(name), columns, span=_span(meta))
+
+    def column(self, meta, children):
+        name, _colon, type_token = children
+        type_name = str(type_token)
+        type_name = ast.TYPE_ALIASES.get(type_name, type_name)
+        if type_name not in ast.TYPES:
+            self._error(f"unknown type '{type_token}'; expected one of {_TYPE_LIST}", type_token)
+            type_name = str(type_token)
+        return ast.ColumnDecl(str(name), type_name, span=_span(name))
+
+    def directive(self, meta, children):
+        keyword, *rest = children
+        kind = keyword.type.lower()
+        names = [t for t in rest if t.type == "NAME"]
+        return [ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n))
+                for i, n in enumerate(names)]
+
+    # -- literals -----------------------------------------------------------------------------
+
+    def atom(self, meta, children):
+        name = children[0]
+        return ast.Atom(str(name), tuple(_values(children)), span=_span(name))
+
+    def aggregate(self, meta, children):
+        func, _lt, variable, _gt = children
+        if str(func) not in ast.AGGREGATE_FUNCTIONS:
+            self._error(f"unknown aggregate '{func}<...>'; expected one of "
+                        f"{', '.join(ast.AGGREGATE_FUNCTIONS)}", func)
+        return ast.Aggregate(str(func), variable, span=_span(func))
+
+    def negation(self, meta, children):
+        keyword, atom = children
+        return ast.Negation(atom, span=_span(keyword))
+
+    def comparison(self, meta, children):
+        left, op, right = children
+        return ast.Comparison(str(op), left, right, span=_span(meta))
+
+    # -- terms --------------------------------------------------------------------------------
+
+    def binop(self, meta, children):
+        left, op, right = children
+        return ast.BinaryOp(str(op), left, right, span=_span(meta))
+
+    def negate(self, meta, children):
+        minus, operand = children
+        if isinstance(operand, ast.Constant) and operand.type in ("long", "double"):
+            value = -operand.value
+            if operand.type == "long" and operand.value > _LONG_MAX:
+                self.errors = [e for e in self.errors
+                               if (e.line, e.column) != (operand.span.line, operand.span.column)]
+                if value < _LONG_MIN:
+                    self._error(f"integer {value} does not fit in a 64-bit long", minus)
+            return ast.Constant(value, operand.type, span=_span(minus))
+        return ast.BinaryOp("-", ast.Constant(0, "long", span=_span(minus)), operand,
+                            span=_span(minus))
+
+    def parenthesised(self, meta, children):
+        return children[1]
+
+    def variable(self, meta, children):
+        token = children[0]
+        if str(token) == "_":
+            self._anonymous += 1
+            return ast.Variable(f"_#{self._anonymous}", span=_span(token), anonymous=True)
+        return ast.Variable(str(token), span=_span(token))
+
+    def constant(self, meta, children):
+        token = children[0]
+        span = _span(token)
+        kind = token.type
+        if kind == "INT":
+            value = int(token)
+            if value > _LONG_MAX:  # withdrawn by negate() for -9223372036854775808
+                self._error(f"integer {token} does not fit in a 64-bit long", token)
+            return ast.Constant(value, "long", span=span)
+        if kind == "DECIMAL":
+            return ast.Constant(float(token), "double", span=span)
+        if kind == "STRING":
+            return ast.Constant(self._unescape(token), "string", span=span)
+        if kind in ("TRUE", "FALSE"):
+            return ast.Constant(kind == "TRUE", "bool", span=span)
+        return ast.Constant(str(token), "string", span=span)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _text(self, meta) -> str:
+        return self.source[meta.start_pos:meta.end_pos]
+
+    def _no_aggregate_outside_head(self, atom: ast.Atom, where: str) -> None:
+        for arg in atom.args:
+            if isinstance(arg, ast.Aggregate):
+                self.errors.append(ParseError(
+                    f"aggregate '{arg}' is not allowed in a {where}; aggregates "
+                    f"(min/max/sum/avg/count<V>) may only be arguments of a rule head",
+                    arg.span.line, arg.span.column))
+
+    def _unescape(self, token: Token) -> str:
+        body = str(token)[1:-1]
+        out: list[str] = []
+        i = 0
+        while i < len(body):
+            char = body[i]
+            if char == "\\":
+                escaped = body[i + 1]
+                if escaped not in _ESCAPES:
+                    self.errors.append(ParseError(
+                        f"unknown escape '\\{escaped}' in string; use \\\" \\\\ \\n \\t or \\r",
+                        token.line, token.column + 1 + i))
+                out.append(_ESCAPES.get(escaped, escaped))
+                i += 2
+            else:
+                out.append(char)
+                i += 1
+        return "".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Syntax errors
+
+
+_DESCRIBE = {
+    "DECL": "'.decl'", "INPUT": "'.input'", "OUTPUT": "'.output'", "QUERY": "'?-'",
+    "NECK": "':-'", "DOT": "'.'", "COMMA": "','", "COLON": "':'", "LPAR": "'('", "RPAR": "')'",
+    "NOT": "'not'", "BANG": "'!'", "TILDE": "'~'", "EQ": "'='", "NE": "'!='", "LE": "'<='",
+    "GE": "'>='", "LT": "'<'", "GT": "'>'", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'",
+    "SLASH": "'/'", "MOD": "'mod'", "TRUE": "'true'", "FALSE": "'false'",
+    "NAME": "a name", "VAR": "a variable", "QVAR": "a variable", "DECIMAL": "a number",
+    "INT": "a number", "STRING": "a string", "$END": "the end of the program",
+}
+_STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT"}
+
+
+def _syntax_error(error: UnexpectedInput, text: str, filename: Optional[str]) -> ParseError:
+    if isinstance(error, UnexpectedCharacters):
+        message, line, column = _bad_character(error, text)
+    elif isinstance(error, UnexpectedToken):
+        message, line, column = _bad_token(error, text)
+    else:  # pragma: no cover - LALR raises only the two above
+        message, line, column = str(error), getattr(error, "line", None), getattr(error, "column", None)
+    return ParseError(message, line, column, source=text, filename=filename)
+
+
+def _bad_character(error: UnexpectedCharacters, text: str):
+    char = error.char
+    rest = text[error.pos_in_stream:]
+    if char == '"':
+        message = "unterminated string: a '\"' has no closing '\"' on the same line"
+    elif rest.startswith("/*"):
+        message = "unterminated comment: '/*' has no closing '*/'"
+    elif char == "'":
+        message = "unexpected character \"'\"; strings are written in double quotes"
+    elif char.isspace() or not char.isprintable():
+        message = f"unexpected character {char!r}"
+    else:
+        message = f"unexpected character '{char}'"
+    return message, error.line, error.column
+
+
+def _bad_token(error: UnexpectedToken, text: str):
+    token = error.token
+    expected = _accepted(error)
+    previous = _previous_token(text, token)
+    found = _describe_token(token)
+
+    if token.type != "$END" and text.startswith("/*", token.start_pos):
+        return "unterminated comment: '/*' has no closing '*/'", token.line, token.column
+
+    if token.type == "LT" and previous is not None and str(previous) in ast.AGGREGATE_FUNCTIONS:
+        return (f"aggregate '{previous}<...>' is only allowed as an argument of a rule head",
+                previous.line, previous.column)
+    if "DOT" in expected and previous is not None and (
+            token.type == "$END" or token.line > previous.end_line):
+        # The clause ended on an earlier line: point just after it, where the '.' belongs.
+        what = _clause_kind(text, previous)
+        return (f"expected '.' at the end of the {what}, found {found}",
+                previous.end_line, previous.end_column)
+    if "DOT" in expected and token.type in _STARTS_STATEMENT:
+        what = _clause_kind(text, previous)
+        between = "',' between body literals or " if "COMMA" in expected and what == "rule" else ""
+        return (f"expected {between}'.' at the end of the {what}, found {found}",
+                token.line, token.column)
+    if "RPAR" in expected and previous is not None and (
+            token.type == "$END" or token.line > previous.end_line):
+        return (f"expected ')' to close the argument list, found {found}",
+                previous.end_line, previous.end_column)
+    if token.type == "$END":
+        line, column = _end_position(text, previous)
+        return f"unexpected end of the program; expected {_describe_set(expected)}", line, column
+    if token.type == "DOT" and previous is not None and previous.type == "COMMA":
+        return "expected a body literal after ',' (remove the trailing ',')", token.line, token.column
+    if token.type == "VAR" and "NAME" in expected and (
+            previous is None or previous.type in ("DOT", "RPAR")):
+        return (f"unexpected variable '{token}' at the start of a clause; predicate names start "
+                f"with a lower-case letter", token.line, token.column)
+    if previous is not None and previous.type == "DECL" and token.type == "VAR":
+        return (f"relation name '{token}' must start with a lower-case letter",
+                token.line, token.column)
+    return (f"unexpected {found}; expected {_describe_set(expected)}", token.line, token.column)
+
+
+def _accepted(error: UnexpectedToken) -> set:
+    """The terminals the parser would really accept here. ``error.expected`` comes from the LALR
+    table, whose merged states can list terminals (such as '.') that would fail a step later."""
+    try:
+        accepted = set(error.interactive_parser.accepts()) - {"$END"}
+    except Exception:  # noqa: BLE001 - fall back to the table's view
+        accepted = set()
+    return accepted or set(error.expected)
+
+
+def _describe_token(token: Token) -> str:
+    if token.type == "$END":
+        return "the end of the program"
+    kind = _DESCRIBE.get(token.type, token.type)
+    if kind.startswith("'"):
+        return kind
+    return f"{kind.split(' ', 1)[-1]} '{token}'"
+
+
+def _describe_set(expected: set) -> str:
+    names = sorted({_DESCRIBE.get(t, t) for t in expected})
+    if len(names) == 1:
+        return names[0]
+    return "one of " + ", ".join(names)
+
+
+def _previous_token(text: str, token: Token) -> Optional[Token]:
+    """The last token before ``token`` (re-lexed; only used to word error messages)."""
+    limit = token.start_pos if token.type != "$END" and token.start_pos is not None else len(text)
+    previous = None
+    try:
+        for candidate in _parser().lex(text[:limit]):
+            previous = candidate
+    except UnexpectedInput:
+        pass
+    return previous
+
+
+def _clause_kind(text: str, previous: Token) -> str:
+    """'rule', 'fact', 'query' or 'declaration': what the statement ending at ``previous`` is."""
+    kind = "fact"
+    try:
+        for candidate in _parser().lex(text[:previous.end_pos]):
+            if candidate.type == "DOT":
+                kind = "fact"
+            elif candidate.type == "NECK":
+                kind = "rule"
+            elif candidate.type == "QUERY":
+                kind = "query"
+    except UnexpectedInput:
+        pass
+    return kind
+
+
+def _end_position(text: str, previous: Optional[Token]):
+    if previous is not None:
+        return previous.end_line, previous.end_column
+    lines = text.splitlines() or [""]
+    return len(lines), len(lines[-1]) + 1

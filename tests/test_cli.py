@@ -1,0 +1,173 @@
+"""The ``spark-datalog`` command line: check, run (reference and Spark engines), errors, exit codes."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import spark_datalog as sd
+from spark_datalog.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "spark_datalog" / "examples" / "graph.dl"
+
+# Facts of the bundled example, worked out by hand: the 13 airports with flights form one strongly
+# connected network (every route but five flies both ways), everything reaches kef, kef reaches
+# nothing, and ath has no flights at all.
+EXPECTED_SIZES = {"reach": 13 * 14, "unreachable": 14 + 14 + 13, "out_degree": 13, "hub": 4, "domestic": 12}
+
+
+def run_cli(capsys, *argv):
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# check
+
+
+def test_check_prints_relations_and_strata_in_order(capsys):
+    status, out, err = run_cli(capsys, "check", EXAMPLE)
+    assert status == 0, err
+    program = sd.Program.from_file(str(EXAMPLE))
+    for name in program.relations:
+        assert re.search(rf"\b{name}\b", out), f"{name} missing from:\n{out}"
+    assert "long" in out and "string" in out  # column types are shown
+    # Strata come in evaluation order: the first line naming each relation follows that order.
+    stratum_lines = [line for line in out.splitlines() if re.search(r"stratum\s*\d", line, re.I)]
+    assert len(stratum_lines) == len(program.strata), out
+    for line, names in zip(stratum_lines, program.strata):
+        for name in names:
+            assert re.search(rf"\b{name}\b", line), (line, names)
+    assert "recursive" in out
+
+
+def test_check_reports_every_error_with_a_caret_and_exit_1(tmp_path, capsys):
+    path = write(tmp_path, "bad.dl", "p(X) :- q(Y).\nq(1).\nr(X) :- q(Z), not s(X).\ns(2).\n")
+    status, out, err = run_cli(capsys, "check", path)
+    assert status == 1
+    assert out == ""
+    assert f"{path}:1:" in err and f"{path}:3:" in err  # both unsafe rules, each with its position
+    assert "p(X) :- q(Y)." in err and "^" in err
+    assert "2 errors" in err
+
+
+def test_check_reports_a_parse_error_at_its_line(tmp_path, capsys):
+    path = write(tmp_path, "syntax.dl", "edge(1, 2).\nedge(2, 3)\npath(X, Y) :- edge(X, Y).\n")
+    status, _, err = run_cli(capsys, "check", path)
+    assert status == 1
+    assert re.search(r"syntax\.dl:[23]:\d+: parse error", err), err
+    caret_line = [line for line in err.splitlines() if line.strip() == "^"]
+    assert caret_line, err
+
+
+def test_usage_errors_exit_2(capsys):
+    assert run_cli(capsys)[0] == 2  # no command
+    assert run_cli(capsys, "run", EXAMPLE, "--engine", "flink")[0] == 2
+    status, _, err = run_cli(capsys, "run", EXAMPLE, "--engine", "reference", "--input", "nonsense")
+    assert status == 2 and "NAME=PATH.csv" in err
+    status, _, err = run_cli(capsys, "run", EXAMPLE, "--engine", "reference", "--input", "arc=x.csv")
+    assert status == 2 and "no relation 'arc'" in err
+    status, _, err = run_cli(capsys, "run", EXAMPLE, "--engine", "reference", "--input", "reach=x.csv")
+    assert status == 2 and "derived by rules" in err
+
+
+def test_missing_program_file_is_a_usage_error(tmp_path, capsys):
+    status, _, err = run_cli(capsys, "check", tmp_path / "missing.dl")
+    assert status == 2
+    assert "cannot read" in err and "missing.dl" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# run --engine reference
+
+
+def fact_count(out: str, relation: str) -> int:
+    match = re.search(rf"^{relation}: (\d+) facts?$", out, re.M)
+    assert match, f"no size line for {relation} in:\n{out}"
+    return int(match.group(1))
+
+
+def test_run_reference_on_the_bundled_example(capsys):
+    status, out, err = run_cli(capsys, "run", EXAMPLE, "--engine", "reference", "--show", "1000")
+    assert status == 0, err
+    for relation, size in EXPECTED_SIZES.items():
+        assert fact_count(out, relation) == size, relation
+    # lis -> mad -> cdg -> ams -> fra -> ber is shorter than going round by bcn, fco and mxp.
+    assert 'shortest("lis", "ber", 2744)' in out
+    assert 'unreachable("kef", "ams")' in out and 'unreachable("ams", "kef")' not in out
+    assert 'out_degree("ams", 3)' in out
+    assert re.findall(r"^  hub\((.*)\)$", out, re.M) == ['"ams"', '"cdg"', '"fra"', '"mad"']  # sorted
+
+
+def test_run_show_limits_the_printed_rows(capsys):
+    status, out, _ = run_cli(capsys, "run", EXAMPLE, "--engine", "reference", "--show", "2")
+    assert status == 0
+    reach_rows = re.findall(r"^  reach\(", out, re.M)
+    assert len(reach_rows) == 2
+    assert f"... {EXPECTED_SIZES['reach'] - 2} more" in out
+
+
+TC_PROGRAM = """\
+.decl arc(src: long, dst: long)
+.input arc
+tc(X, Y) :- arc(X, Y).
+tc(X, Z) :- tc(X, Y), arc(Y, Z).
+"""
+
+
+def test_run_reference_reads_csv_inputs_by_column_type(tmp_path, capsys):
+    program = write(tmp_path, "tc.dl", TC_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,2\n2,3\n3,4\n")
+    status, out, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"arc={arcs}")
+    assert status == 0, err
+    assert fact_count(out, "tc") == 6
+    assert "  tc(1, 4)" in out  # integers, not the strings "1" and "4"
+
+
+def test_run_reference_rejects_a_bad_csv_value(tmp_path, capsys):
+    program = write(tmp_path, "tc.dl", TC_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,2\n2,three\n")
+    status, out, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"arc={arcs}")
+    assert status == 1
+    assert "arcs.csv:3" in err and "'three' is not a long" in err
+
+
+def test_module_entry_point_runs_check():
+    proc = subprocess.run([sys.executable, "-m", "spark_datalog.cli", "check", str(EXAMPLE)],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "reach" in proc.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# run --engine spark
+
+
+@pytest.mark.spark
+def test_run_spark_on_the_bundled_example(spark, capsys):
+    status, out, err = run_cli(capsys, "run", EXAMPLE, "--show", "3")
+    assert status == 0, err
+    for relation, size in EXPECTED_SIZES.items():
+        assert fact_count(out, relation) == size, relation
+    assert spark.sparkContext._jsc is not None  # the CLI did not stop the session it did not create
+
+
+@pytest.mark.spark
+def test_run_spark_reads_csv_inputs(spark, tmp_path, capsys):
+    program = write(tmp_path, "tc.dl", TC_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,2\n2,3\n3,1\n")
+    status, out, err = run_cli(capsys, "run", program, "--input", f"arc={arcs}", "--show", "9")
+    assert status == 0, err
+    assert fact_count(out, "tc") == 9
+    assert "  tc(3, 3)" in out
