@@ -1,0 +1,208 @@
+"""Inputs named by location: a Delta table, Parquet files or a CSV file with a header.
+
+Columns are matched by name when the source has every declared column (extra columns are
+ignored), otherwise by position when it has exactly as many columns as declared; anything else
+is an ``InputError`` naming both column lists. Values are cast to the declared types; a source
+type that cannot hold them (a string column for a ``long``) is an ``InputError``. CSV files are
+read as text and every value must parse as its declared type (one Spark job checks it). A Delta
+table written by spark_datalog (with a ``_count`` column) contributes its present facts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from ..errors import InputError, SchemaError
+from . import uris
+from .embedded import is_delta_table, net_changes, open_table, read_table, snapshot_changes
+from .schema import COUNT_COLUMN, Columns, _CASTABLE, columns_from_spark, describe, spark_type
+
+FORMATS = ("delta", "parquet", "csv")
+
+
+@dataclass
+class InputTable:
+    """An input read from a location: its rows (declared columns) and, for Delta, the version read."""
+
+    df: object
+    version: Optional[int]
+    uri: str
+    format: str
+
+
+def read_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation: str = "input",
+               version: Optional[int] = None, storage_options: Optional[dict] = None):
+    """The rows of the input at ``uri`` as a DataFrame with the declared ``columns`` (typed).
+
+    ``fmt`` is ``"delta"``, ``"parquet"``, ``"csv"`` or ``None`` to guess (a Delta log, else the
+    extension, else Parquet). ``version`` pins a Delta version. Raises ``InputError``.
+
+    Example::
+
+        arcs = read_input(spark, "/data/arcs.csv", "csv", [("x", "long"), ("y", "long")], "arc")
+    """
+    return load_input(spark, uri, fmt, columns, relation, version, storage_options).df
+
+
+def load_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation: str = "input",
+               version: Optional[int] = None, storage_options: Optional[dict] = None) -> InputTable:
+    """Like ``read_input``, also returning the Delta version read (to record it in the run)."""
+    from .schema import normalise_columns
+
+    try:
+        columns = normalise_columns(columns, relation)
+    except SchemaError as exc:
+        raise InputError(exc.message) from None
+    location = uris.normalise(uri)
+    fmt = fmt or _guess_format(location, storage_options)
+    if fmt not in FORMATS:
+        raise InputError(f"input {relation}: unknown format {fmt!r} for {uri} (expected one of "
+                         f"{', '.join(FORMATS)})")
+    if fmt == "delta":
+        table = open_table(location, version, storage_options, error=InputError)
+        if table is None:
+            raise InputError(f"input {relation}: no Delta table at {uri}")
+        df = read_table(spark, table, location, error=InputError)
+        if COUNT_COLUMN in df.columns:
+            from pyspark.sql import functions as F
+
+            df = df.where(F.col(COUNT_COLUMN) > 0).drop(COUNT_COLUMN)
+        return InputTable(_shape(df, columns, relation, uri), table.version(), location, fmt)
+    if version is not None:
+        raise InputError(f"input {relation}: a version can only be given for a Delta table")
+    _require_exists(location, relation, uri)
+    if fmt == "parquet":
+        try:
+            df = spark.read.parquet(uris.for_spark(location))
+        except Exception as exc:  # AnalysisException: not Parquet, no files...
+            raise InputError(f"input {relation}: cannot read Parquet at {uri}: "
+                             f"{_first_line(exc)}") from None
+        return InputTable(_shape(df, columns, relation, uri), None, location, fmt)
+    return InputTable(_read_csv(spark, location, columns, relation, uri), None, location, fmt)
+
+
+def load_input_changes(spark, uri: str, columns: Iterable, relation: str, from_version: int,
+                       to_version: Optional[int] = None,
+                       storage_options: Optional[dict] = None) -> InputTable:
+    """The net signed changes of a Delta input between two versions (declared columns + ``_count``).
+
+    Reads only the files added or removed in between (see ``embedded.snapshot_changes``); the
+    removed files must not have been vacuumed. ``version`` of the result is ``to_version`` (the
+    latest when ``None``): record it as consumed.
+    """
+    from .schema import normalise_columns
+
+    try:
+        columns = normalise_columns(columns, relation)
+    except SchemaError as exc:
+        raise InputError(exc.message) from None
+    location = uris.normalise(uri)
+    table = open_table(location, to_version, storage_options, error=InputError)
+    if table is None:
+        raise InputError(f"input {relation}: no Delta table at {uri}")
+    signed = snapshot_changes(spark, location, from_version, table.version(), storage_options,
+                              error=InputError)
+    shaped = _shape(signed, columns, relation, uri, keep=[COUNT_COLUMN])
+    return InputTable(net_changes(shaped, columns), table.version(), location, "delta")
+
+
+def _guess_format(location: str, storage_options: Optional[dict]) -> str:
+    if is_delta_table(location, storage_options):
+        return "delta"
+    lower = location.lower()
+    if lower.endswith((".csv", ".csv.gz", ".tsv")):
+        return "csv"
+    return "parquet"
+
+
+def _require_exists(location: str, relation: str, uri: str) -> None:
+    from pyarrow.fs import FileType
+
+    fs, path = uris.filesystem(location)
+    if fs.get_file_info(path).type == FileType.NotFound:
+        raise InputError(f"input {relation}: {uri} does not exist")
+
+
+def _match(source: list, columns: Columns, relation: str, uri: str) -> list:
+    """Source column names in declared order: by name, else by position."""
+    names = [c for c, _ in columns]
+    if all(n in source for n in names):
+        return names
+    if len(source) == len(names):
+        return list(source)
+    raise InputError(f"input {relation}: {uri} has columns ({', '.join(source) or 'none'}) but "
+                     f"({describe(columns)}) are declared: neither the names nor the number of "
+                     f"columns match")
+
+
+def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
+    """Select, check and cast the declared columns of a typed source (Delta, Parquet).
+
+    Columns named in ``keep`` are not matched and are appended unchanged.
+    """
+    from pyspark.sql import functions as F
+
+    keep = list(keep)
+    chosen = _match([c for c in df.columns if c not in keep], columns, relation, uri)
+    fields = {f.name: f.dataType for f in df.schema.fields}
+    exprs = []
+    for source, (name, type_) in zip(chosen, columns):
+        data_type = fields[source]
+        try:
+            found = columns_from_spark(_struct(source, data_type), relation)[0][1]
+        except SchemaError:
+            found = data_type.simpleString()
+        if found not in _CASTABLE[type_]:
+            raise InputError(f"input {relation}: column {source} of {uri} has type {found} but "
+                             f"{name} is declared {type_}")
+        exprs.append(F.col(source).cast(spark_type(type_)).alias(name))
+    return df.select(*exprs, *keep)
+
+
+def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
+    """Read a CSV with a header as text, then parse every column as its declared type."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    raw = spark.read.option("header", True).option("inferSchema", False).csv(
+        uris.for_spark(location))
+    if not raw.columns or raw.columns == ["_c0"] and len(columns) != 1:
+        raise InputError(f"input {relation}: {uri} has no header row with column names")
+    chosen = _match(raw.columns, columns, relation, uri)
+    parsed = raw.select(*[F.col(s).alias(f"__raw{i}") for i, s in enumerate(chosen)],
+                        *[_parse(F.col(s), t).alias(n) for s, (n, t) in zip(chosen, columns)])
+    bad = [(F.col(f"__raw{i}").isNotNull() & F.col(n).isNull()) for i, (n, _) in enumerate(columns)]
+    offending = parsed.where(reduce(lambda a, b: a | b, bad)).limit(1).collect()
+    if offending:
+        row = offending[0]
+        for i, (name, type_) in enumerate(columns):
+            if row[f"__raw{i}"] is not None and row[name] is None:
+                raise InputError(f"input {relation}: column {chosen[i]} of {uri} has the value "
+                                 f"{row[f'__raw{i}']!r}, which is not a {type_}")
+    return parsed.select(*[n for n, _ in columns])
+
+
+def _parse(column, type_name: str):
+    """``try_cast`` of trimmed text (null where it does not parse); bools accept true/false only."""
+    from pyspark.sql import functions as F
+
+    text = F.trim(column)
+    if type_name == "string":
+        return column
+    if type_name == "bool":
+        lowered = F.lower(text)
+        return (F.when(lowered == "true", F.lit(True)).when(lowered == "false", F.lit(False))
+                .otherwise(F.lit(None).cast("boolean")))
+    return text.try_cast(spark_type(type_name))
+
+
+def _struct(name: str, data_type):
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField(name, data_type, True)])
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
