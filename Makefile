@@ -5,20 +5,24 @@
 PYTHON      ?= python3
 VENV        ?= .venv
 VENV_PY     := $(VENV)/bin/python
-STAMP       := $(VENV)/.installed
+comma       := ,
 PYTEST_ARGS ?=
-EXAMPLE     ?= spark_datalog/examples/graph.dl
 RUN_ARGS    ?=
+JOB_CONFIG  ?= conf/example-job.yaml
+# Extras installed into the venv; CI adds `airflow` to test the example DAG.
+EXTRAS      ?= dev
+STAMP       := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: run test venv check-java clean
 
-# Local Spark reads its defaults and quiet logging from conf/ (settings made by the program win).
-SPARK_ENV := SPARK_LOCAL_IP=127.0.0.1 \
-	PYSPARK_SUBMIT_ARGS='--properties-file $(CURDIR)/conf/local-spark-defaults.conf \
-	--driver-java-options -Dlog4j2.configurationFile=file:$(CURDIR)/conf/log4j2.properties pyspark-shell'
-
+# The spark-submit job on the bundled example, into ./warehouse (see conf/example-job.yaml).
+# Another job: make run JOB_CONFIG=conf/other.yaml RUN_ARGS='--run-id nightly-1'
+# PYSPARK_PYTHON: spark-submit would otherwise start the driver with the system python3.
 run: venv check-java
-	$(SPARK_ENV) $(VENV)/bin/spark-datalog run $(EXAMPLE) $(RUN_ARGS)
+	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(VENV_PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(VENV_PY)) \
+	$(VENV)/bin/spark-submit --properties-file $(CURDIR)/conf/local-spark-defaults.conf \
+		--driver-java-options -Dlog4j2.configurationFile=file:$(CURDIR)/conf/log4j2.properties \
+		jobs/materialize.py --config $(JOB_CONFIG) $(RUN_ARGS)
 
 # pytest exits 5 when it collected no test: that must fail, not pass quietly.
 test: venv check-java
@@ -36,7 +40,7 @@ $(STAMP): pyproject.toml setup.cfg
 	fi
 	@$(VENV_PY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)' || \
 		{ echo "Python >= 3.10 is required ($(VENV_PY) is $$($(VENV_PY) -V 2>&1))" >&2; exit 1; }
-	$(VENV_PY) -m pip install --disable-pip-version-check -q -e '.[dev]'
+	$(VENV_PY) -m pip install --disable-pip-version-check -q -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 # Spark needs a JVM: Java 17 or newer, found through JAVA_HOME or PATH.

@@ -5,6 +5,7 @@ Example::
     spark-datalog check spark_datalog/examples/graph.dl
     spark-datalog run spark_datalog/examples/graph.dl --engine reference --show 5
     spark-datalog run prog.dl --input arc=arcs.csv
+    spark-datalog materialize --config conf/example-job.yaml
 
 Exit status: 0 on success, 1 when the program or its inputs are wrong (a ``DatalogError``), 2 on a
 usage error (bad arguments, unreadable program file).
@@ -18,6 +19,7 @@ import sys
 import time
 from typing import Optional, Sequence
 
+from . import job
 from .errors import DatalogError, InputError
 
 EXIT_OK = 0
@@ -75,6 +77,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--show", type=_non_negative, default=DEFAULT_SHOW, metavar="N",
                      help=f"rows to print per relation (default {DEFAULT_SHOW})")
     run.set_defaults(handler=run_run)
+
+    materialize = commands.add_parser(
+        "materialize", help="materialize a program into a warehouse of Delta tables",
+        description="Check the program, read its inputs, evaluate it on Spark and commit every relation "
+                    "into the warehouse; print relations, facts, Delta versions and time per "
+                    "stratum. The same job as `spark-submit jobs/materialize.py`.")
+    job.add_job_arguments(materialize)
+    materialize.set_defaults(handler=run_materialize)
     return parser
 
 
@@ -151,6 +161,18 @@ def run_spark(program, checked, input_paths: dict, show: int) -> None:
     finally:
         if not already_running:  # never stop a session the caller (or a test) owns
             spark.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# materialize
+
+
+def run_materialize(args: argparse.Namespace) -> int:
+    try:
+        settings = job.resolve(args)
+    except job.UsageError as err:
+        raise UsageError(str(err)) from None
+    return job.execute(settings, prog="spark-datalog materialize")
 
 
 def load_program(path: str):

@@ -136,6 +136,20 @@ class Program:
             run_id=run_id, replace=replace,
         )
 
+    def update(self, spark, warehouse, changes: Optional[Mapping[str, object]] = None,
+               method: str = "auto", on_missing_delete: str = "error",
+               run_id: Optional[str] = None):
+        """Fold EDB changes into the relations this program materialized in ``warehouse``.
+
+        ``changes`` maps EDB relations to signed change sets (columns + ``_count``); without it,
+        the changes since the versions the last run consumed. Returns an ``UpdateReport``.
+        See :func:`spark_datalog.incremental.update`.
+        """
+        from .incremental import update
+
+        return update(self, spark, warehouse, changes=changes, method=method,
+                      on_missing_delete=on_missing_delete, run_id=run_id)
+
     def __repr__(self) -> str:
         return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"
 

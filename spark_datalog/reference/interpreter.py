@@ -211,7 +211,7 @@ class _StratumRun:
             else:
                 self.best[name] = best_per_group(self.facts[name], spec.position, spec.func)
                 self.db[name] = Relation(self.best[name].values())
-        # Precomputed literal orders: the full rule, and one semi-naive variant per stratum atom.
+        # Literal orders per rule: the full rule, and one semi-naive variant per stratum atom.
         plans = []
         for rule in self.stratum.rules:
             recursive = [i for i, lit in enumerate(rule.body)
@@ -219,29 +219,30 @@ class _StratumRun:
             plans.append((rule, order_body(rule.body), [(i, order_body(rule.body, first=i)) for i in recursive]))
 
         iteration, delta = 0, None
-        while True:
-            if iteration >= max_iterations:
-                size = sum(len(r) for r in delta.values()) if delta else 0
-                first = self.stratum.rules[0].span if self.stratum.rules else ast.NO_SPAN
-                raise NonTerminationError(
-                    f"stratum {self.stratum.index} ({', '.join(self.stratum.relations)}) did not reach a fixpoint "
-                    f"within {max_iterations} iterations; the last iteration derived {size} new tuples",
-                    first.line or None, first.column or None,
-                    self.checked.program.source or None, self.checked.program.filename)
+        while delta is None or any(delta.values()):
+            if iteration == max_iterations:
+                raise self._non_termination(max_iterations, delta)
             iteration += 1
             candidates = {name: [] for name in self.stratum.relations}
             for rule, order, variants in plans:
                 out = candidates[rule.head.predicate]
                 if delta is None or strategy == "naive":
                     out.extend(self._rows(rule, order, self._full(rule.body)))
-                    continue
-                for position, variant_order in variants:
-                    out.extend(self._rows(rule, variant_order, self._delta_at(rule.body, position, delta)))
+                else:  # rules without stratum atoms have no variant: they only fire the first time
+                    for position, variant_order in variants:
+                        out.extend(self._rows(rule, variant_order, self._delta_at(rule.body, position, delta)))
             delta = self._merge(candidates)
-            size = sum(len(r) for r in delta.values())
-            log.debug("%s iteration %d: %d new tuples", self.stratum, iteration, size)
-            if size == 0:
-                return
+            log.debug("%s iteration %d: %d new tuples", self.stratum, iteration,
+                      sum(len(r) for r in delta.values()))
+
+    def _non_termination(self, max_iterations: int, delta: Optional[dict]) -> NonTerminationError:
+        size = sum(len(r) for r in delta.values()) if delta else 0
+        span = self.stratum.rules[0].span if self.stratum.rules else ast.NO_SPAN
+        program = self.checked.program
+        return NonTerminationError(
+            f"stratum {self.stratum.index} ({', '.join(self.stratum.relations)}) did not reach a "
+            f"fixpoint within {max_iterations} iterations; the last iteration derived {size} new tuples",
+            span.line or None, span.column or None, program.source or None, program.filename)
 
     def _delta_at(self, body: tuple, position: int, delta: dict):
         full = self._full(body)

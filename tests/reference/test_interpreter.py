@@ -80,6 +80,8 @@ def test_arithmetic_inside_atoms():
     edb = {"a": {(1,), (2,), (3,)}, "b": {(2,), (4,)}}
     assert run("q(X) :- a(X), b(X + 1).", edb) == {"q": {(1,), (3,)}}
     assert run("q(X) :- a(X), not b(X * 2).", edb) == {"q": {(3,)}}
+    assert run("q(X) :- b(X + 1), a(X).", edb) == {"q": {(1,), (3,)}}  # X is bound by a(X)
+    assert run("q(X) :- c(X, X + 1).", {"c": {(1, 2), (2, 2), (3, 4)}}) == {"q": {(1,), (3,)}}
 
 
 def test_division_by_zero_fails_the_literal_wherever_it_is():

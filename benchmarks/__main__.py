@@ -1,0 +1,102 @@
+"""Command line: ``python -m benchmarks run --suite smoke|quick|full [--only NAME] [--out DIR]``
+and ``python -m benchmarks list``.
+
+Exit status 1 when the systems disagree on any size (the correctness check failed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a suite and write JSON, Markdown and plots")
+    run.add_argument("--suite", choices=("smoke", "quick", "full"), default="quick")
+    run.add_argument("--only", action="append", metavar="NAME",
+                     help="run only this benchmark (repeatable), e.g. tc-chain")
+    run.add_argument("--out", type=Path, default=HERE / "results", help="output folder")
+    run.add_argument("--results-md", type=Path, default=None,
+                     help="also write the Markdown here (default: benchmarks/RESULTS.md for a "
+                          "complete quick-suite run, nowhere otherwise)")
+    sub.add_parser("list", help="list the benchmarks of each suite")
+    args = parser.parse_args(argv)
+
+    from .cases import BENCHMARKS
+
+    if args.command == "list":
+        for bench in BENCHMARKS:
+            sizes = {s: ", ".join(z.label for z in bench.sizes[s]) for s in ("smoke", "quick", "full")}
+            print(f"{bench.name:20} {bench.description}")
+            for suite, labels in sizes.items():
+                print(f"{'':20} {suite + ':':6} {labels}")
+        return 0
+    return run_command(args, argv)
+
+
+def run_command(args, argv) -> int:
+    from . import report
+    from .cases import BENCHMARKS, by_name
+    from .runner import SUITES, Runner
+
+    benchmarks = [by_name(n) for n in args.only] if args.only else list(BENCHMARKS)
+    settings = SUITES[args.suite]
+    name = args.suite + ("-" + "-".join(args.only) if args.only else "")
+    out = args.out.resolve()
+    started_at, load_start, started = report.now(), report.load_average(), time.monotonic()
+
+    runner = Runner(settings, log=lambda text: print(text, flush=True))
+    runner.run(benchmarks)
+
+    from .session import session_settings
+
+    json_path = out / f"{name}.json"
+    meta = {
+        "suite": args.suite, "only": args.only,
+        "command": "python -m benchmarks " + " ".join(shlex.quote(a) for a in argv),
+        "started": started_at, "finished": report.now(),
+        "wall_seconds": round(time.monotonic() - started, 1),
+        "load_average": {"start": load_start, "end": report.load_average()},
+        "machine": report.machine(), "versions": report.versions(), "git_commit": report.git_commit(),
+        "spark": session_settings(runner.spark),
+        "budgets": {"case_seconds": settings.case_budget, "engine_seconds": settings.engine_budget,
+                    "suite_seconds": settings.suite_budget, "repeats": settings.repeats.count,
+                    "repeat_below_seconds": settings.repeats.short_seconds},
+        "json": _relative(json_path),
+    }
+    report.write_json(json_path, meta, runner.records, runner.checks)
+    plots = report.plot(runner.records, out / "plots", name)
+    md_target = args.results_md or (HERE / "RESULTS.md" if args.suite == "quick" and not args.only else None)
+    md_dir = (md_target or out / f"{name}.md").parent
+    text = report.markdown(meta, runner.records, runner.checks,
+                           {b: _relative(p, md_dir) for b, p in plots.items()})
+    (out / f"{name}.md").write_text(text, encoding="utf-8")
+    if md_target:
+        md_target.write_text(text, encoding="utf-8")
+    print(text)
+    report.print_summary(runner.records, runner.checks)
+    print(f"wrote {json_path}, {out / (name + '.md')}" + (f", {md_target}" if md_target else "")
+          + f" and {len(plots)} plot(s) in {out / 'plots'}")
+    return 1 if any(c["verdict"] == "mismatch" for c in runner.checks) else 0
+
+
+def _relative(path: Path, start: Path | None = None) -> str:
+    import os
+
+    base = start or HERE.parent
+    try:
+        return os.path.relpath(path, base)
+    except ValueError:
+        return str(path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

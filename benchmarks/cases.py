@@ -1,0 +1,199 @@
+"""The benchmarks: a Datalog program, a workload family, the sizes of each suite, the systems.
+
+A benchmark's sizes run in increasing order so that the time of a smaller size can predict a
+larger one (see runner.extrapolate). ``reference_max`` bounds the sizes the reference interpreter
+runs on; on exactly those sizes ("small sizes") every system's facts are compared, not only
+their number. ``limits`` caps a system's sizes where it is known to be hopeless on this machine
+(the cap is reported as a skip, never silently).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import workloads as w
+
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+
+ENGINE = ("engine-seminaive", "engine-naive")
+SPARK_ANCHORS = ("spark-cte", "pyspark-loop")
+PYTHON_ANCHORS = ("reference", "duckdb", "networkx")
+# The order systems run in for each size: the quick single-machine ones first, so their fact
+# counts are known before the long Spark runs.
+ALL_SYSTEMS = PYTHON_ANCHORS + SPARK_ANCHORS + ENGINE
+
+
+@dataclass(frozen=True)
+class Size:
+    """One input size: a label for tables, the number used on plot axes (input rows), and the
+    generator parameters."""
+
+    label: str
+    x: float
+    params: tuple  # ((name, value), ...) so that a Size is hashable
+
+    @property
+    def p(self) -> dict:
+        return dict(self.params)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    problem: str  # key of the anchors' queries; the program is programs/<program>.dl
+    program: str
+    output: str
+    family: str
+    description: str
+    make_inputs: Callable[[dict], dict]  # generator parameters -> relation -> list of tuples
+    sizes: dict  # suite -> tuple of Size
+    systems: dict  # suite -> tuple of system names (None: those of the full suite)
+    reference_max: float = 0.0  # largest x the reference interpreter runs on
+    limits: dict = field(default_factory=dict)  # system -> largest x it runs on
+
+    @property
+    def program_path(self) -> Path:
+        return PROGRAMS / f"{self.program}.dl"
+
+    def systems_for(self, suite: str) -> tuple:
+        return self.systems.get(suite) or self.systems["full"]
+
+
+def _size(label: str, x: float, **params) -> Size:
+    return Size(label, float(x), tuple(sorted(params.items())))
+
+
+def chain_sizes(*ns: int) -> tuple:
+    return tuple(_size(f"chain {n}", n, n=n) for n in ns)
+
+
+def tree_sizes(k: int, *depths: int) -> tuple:
+    return tuple(_size(f"{k}-ary tree depth {d}", len(w.tree(k, d)), k=k, depth=d) for d in depths)
+
+
+def gnm_sizes(*nm: tuple) -> tuple:
+    return tuple(_size(f"G({n}, {m})", m, n=n, m=m) for n, m in nm)
+
+
+def rmat_sizes(*scale_m: tuple) -> tuple:
+    return tuple(_size(f"R-MAT 2^{s}, {m} edges", m, scale=s, m=m) for s, m in scale_m)
+
+
+SOURCE = [(0,)]
+
+BENCHMARKS = (
+    Benchmark(
+        name="tc-chain", problem="tc", program="tc", output="tc", family="chain",
+        description="transitive closure (linear) on a chain of n edges: n iterations, n(n+1)/2 facts",
+        make_inputs=lambda p: {"arc": w.chain(p["n"])},
+        sizes={"smoke": chain_sizes(5, 20), "quick": chain_sizes(10, 100, 1000),
+               "full": chain_sizes(10, 100, 1000, 2000)},
+        systems={"smoke": None, "quick": ALL_SYSTEMS, "full": ALL_SYSTEMS},
+        reference_max=1000,
+    ),
+    Benchmark(
+        name="tc-tree", problem="tc", program="tc", output="tc", family="tree",
+        description="transitive closure (linear) on a complete 3-ary tree (seed 001's Tree11/Tree17 shape)",
+        make_inputs=lambda p: {"arc": w.tree(p["k"], p["depth"])},
+        sizes={"smoke": tree_sizes(3, 3), "quick": tree_sizes(3, 8), "full": tree_sizes(3, 5, 8, 10)},
+        systems={"smoke": None, "quick": ALL_SYSTEMS, "full": ALL_SYSTEMS},
+        reference_max=len(w.tree(3, 8)),
+    ),
+    Benchmark(
+        name="tc-gnm", problem="tc", program="tc", output="tc", family="gnm",
+        description="transitive closure (linear) on a uniform random graph with cycles",
+        make_inputs=lambda p: {"arc": w.gnm(p["n"], p["m"], seed=7)},
+        sizes={"smoke": gnm_sizes((30, 45)), "quick": gnm_sizes((200, 300)), "full": gnm_sizes((200, 300), (1000, 1500), (3000, 4500))},
+        systems={"smoke": None, "quick": PYTHON_ANCHORS + SPARK_ANCHORS + ("engine-seminaive",), "full": ALL_SYSTEMS},
+        reference_max=1500,
+    ),
+    Benchmark(
+        name="tc-nonlinear-chain", problem="tc_nonlinear", program="tc_nonlinear", output="tc",
+        family="chain",
+        description="transitive closure, non-linear (doubling) form, on a chain: about log2(n) iterations",
+        make_inputs=lambda p: {"arc": w.chain(p["n"])},
+        sizes={"smoke": chain_sizes(20), "quick": chain_sizes(100), "full": chain_sizes(100, 1000)},
+        systems={"smoke": None, "quick": PYTHON_ANCHORS + ("pyspark-loop", "engine-seminaive"), "full": ALL_SYSTEMS},
+        reference_max=100,
+    ),
+    Benchmark(
+        name="sg-tree", problem="sg", program="sg", output="sg", family="tree",
+        description="same generation (seed 001 Program 2) on a complete 3-ary tree",
+        make_inputs=lambda p: {"arc": w.tree(p["k"], p["depth"])},
+        sizes={"smoke": tree_sizes(3, 3), "quick": tree_sizes(3, 4), "full": tree_sizes(3, 4, 5, 6)},
+        systems={"smoke": None, "quick": ("reference", "duckdb", "engine-seminaive"), "full": ALL_SYSTEMS},
+        reference_max=len(w.tree(3, 5)),
+    ),
+    Benchmark(
+        name="reach-rmat", problem="reach", program="reach", output="reach", family="rmat",
+        description="reachability from vertex 0 on an R-MAT power-law graph",
+        make_inputs=lambda p: {"arc": w.rmat(p["scale"], p["m"], seed=11), "source": SOURCE},
+        sizes={"smoke": rmat_sizes((6, 200)), "quick": rmat_sizes((12, 32768)),
+               "full": rmat_sizes((12, 32768), (14, 131072), (16, 524288))},
+        systems={"smoke": None, "quick": PYTHON_ANCHORS + ("engine-seminaive",), "full": ALL_SYSTEMS},
+        reference_max=131072,
+    ),
+    Benchmark(
+        name="cc-gnm", problem="cc", program="cc", output="cc", family="gnm",
+        description="connected components by minimum label (min in recursion) on a sparse random graph",
+        make_inputs=lambda p: {"arc": w.gnm(p["n"], p["m"], seed=5)},
+        sizes={"smoke": gnm_sizes((60, 50)), "quick": gnm_sizes((2000, 2000)),
+               "full": gnm_sizes((2000, 2000), (20000, 20000), (200000, 200000))},
+        systems={"smoke": None, "quick": PYTHON_ANCHORS + ("engine-seminaive",), "full": ALL_SYSTEMS},
+        reference_max=20000,
+    ),
+    Benchmark(
+        name="sssp-rmat", problem="sssp", program="sssp", output="dist", family="rmat",
+        description="single-source shortest paths from vertex 0 (min in recursion), weights 1..10, R-MAT",
+        make_inputs=lambda p: {"warc": w.weighted(w.rmat(p["scale"], p["m"], seed=3), seed=4),
+                               "source": SOURCE},
+        sizes={"smoke": rmat_sizes((6, 200)), "quick": rmat_sizes((12, 32768)),
+               "full": rmat_sizes((12, 32768), (14, 131072), (16, 524288))},
+        systems={"smoke": None, "quick": PYTHON_ANCHORS + ("engine-seminaive",), "full": ALL_SYSTEMS},
+        reference_max=131072,
+    ),
+    Benchmark(
+        name="pymk-gnm", problem="pymk", program="pymk", output="cnt", family="gnm",
+        description="people you may know: common-friend counts of non-friends (negation + count)",
+        make_inputs=lambda p: {"arc": w.gnm(p["n"], p["m"], seed=9)},
+        sizes={"smoke": gnm_sizes((40, 100)), "quick": gnm_sizes((1000, 4000)), "full": gnm_sizes((1000, 4000), (10000, 40000))},
+        systems={"smoke": None, "quick": ("reference", "duckdb", "engine-seminaive"),
+                 "full": ("reference", "duckdb", "spark-cte", "pyspark-loop", "engine-seminaive")},
+        reference_max=4000,
+    ),
+    Benchmark(
+        name="pointsto", problem="pointsto", program="pointsto", output="pt", family="pointsto",
+        description="Andersen-style points-to analysis over generated assign/load/store facts",
+        make_inputs=lambda p: w.points_to(p["variables"], seed=13),
+        sizes={"smoke": (_size("30 variables", 30, variables=30),),
+               "quick": (_size("200 variables", 200, variables=200),),
+               "full": tuple(_size(f"{v} variables", v, variables=v) for v in (200, 1000, 4000))},
+        systems={"smoke": None, "quick": ("reference", "duckdb", "engine-seminaive"),
+                 "full": ("reference", "duckdb", "engine-seminaive", "engine-naive")},
+        reference_max=200,
+    ),
+    Benchmark(
+        name="rdfs-university", problem="rdfs", program="rdfs", output="t", family="university",
+        description="RDFS subclass/subproperty/domain/range + transitive property over a generated university ontology",
+        make_inputs=lambda p: {"triple": w.university_ontology(p["universities"], seed=17)},
+        sizes={"smoke": (_size("1 university", 1, universities=1),),
+               "quick": (_size("1 university", 1, universities=1),),
+               "full": tuple(_size(f"{u} universit{'y' if u == 1 else 'ies'}", u, universities=u)
+                             for u in (1, 10, 50))},
+        systems={"smoke": None, "quick": ("reference", "engine-seminaive"),
+                 "full": ("reference", "engine-seminaive", "engine-naive")},
+        reference_max=10,
+    ),
+)
+
+# Issue 3's benchmark, the core of the quick suite, runs first.
+ISSUE_3 = ("tc-chain", "tc-tree")
+
+
+def by_name(name: str) -> Benchmark:
+    for bench in BENCHMARKS:
+        if bench.name == name:
+            return bench
+    raise KeyError(f"no benchmark {name!r}; known: {', '.join(b.name for b in BENCHMARKS)}")

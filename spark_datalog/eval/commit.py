@@ -1,0 +1,75 @@
+"""Write a materialization into a warehouse: EDB inputs and IDB relations with signed counts.
+
+What ``_count`` holds (the warehouse's storage model):
+
+- EDB relations: the multiplicity of each fact (how often it occurs in the inputs and the
+  program's facts).
+- IDB relations of non-recursive strata without aggregates: the number of derivations — over all
+  rules, the number of satisfying body assignments, each weighted by the product of the counts
+  of the positive body facts it uses (negated atoms are conditions, not factors). This is what
+  the counting algorithm maintains.
+- IDB relations of recursive strata, and aggregate relations: 1 for every present fact. DRed
+  maintains recursive strata by over-deletion and re-derivation and needs no counts; an
+  aggregate fact has exactly one derivation, its group.
+
+Every relation gets one Delta commit in the run, all carrying the run's application transaction,
+so a retried run finishes what a failed one left (see ``storage.warehouse``).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from pyspark.sql import functions as F
+
+from ..spark.counted import COUNT, count_derivations
+from ..spark.inputs import facts_frame
+
+
+def commit_materialization(warehouse, program, edb_frames: Mapping, idb_frames: Mapping,
+                           run_id=None, replace: bool = False, consumed: Mapping = None) -> dict:
+    """Write every EDB and IDB relation of ``program`` in one warehouse run.
+
+    ``edb_frames`` are the prepared inputs (facts included, duplicates kept as multiplicity),
+    ``idb_frames`` the materialized relations. ``consumed`` maps input relations read from Delta
+    tables to (version, uri). Returns relation -> Delta version produced (or kept).
+    """
+    checked = program.checked
+    spark = warehouse.spark
+    counted = _counted_relations(spark, program, edb_frames, idb_frames)
+    with warehouse.run(program.fingerprint, run_id=run_id, mode="full", replace=replace) as run:
+        for name, (version, uri) in (consumed or {}).items():
+            run.consume(name, version, uri)
+        for name, frame in counted.items():
+            schema = checked.relations[name]
+            result = warehouse.replace(name, list(zip(schema.column_names, schema.types)), frame, run)
+            if name in checked.edb and name not in (consumed or {}):
+                run.consume(name, result.version)
+        return dict(run.produced) if run.produced else {n: warehouse.version(n) for n in counted}
+
+
+def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping) -> dict:
+    """Relation -> frame of its facts with ``_count`` (see the module docstring)."""
+    checked = program.checked
+    counted = {}
+    for name in checked.edb:
+        frame = edb_frames[name]
+        counted[name] = frame.groupBy(*frame.columns).agg(F.count(F.lit(1)).alias(COUNT))
+    for stratum_plan in program.plans:
+        for name in stratum_plan.relations:
+            frame = idb_frames[name]
+            if stratum_plan.recursive or name in stratum_plan.aggregates:
+                counted[name] = frame.withColumn(COUNT, F.lit(1).cast("long"))
+                continue
+            frames = {(rel, "full"): f for rel, f in counted.items()}
+            parts = [count_derivations(rp.plan, frames, spark)
+                     for rp in stratum_plan.rules if rp.relation == name]
+            facts = checked.facts.get(name)
+            if facts:  # an unconditional fact is one derivation
+                parts.append(facts_frame(spark, checked.relations[name], facts)
+                             .withColumn(COUNT, F.lit(1).cast("long")))
+            union = parts[0]
+            for part in parts[1:]:
+                union = union.unionByName(part)
+            counted[name] = union.groupBy(*frame.columns).agg(F.sum(COUNT).alias(COUNT))
+    return counted

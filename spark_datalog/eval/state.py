@@ -1,0 +1,178 @@
+"""The facts of one relation accumulated during a recursive stratum.
+
+Like datafrog's variables, a state knows what is stable (``full``) and what the previous round
+added (``delta``). Each round the driver asks it for the frame to store (:meth:`step`, lazy),
+materialises that frame as a leaf together with the other relations' (one Spark job), and hands
+it back (:meth:`absorb`). Two kinds:
+
+- :class:`SetState` — set semantics. The stored frame is the new rows: distinct candidates not
+  known yet. The relation is the union of a compacted base and the (disjoint) deltas since, all
+  stored leaves.
+- :class:`BestState` — a min/max relation (Pre-Mappability): one row per group with the best
+  value. The stored frame is the whole relation merged with the candidates, with a flag marking
+  the groups that improved (the delta), so one stored leaf serves as both.
+
+Every ``checkpoint_interval`` rounds the driver calls :meth:`compact`, which bounds the number
+of pieces a round scans (and stores them reliably when a checkpoint directory is set).
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Optional
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..analysis.checked import RelationSchema
+from ..spark.compile import aggregate_frame
+from .checkpoint import cut_lineage, release
+
+IMPROVED = "__improved"
+
+
+class SetState:
+    """A relation under set semantics: base ∪ pieces, all stored leaves."""
+
+    flag: Optional[str] = None  # every stored row is new
+
+    def __init__(self, schema: RelationSchema, empty: DataFrame, partitions: int):
+        self.columns = list(schema.column_names)
+        self.partitions = partitions
+        self._empty = empty
+        self._base: Optional[DataFrame] = None
+        self._pieces: list = []
+        self._delta: Optional[DataFrame] = None
+        self._full: Optional[DataFrame] = None  # base ∪ pieces, grown by one union per round
+        self.rows = 0  # exact: the pieces are disjoint
+
+    @property
+    def full(self) -> DataFrame:
+        return self._full if self._full is not None else self._empty
+
+    @property
+    def delta(self) -> DataFrame:
+        return self._delta if self._delta is not None else self._empty
+
+    def step(self, candidates: DataFrame) -> DataFrame:
+        """Distinct candidates that are not known yet (lazy)."""
+        fresh = candidates.distinct()
+        if self._full is None:
+            return fresh
+        return fresh.join(self.full, self.columns, "left_anti")
+
+    def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
+        """Add the stored new rows (disjoint from what is known)."""
+        self.rows += new_rows
+        if new_rows:
+            self._pieces.append(stored)
+            self._delta = stored
+            # Spark flattens nested unions, so the plan stays one union of the leaves
+            self._full = stored if self._full is None else self._full.union(stored)
+        else:
+            release(stored)
+            self._delta = None
+
+    def absorb_nothing(self) -> None:
+        """A round without candidates: nothing is new."""
+        self._delta = None
+
+    def compact(self, reliable: bool) -> None:
+        """Store base ∪ pieces as one leaf and release the pieces, except the current delta,
+        which the next round reads."""
+        pieces = [p for p in self._pieces if p is not self._delta]
+        if not pieces:
+            return
+        old = ([self._base] if self._base is not None else []) + pieces
+        # coalesce: a union has as many partitions as all its pieces together
+        self._base = cut_lineage(reduce(DataFrame.union, old).coalesce(self.partitions), reliable)
+        self._pieces = [self._delta] if self._delta is not None else []
+        self._full = reduce(DataFrame.union, [self._base] + self._pieces)
+        for frame in old:
+            release(frame)
+
+    def finish(self, reliable: bool) -> None:
+        """Nothing to do: ``full`` is a union of stored leaves."""
+
+    def release(self) -> None:
+        """Free the pieces (after a failure; the base stays)."""
+        for frame in self._pieces:
+            release(frame)
+        self._pieces = []
+        self._delta = None
+        self._full = self._base
+
+
+class BestState:
+    """A min/max relation: per group (every other column) only the best value is kept."""
+
+    flag: Optional[str] = IMPROVED
+
+    def __init__(self, schema: RelationSchema, empty: DataFrame, func: str, position: int):
+        self.columns = list(schema.column_names)
+        self.value = self.columns[position]
+        self.group = [c for c in self.columns if c != self.value]
+        self.func = func
+        self._empty = empty
+        self._stored: Optional[DataFrame] = None  # the relation plus the IMPROVED flag
+        self._unchanged = False  # a round without candidates: no delta, whatever the flags say
+        self.rows: Optional[int] = None
+
+    @property
+    def full(self) -> DataFrame:
+        return self._full if self._stored is not None else self._empty
+
+    @property
+    def delta(self) -> DataFrame:
+        if self._stored is None or self._unchanged:
+            return self._empty
+        return self._delta
+
+    def step(self, candidates: DataFrame) -> DataFrame:
+        """The relation merged with the best candidate per group, flagging improved groups."""
+        best = aggregate_frame(candidates, self.group, self.func, self.value, self.value)
+        if self._stored is None:
+            return best.select(*self.columns, F.lit(True).alias(IMPROVED))
+        old = "__known"
+        known = self.full.withColumnRenamed(self.value, old)
+        if self.group:
+            merged = known.join(best, self.group, "full_outer")
+        else:
+            merged = known.join(best, on=F.lit(True), how="full_outer")
+        candidate, current = F.col(self.value), F.col(old)
+        better = candidate < current if self.func == "min" else candidate > current
+        improved = candidate.isNotNull() & (current.isNull() | better)
+        return merged.select(
+            *self.group,
+            F.when(improved, candidate).otherwise(current).alias(self.value),
+            improved.alias(IMPROVED),
+        ).select(*self.columns, IMPROVED)
+
+    def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
+        """The stored merge replaces the relation; the previous one is no longer read."""
+        release(self._stored)
+        self._set_stored(stored)
+        self._unchanged = False
+        self.rows = total_rows
+
+    def _set_stored(self, stored: DataFrame) -> None:
+        self._stored = stored
+        self._full = stored.select(*self.columns)
+        self._delta = stored.filter(F.col(IMPROVED)).select(*self.columns)
+
+    def absorb_nothing(self) -> None:
+        """A round without candidates: nothing improved."""
+        self._unchanged = True
+
+    def compact(self, reliable: bool) -> None:
+        """The relation is one stored leaf already; store it reliably when asked."""
+        if reliable and self._stored is not None:
+            previous = self._stored
+            self._set_stored(cut_lineage(previous, reliable))
+            release(previous)
+
+    def finish(self, reliable: bool) -> None:
+        """Nothing to do: the relation is one stored leaf."""
+
+    def release(self) -> None:
+        """Nothing to free beyond the relation itself, which the caller may still read."""

@@ -1,0 +1,53 @@
+"""Per-stratum evaluation statistics (what ``Materialization.stats`` holds)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+
+@dataclass
+class IterationStats:
+    """One evaluation round of a stratum: new rows per relation and wall-clock seconds."""
+
+    iteration: int
+    new_rows: dict  # relation -> rows new in this round (for min/max relations: improved groups)
+    seconds: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.new_rows.values())
+
+
+@dataclass
+class StratumStats:
+    """How one stratum was evaluated.
+
+    ``iterations`` counts evaluation rounds (1 for a non-recursive stratum). ``rows`` holds the
+    final size of each relation when it is known without an extra Spark job (a recursive
+    stratum's plain relations: the sum of their disjoint deltas), else None.
+    """
+
+    index: int
+    relations: tuple
+    recursive: bool
+    strategy: str
+    iterations: int = 0
+    seconds: float = 0.0
+    rounds: list = field(default_factory=list)  # list[IterationStats]
+    rows: dict = field(default_factory=dict)  # relation -> Optional[int]
+
+    @property
+    def rows_per_iteration(self) -> list:
+        """Total new rows of each round, in order (the delta sizes)."""
+        return [r.total for r in self.rounds]
+
+    def row_count(self, relation: str) -> Optional[int]:
+        return self.rows.get(relation)
+
+    def __str__(self) -> str:
+        kind = f"recursive, {self.strategy}" if self.recursive else "non-recursive"
+        sizes = ", ".join(f"{n}={'?' if c is None else c}" for n, c in self.rows.items())
+        return (f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "
+                f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}, "
+                f"{self.seconds:.2f}s, rows {sizes}")

@@ -1,0 +1,216 @@
+"""DRed (delete and re-derive) for recursive strata, on sets of facts.
+
+Given the old state of a recursive stratum and the facts of lower relations that appeared or
+disappeared (presence changes):
+
+1. Over-delete: every fact with a derivation that uses a deleted fact, propagated semi-naively
+   with every other atom read from the OLD state (a superset of what really goes).
+2. Re-derive: of the over-deleted facts, those the stratum's rules still derive in one round
+   from what remains (old minus over-deleted, and the new lower relations) — the program's
+   own facts included. Cost: one round of every rule over the remaining state (a join per
+   rule, no fixpoint), so deletions cost at least one pass over the stratum's data.
+3. Insert: the re-derived facts and the one-step consequences of the inserted lower facts seed
+   a semi-naive fixpoint over the new state (the driver's states, ``eval.state``).
+
+Min/max relations (PreM) keep their best value per group (``BestState``): insertions continue
+the fixpoint from the stored best values (a group improves or stays). Deletions reaching a PreM
+stratum are not handled here: the caller recomputes that stratum (``dred_applies``).
+Negated lower relations that changed are likewise left to a recomputation.
+
+The semi-naive loop is a small one of its own: the driver's loop starts from empty relations
+with round 0 evaluating every rule, while both phases here start from a given state and seed.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Optional
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..errors import NonTerminationError
+from ..eval.checkpoint import cut_lineage, materialise
+from ..eval.driver import conform
+from ..eval.state import IMPROVED, BestState, SetState
+from ..plan.translate import plan_rule
+from ..spark.compile import compile_node
+from ..spark.inputs import empty_frame, facts_frame
+from ..syntax import ast
+
+def dred_applies(stratum_plan, deleted_lower, changed_negated) -> bool:
+    """True when :func:`dred_changes` maintains this recursive stratum: no changed relation
+    under a negation, and no deletion at all when the stratum has min/max relations."""
+    if changed_negated:
+        return False
+    return not (stratum_plan.aggregates and deleted_lower)
+
+
+def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
+                 deleted: dict, max_iterations: Optional[int] = None,
+                 checkpoint_interval: int = 10) -> dict:
+    """Relation -> (inserted facts, deleted facts) of the stratum's relations.
+
+    ``old``: relation -> old facts (plain frames) of the stratum's relations and every lower
+    relation its rules read; ``new``: relation -> new facts of those lower relations;
+    ``inserted`` / ``deleted``: lower relation -> facts that appeared / disappeared (only the
+    relations that changed).
+    """
+    relations = stratum_plan.relations
+    schemas = {name: checked.relations[name] for name in relations}
+    empties = {name: empty_frame(spark, schemas[name]) for name in relations}
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+
+    # 1. over-delete against the old state
+    over = {name: SetState(schemas[name], empties[name], partitions) for name in relations}
+    if deleted:
+        scans = {(name, "full"): frame for name, frame in old.items()}
+        seed = _lower_variants(spark, checked, stratum_plan, scans, deleted)
+        _propagate(spark, checked, stratum_plan, over, seed, scans, False, max_iterations,
+                   checkpoint_interval)
+    over_deleted = {name: state.full for name, state in over.items()}
+    any_over = any(state.rows for state in over.values())
+
+    # 2. what remains, and the over-deleted facts it still derives
+    remaining = {}
+    for name in relations:
+        frame = old[name]
+        if over[name].rows:
+            frame = frame.join(over_deleted[name], list(frame.columns), "left_anti")
+        remaining[name] = frame
+    if any_over:
+        remaining = materialise(remaining)[0]
+    scans = {(name, "full"): frame for name, frame in new.items()}
+    scans.update({(name, "full"): frame for name, frame in remaining.items()})
+    seed: dict = {}
+    if any_over:
+        for rule_plan in stratum_plan.rules:
+            name = rule_plan.relation
+            if over[name].rows:
+                frame = conform(compile_node(rule_plan.plan, scans), schemas[name])
+                seed.setdefault(name, []).append(frame)
+        for name in relations:
+            facts = checked.facts.get(name)
+            if facts and over[name].rows:
+                seed.setdefault(name, []).append(facts_frame(spark, schemas[name], facts))
+        seed = {name: [reduce(DataFrame.union, parts).join(
+                    over_deleted[name], list(schemas[name].column_names), "left_semi")]
+                for name, parts in seed.items()}
+
+    # 3. insert semi-naively over the new state
+    for name, parts in _lower_variants(spark, checked, stratum_plan, scans, inserted).items():
+        seed.setdefault(name, []).extend(parts)
+    states = {}
+    for name in relations:
+        state = _state(spark, stratum_plan, schemas[name], empties[name], partitions)
+        if isinstance(state, BestState):  # its stored frame carries the improved flag
+            state.absorb(remaining[name].withColumn(IMPROVED, F.lit(False)), 0, None)
+        else:  # known non-empty or not, it is the starting state (count 1 keeps it)
+            state.absorb(remaining[name], 1, None)
+        states[name] = state
+    added = _propagate(spark, checked, stratum_plan, states, seed, scans, True, max_iterations,
+                       checkpoint_interval)
+
+    result = {}
+    for name in relations:
+        columns = list(schemas[name].column_names)
+        gained = reduce(DataFrame.union, added[name]) if added[name] else empties[name]
+        if name in stratum_plan.aggregates:  # an improved group replaces its old row
+            final = states[name].full
+            result[name] = (final.join(old[name], columns, "left_anti"),
+                            old[name].join(final, columns, "left_anti"))
+        else:
+            result[name] = (gained.join(old[name], columns, "left_anti"),
+                            over_deleted[name].join(gained, columns, "left_anti"))
+    return result
+
+
+def _state(spark, stratum_plan, schema, empty, partitions):
+    spec = stratum_plan.aggregates.get(schema.name)
+    if spec is not None:
+        return BestState(schema, empty, spec.func, spec.position)
+    return SetState(schema, empty, partitions)
+
+
+def _lower_variants(spark, checked, stratum_plan, scans: dict, changed: dict) -> dict:
+    """Relation -> candidate frames of the rules read with one changed lower atom as delta."""
+    if not changed:
+        return {}
+    frames = dict(scans)
+    frames.update({(name, "delta"): frame for name, frame in changed.items()})
+    candidates: dict = {}
+    for rule_plan in stratum_plan.rules:
+        rule = rule_plan.rule
+        for i, literal in enumerate(rule.body):
+            if isinstance(literal, ast.Atom) and literal.predicate in changed:
+                plan = plan_rule(rule, checked, delta_position=i).plan
+                schema = checked.relations[rule_plan.relation]
+                candidates.setdefault(rule_plan.relation, []).append(
+                    conform(compile_node(plan, frames), schema))
+    return candidates
+
+
+def _propagate(spark, checked, stratum_plan, states: dict, seed: dict, scans: dict,
+               full_from_states: bool, max_iterations: Optional[int],
+               checkpoint_interval: int = 10) -> dict:
+    """Semi-naive rounds from ``seed`` (relation -> candidate frames) until nothing is new.
+
+    New rows are decided and absorbed by ``states`` (``eval.state``). The stratum's atoms read
+    the round's delta and, elsewhere, ``scans`` — or the states themselves when
+    ``full_from_states``. Returns relation -> the new rows found (stored frames; for set
+    relations only). Every ``checkpoint_interval`` rounds the states are compacted, like the
+    driver's; the found pieces are first stored as one frame, since compaction releases them.
+    """
+    relations = stratum_plan.relations
+    empties = {name: empty_frame(spark, checked.relations[name]) for name in relations}
+    reliable = spark.sparkContext.getCheckpointDir() is not None
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    found: dict = {name: [] for name in relations}
+    candidates = {name: reduce(DataFrame.union, parts) for name, parts in seed.items() if parts}
+    iteration = 0
+    while candidates:
+        stored = {name: states[name].step(frame) for name, frame in candidates.items()}
+        flags = {name: states[name].flag for name in stored if states[name].flag}
+        leaves, new, total = materialise(stored, flags)
+        iteration += 1
+        for name, state in states.items():
+            if name in leaves:
+                state.absorb(leaves[name], new[name], total[name])
+                if new[name] and isinstance(state, SetState):
+                    found[name].append(leaves[name])
+            else:
+                state.absorb_nothing()
+        deltas = {name: states[name].delta for name in leaves if new[name]}
+        if not deltas:
+            break
+        if max_iterations is not None and iteration >= max_iterations:
+            raise NonTerminationError(f"stratum {stratum_plan.index} did not reach a fixpoint "
+                                      f"within {max_iterations} incremental iterations")
+        if iteration % checkpoint_interval == 0:
+            for name, pieces in found.items():
+                if len(pieces) > 1:
+                    found[name] = [cut_lineage(reduce(DataFrame.union, pieces)
+                                               .coalesce(partitions), False)]
+            for state in states.values():
+                state.compact(reliable)
+            deltas = {name: states[name].delta for name in deltas}
+        frames = dict(scans)
+        for name in relations:
+            if full_from_states:
+                frames[(name, "full")] = states[name].full
+            frames[(name, "delta")] = deltas[name] if name in deltas else empties[name]
+        candidates = {}
+        for rule_plan in stratum_plan.delta_rules:
+            if not any(s.source == "delta" and s.relation in deltas for s in _scans(rule_plan.plan)):
+                continue
+            schema = checked.relations[rule_plan.relation]
+            frame = conform(compile_node(rule_plan.plan, frames), schema)
+            candidates[rule_plan.relation] = (candidates[rule_plan.relation].union(frame)
+                                              if rule_plan.relation in candidates else frame)
+    return found
+
+
+def _scans(node):
+    from ..plan.ir import scans
+
+    return scans(node)

@@ -1,0 +1,398 @@
+"""``update``: fold the changes of the EDB relations into a materialized warehouse, in one run.
+
+The strata are maintained in order; each stratum sees the net changes of every relation below
+it (EDB changes, then the changes the lower strata produced), so a deletion below can insert
+above through negation. Per stratum the method is:
+
+- ``unchanged``: nothing it reads changed (no work, no new version);
+- ``counting`` (``.counting``): non-recursive strata without aggregates;
+- ``dred`` (``.dred``): recursive strata (set relations; min/max relations on insertions);
+- ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
+  against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
+  as the fallback of the others: a non-recursive stratum with an aggregate relation (the whole
+  stratum, not only the touched groups), a negated relation changed under a negated ``_``
+  atom or inside a recursive stratum, or a deletion reaching a min/max recursion. Its cost is the
+  stratum's full evaluation plus a diff with its stored state.
+
+``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
+as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
+terminate on recursive ones. The report says which method each stratum used.
+
+All changed tables are committed with ``Warehouse.apply_changes`` inside one warehouse run
+(``mode="incremental"``); the changes are computed from the tables' versions at the run's
+first start (``RunInfo.base_versions``), so a failed run re-run with the same run id computes
+the same changes and the warehouse's application transactions skip the tables already done.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from ..errors import InputError, WarehouseError
+from ..eval.checkpoint import materialise
+from ..spark.counted import COUNT, count_derivations
+from ..spark.inputs import facts_frame
+from ..syntax import ast
+from .changes import (ON_MISSING_DELETE, apply_change, check_deletes, conform_changes, diff,
+                      presence_changes, signed_presence)
+from .counting import counting_applies, counting_changes, negation_change
+from .dred import dred_applies, dred_changes
+
+METHODS = ("auto", "dred", "counting", "recompute")
+
+
+@dataclass
+class RelationReport:
+    """What one update did to one relation: facts that appeared / disappeared, Delta versions."""
+
+    relation: str
+    inserted: int = 0
+    deleted: int = 0
+    version_before: Optional[int] = None
+    version_after: Optional[int] = None
+
+
+@dataclass
+class StratumReport:
+    index: int
+    relations: tuple
+    method: str
+    seconds: float
+
+
+@dataclass
+class UpdateReport:
+    """The result of ``update``: per relation and per stratum, and the run."""
+
+    run_id: str
+    relations: dict = field(default_factory=dict)  # name -> RelationReport
+    strata: list = field(default_factory=list)  # StratumReport, in order
+    consumed: dict = field(default_factory=dict)  # EDB relation -> version consumed
+    already_committed: bool = False
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> list:
+        """Relations that got a new version."""
+        return [r.relation for r in self.relations.values() if r.version_after != r.version_before]
+
+    def __str__(self) -> str:
+        lines = [f"update run {self.run_id}" + (" (already committed)" if self.already_committed else "")]
+        for r in self.relations.values():
+            lines.append(f"  {r.relation}: +{r.inserted} -{r.deleted} facts, version "
+                         f"{r.version_before} -> {r.version_after}")
+        for s in self.strata:
+            lines.append(f"  stratum {s.index} ({', '.join(s.relations)}): {s.method}, {s.seconds:.2f}s")
+        return "\n".join(lines)
+
+
+def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]] = None,
+           method: str = "auto", on_missing_delete: str = "error", run_id: Optional[str] = None,
+           max_iterations: Optional[int] = None, checkpoint_interval: int = 10) -> UpdateReport:
+    """Maintain the program's relations in ``warehouse`` under changes of its EDB relations.
+
+    ``changes`` maps EDB relations to change sets (the relation's columns, and ``_count``: +n
+    inserts n copies, -n deletes n; without ``_count`` each row inserts one). Without
+    ``changes``, each EDB relation's changes since the version the last committed run consumed
+    are used: from its external Delta source when it was read from one, else from the
+    warehouse's own table. Deleting a fact that is not there raises ``InputError`` naming it and
+    nothing is applied (``on_missing_delete="ignore"`` drops such deletions). ``method`` is one
+    of ``METHODS`` (see the module docstring). ``max_iterations`` bounds the rounds of each
+    semi-naive phase (``NonTerminationError``); every ``checkpoint_interval`` rounds the
+    phases compact their states, as the driver does.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, not {method!r}")
+    if on_missing_delete not in ON_MISSING_DELETE:
+        raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not "
+                         f"{on_missing_delete!r}")
+    if checkpoint_interval is None or checkpoint_interval < 1:
+        raise ValueError("checkpoint_interval must be a positive number of iterations")
+    started = time.perf_counter()
+    program = _typed(program, warehouse)
+    checked = program.checked
+    for name in changes or {}:
+        if name not in checked.relations:
+            raise InputError(f"changes given for a relation the program does not mention: {name}")
+        if checked.relations[name].kind != "edb":
+            raise InputError(f"changes given for a derived (IDB) relation: {name}; only EDB "
+                             "relations take changes")
+    known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
+    checked_changes = {}
+    if changes and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
+        # before the run: a refusal leaves no trace
+        checked_changes = _check_changes(checked, warehouse, changes)
+    run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
+    try:
+        if run.already_committed:
+            report = UpdateReport(run.run_id, already_committed=True, consumed=dict(run.consumed))
+        else:
+            report = _Update(program, spark, warehouse, run, method, on_missing_delete,
+                             max_iterations, checkpoint_interval).run(changes, checked_changes)
+    except BaseException:
+        warehouse.abort_run(run)
+        raise
+    warehouse.commit_run(run, details={"method": method})
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_changes(checked, warehouse, changes) -> dict:
+    """Raise ``InputError`` for deletions of absent facts, against the tables as they are.
+
+    Returns relation -> (conformed change, table version it was checked against), so the run
+    checks again only a table that changed since.
+    """
+    result = {}
+    for name, frame in changes.items():
+        schema = checked.relations[name]
+        change = conform_changes(schema, frame)
+        if warehouse.exists(name):
+            version = warehouse.version(name)
+            old = warehouse.read(name, with_counts=True, version=version).where(F.col(COUNT) > 0)
+            result[name] = (check_deletes(schema, old, change, "error"), version)
+    return result
+
+
+def _typed(program, warehouse):
+    """The program with undeclared EDB relations typed from their warehouse tables."""
+    types = {}
+    for name in program.checked.edb:
+        if not program.checked.relations[name].declared and warehouse.exists(name):
+            types[name] = tuple(t for _, t in warehouse.schema(name))
+    return program.with_input_types(types)
+
+
+class _Update:
+    def __init__(self, program, spark, warehouse, run, method, on_missing_delete, max_iterations,
+                 checkpoint_interval=10):
+        self.program = program
+        self.checked = program.checked
+        self.spark = spark
+        self.wh = warehouse
+        self.run_info = run
+        self.method = method
+        self.on_missing_delete = on_missing_delete
+        self.max_iterations = max_iterations
+        self.checkpoint_interval = checkpoint_interval
+        self.old: dict = {}  # relation -> old state (counted)
+        self.deltas: dict = {}  # relation -> non-empty change (counted, stored)
+        self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
+
+    # -- driving -------------------------------------------------------------------------
+
+    def run(self, changes, checked_changes=None) -> UpdateReport:
+        checked, wh, run = self.checked, self.wh, self.run_info
+        base = dict(run.base_versions)
+        missing = [n for n in checked.relations if n not in base]
+        if missing:
+            raise WarehouseError(f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
+                                 "materialize the program into it before updating it")
+        for name in checked.relations:
+            self.old[name] = self._state(name, base[name])
+        applied, consumed = self._edb_changes(changes, base, checked_changes or {})
+        report = UpdateReport(run.run_id)
+        for plan in self.program.plans:
+            started = time.perf_counter()
+            used = self._stratum(plan)
+            report.strata.append(StratumReport(plan.index, tuple(plan.relations), used,
+                                               time.perf_counter() - started))
+        self._commit(applied, consumed, base, report)
+        return report
+
+    def _state(self, name, version):
+        return self.wh.read(name, with_counts=True, version=version).where(F.col(COUNT) > 0)
+
+    def _columns(self, name):
+        return list(self.checked.relations[name].column_names)
+
+    def _edb_changes(self, changes, base, checked_changes) -> tuple:
+        """Set the EDB deltas; return (changes to apply to EDB tables, consumed versions)."""
+        checked, wh = self.checked, self.wh
+        applied, consumed, found = {}, {}, {}
+        if changes is not None:
+            for name, frame in changes.items():
+                schema = checked.relations[name]
+                change, version = checked_changes.get(name, (None, None))
+                if change is None or version != base[name]:
+                    change = conform_changes(schema, frame)
+                    change = check_deletes(schema, self.old[name], change, self.on_missing_delete)
+                found[name] = change
+            applied = found
+        else:
+            committed = [r for r in wh.runs() if r["status"] == "committed"]
+            for name in checked.edb:
+                # the latest run that consumed the relation (a run writing other tables only,
+                # like a hand-made change of an input table, records nothing for it)
+                last = next((r for r in reversed(committed)
+                             if (r.get("consumed") or {}).get(name) is not None), {})
+                since = (last.get("consumed") or {}).get(name)
+                source = (last.get("sources") or {}).get(name)
+                if since is None:
+                    continue
+                if source:
+                    from ..storage.locations import load_input_changes
+
+                    table = load_input_changes(self.spark, source, wh.schema(name), name, since)
+                    schema = checked.relations[name]
+                    change = table.df.toDF(*schema.column_names, COUNT)
+                    found[name] = applied[name] = check_deletes(schema, self.old[name], change,
+                                                                self.on_missing_delete)
+                    consumed[name] = (table.version, source)
+                elif since != base[name]:
+                    self.old[name] = self._state(name, since)
+                    found[name] = wh.changes(name, since, base[name]).toDF(
+                        *self._columns(name), COUNT)
+                    consumed[name] = (base[name], None)
+        self._absorb(found)
+        applied = {name: self.deltas[name] for name in applied if name in self.deltas}
+        return applied, consumed
+
+    def _absorb(self, changes: dict) -> None:
+        """Store the non-empty ``changes`` as deltas, with their presence changes."""
+        if not changes:
+            return
+        frames = {}
+        for name, change in changes.items():
+            frames[(name, "change")] = change
+        leaves, sizes, _ = materialise(frames)
+        present = {}
+        for (name, _), leaf in leaves.items():
+            if sizes[(name, "change")]:
+                self.deltas[name] = leaf
+                inserted, deleted = presence_changes(self.old[name], leaf, self._columns(name))
+                present[(name, "+")] = inserted
+                present[(name, "-")] = deleted
+        if present:
+            leaves, sizes, _ = materialise(present)
+            for name in {n for n, _ in leaves}:
+                self.presence[name] = (leaves[(name, "+")], leaves[(name, "-")],
+                                       sizes[(name, "+")], sizes[(name, "-")])
+
+    def new_state(self, name):
+        return apply_change(self.old[name], self.deltas.get(name), self._columns(name))
+
+    # -- one stratum ---------------------------------------------------------------------
+
+    def _stratum(self, plan) -> str:
+        reads, negated = set(), set()
+        for rule_plan in plan.rules:
+            for literal in rule_plan.rule.body:
+                if isinstance(literal, ast.Atom):
+                    reads.add(literal.predicate)
+                elif isinstance(literal, ast.Negation):
+                    reads.add(literal.atom.predicate)
+                    negated.add(literal.atom.predicate)
+        reads -= set(plan.relations)
+        changed = {r for r in reads if r in self.deltas}
+        if self.method != "recompute" and not changed:
+            return "unchanged"
+        if self.method == "recompute":
+            used = "recompute"
+        elif not plan.recursive:
+            used = "counting" if counting_applies(plan, changed) else "recompute"
+        else:
+            moved = {r for r in changed if r in self.presence
+                     and (self.presence[r][2] or self.presence[r][3])}
+            deleted = any(self.presence[r][3] for r in moved)
+            used = "dred" if dred_applies(plan, deleted, moved & negated) else "recompute"
+            if used == "dred" and not moved:
+                return "unchanged"  # only multiplicities changed below: the sets are the same
+        if used == "counting":
+            results = self._counting(plan, reads, changed, negated)
+        elif used == "dred":
+            results = self._dred(plan, reads, changed)
+        else:
+            results = self._recompute(plan, reads)
+        self._absorb(results)
+        return used
+
+    def _counting(self, plan, reads, changed, negated) -> dict:
+        old = {name: self.old[name] for name in reads}
+        new = {name: self.new_state(name) for name in reads}
+        changes = {name: self.deltas[name] for name in changed}
+        negation = {}
+        for name in changed & negated:
+            inserted, deleted, _, _ = self.presence[name]
+            negation[name] = negation_change(inserted, deleted)
+        return counting_changes(self.spark, self.checked, plan, old, new, changes, negation)
+
+    def _dred(self, plan, reads, changed) -> dict:
+        plain = {}
+        for name in list(reads) + list(plan.relations):
+            plain[name] = self.old[name].select(*self._columns(name))
+        # the changed lower relations' new states are stored once: every round reads them
+        new = {name: plain[name] for name in reads if name not in self.deltas}
+        changed_new = {name: self.new_state(name).select(*self._columns(name))
+                       for name in reads if name in self.deltas}
+        if changed_new:
+            new.update(materialise(changed_new)[0])
+        inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
+        deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
+        results = dred_changes(self.spark, self.checked, plan, plain, new, inserted, deleted,
+                               self.max_iterations, self.checkpoint_interval)
+        return {name: signed_presence(ins, dels) for name, (ins, dels) in results.items()}
+
+    def _recompute(self, plan, reads) -> dict:
+        from ..eval.driver import evaluate
+
+        counted = {name: self.new_state(name) for name in reads}
+        frames = {name: frame.select(*self._columns(name)) for name, frame in counted.items()}
+        results, _ = evaluate(self.spark, self.checked, [plan], frames,
+                              max_iterations=self.max_iterations,
+                              checkpoint_interval=self.checkpoint_interval)
+        changes = {}
+        for name in plan.relations:
+            if plan.recursive or name in plan.aggregates:
+                fresh = results[name].withColumn(COUNT, F.lit(1).cast("long"))
+            else:
+                fresh = self._derivation_counts(plan, name, counted)
+            changes[name] = diff(self.old[name], fresh, self._columns(name))
+        return changes
+
+    def _derivation_counts(self, plan, name, counted) -> DataFrame:
+        """Derivation counts of a non-recursive, non-aggregate relation (``eval.commit``'s)."""
+        scans = {(rel, "full"): frame for rel, frame in counted.items()}
+        columns = self._columns(name)
+        parts = [count_derivations(rp.plan, scans, self.spark).toDF(*columns, COUNT)
+                 for rp in plan.rules if rp.relation == name]
+        facts = self.checked.facts.get(name)
+        if facts:
+            parts.append(facts_frame(self.spark, self.checked.relations[name], facts)
+                         .withColumn(COUNT, F.lit(1).cast("long")))
+        if not parts:
+            return self.old[name].limit(0)
+        union = parts[0]
+        for part in parts[1:]:
+            union = union.unionByName(part)
+        return union.groupBy(*columns).agg(F.sum(COUNT).cast("long").alias(COUNT)).where(
+            F.col(COUNT) != 0)
+
+    # -- committing ----------------------------------------------------------------------
+
+    def _commit(self, applied, consumed, base, report) -> None:
+        wh, run, checked = self.wh, self.run_info, self.checked
+        order = [n for n in checked.edb if n in applied]
+        order += [n for plan in self.program.plans for n in plan.relations if n in self.deltas]
+        for name in order:
+            schema = checked.relations[name]
+            wh.apply_changes(name, list(zip(schema.column_names, schema.types)),
+                             self.deltas[name], run)
+        for name in checked.edb:
+            if name in consumed:
+                version, source = consumed[name]
+                run.consume(name, version, source)
+            else:
+                run.consume(name, run.produced.get(name, base[name]))
+        report.consumed = dict(run.consumed)
+        for name in checked.relations:
+            entry = RelationReport(name, version_before=base[name],
+                                   version_after=run.produced.get(name, base[name]))
+            if name in self.presence:
+                entry.inserted, entry.deleted = self.presence[name][2], self.presence[name][3]
+            report.relations[name] = entry

@@ -1,0 +1,638 @@
+"""The materialize job: a program, its inputs and a warehouse in; Delta tables and a summary out.
+
+Shared by the spark-submit entry point ``jobs/materialize.py`` and ``spark-datalog materialize``::
+
+    spark-submit jobs/materialize.py --config conf/example-job.yaml
+    spark-submit jobs/materialize.py --program prog.dl --input arc=data/arcs.csv \\
+        --input node=s3a://lake/nodes:delta --warehouse /data/wh --run-id 2024-06-01
+    spark-submit jobs/materialize.py --mode incremental --program prog.dl --warehouse /data/wh \\
+        --changes arc=data/arc_changes.parquet --method auto
+
+``--mode incremental`` folds changes of the EDB relations into the warehouse's derived tables
+(``Program.update``): ``--changes NAME=URI[:FORMAT]`` gives a change set (the relation's
+columns plus a signed ``_count``; without ``_count`` every row inserts one copy); ``--input
+NAME=URI[:FORMAT]`` gives the relation's new contents, whose difference with the stored table is
+the change; without either, each Delta input's changes since the version the warehouse last
+consumed are used. When some relations get explicit changes (``--changes`` or ``--input``),
+the others are taken as unchanged.
+
+Settings come from a YAML config (``--config``) and from flags; flags win. The config file has
+the flags' keys (``run_id`` or ``run-id``; ``input``/``inputs`` a mapping, ``output``/``outputs``
+a list) and relative paths in it are taken relative to the config file's directory, so a job
+runs the same from any working directory (a scheduler's, for instance).
+
+The program is parsed and checked before Spark starts: a wrong program exits 1 without a JVM.
+Exit status: 0 success, 1 a ``DatalogError`` (program, inputs, warehouse), 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import os
+import re
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Mapping, Optional, Sequence
+
+from .errors import DatalogError
+
+EXIT_OK = 0
+EXIT_PROGRAM_ERROR = 1
+EXIT_USAGE = 2
+
+MODES = ("full", "incremental")
+METHODS = ("auto", "dred", "counting", "recompute")
+STRATEGIES = ("seminaive", "naive")
+ON_NULL = ("error", "drop")
+FORMATS = ("delta", "parquet", "csv")
+DEFAULT_SHOW = 10
+
+# Only a trailing ":delta", ":parquet" or ":csv" names a format: URIs have colons of their own
+# (s3a://bucket/x, C:\data\x.csv).
+_FORMAT_SUFFIX = re.compile(r"^(?P<uri>.+):(?P<format>delta|parquet|csv)$", re.IGNORECASE)
+_HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_WINDOWS_ABSOLUTE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+class UsageError(Exception):
+    """A mistake in the job's flags or config file: reported with exit status 2."""
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """Where an EDB relation's facts come from: a URI and an optional format (else guessed)."""
+
+    uri: str
+    format: Optional[str] = None
+
+    def location(self):
+        """The ``inputs`` value ``Program.materialize`` takes: ``uri`` or ``(uri, format)``."""
+        return self.uri if self.format is None else (self.uri, self.format)
+
+    def __str__(self) -> str:
+        return self.uri if self.format is None else f"{self.uri}:{self.format}"
+
+
+@dataclass(frozen=True)
+class JobArgs:
+    """The resolved settings of one job run (config file merged with flags, defaults applied)."""
+
+    program: str
+    warehouse: str
+    inputs: Mapping[str, InputSpec] = field(default_factory=dict)
+    outputs: tuple = ()           # relations to report and show; () = the program's outputs
+    run_id: Optional[str] = None  # None = a timestamp-based id, chosen when the job runs
+    mode: str = "full"
+    replace: bool = False
+    strategy: str = "seminaive"
+    max_iterations: Optional[int] = None
+    checkpoint_interval: int = 10
+    on_null: str = "error"
+    show: int = DEFAULT_SHOW
+    config: Optional[str] = None
+    changes: Mapping[str, InputSpec] = field(default_factory=dict)  # incremental mode only
+    method: str = "auto"          # incremental mode only
+
+
+@dataclass
+class RelationSummary:
+    name: str
+    kind: str            # 'edb' or 'idb'
+    facts: int           # present facts in the warehouse after the run
+    version: Optional[int]
+
+
+@dataclass
+class StratumSummary:
+    index: int
+    relations: tuple
+    iterations: int
+    seconds: float
+
+
+@dataclass
+class JobSummary:
+    """What a job run did: the relations written (facts, Delta versions) and where time went."""
+
+    run_id: str
+    program: str
+    warehouse: str
+    relations: list = field(default_factory=list)   # RelationSummary, program order
+    strata: list = field(default_factory=list)      # StratumSummary, evaluation order
+    seconds: float = 0.0                            # the whole job, Spark start included
+    rows: dict = field(default_factory=dict)        # relation -> first rows shown
+    spark: str = ""                                 # Spark version and master
+    update: Optional[object] = None                 # incremental mode: the UpdateReport
+
+    def render(self) -> str:
+        """The summary printed at the end of a job."""
+        lines = [f"run {self.run_id}: {self.program} -> {self.warehouse}"
+                 + (f" (Spark {self.spark})" if self.spark else ""),
+                 f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}"]
+        for rel in self.relations:
+            version = "-" if rel.version is None else str(rel.version)
+            lines.append(f"{rel.name:<24} {rel.kind:<4} {rel.facts:>10} {version:>8}")
+        if self.strata:
+            lines.append("strata:")
+            for st in self.strata:
+                lines.append(f"  {st.index}: {', '.join(st.relations):<40} "
+                             f"{st.iterations:>4} iteration{'s' if st.iterations != 1 else ' '} "
+                             f"{st.seconds:8.2f} s")
+        if self.update is not None:
+            lines.append(str(self.update))
+        for name, rows in self.rows.items():
+            facts = next((r.facts for r in self.relations if r.name == name), len(rows))
+            lines.append(f"{name}: {facts} fact{'s' if facts != 1 else ''}")
+            lines += [f"  {name}({', '.join(_format_value(v) for v in row)})" for row in rows]
+            if facts > len(rows):
+                lines.append(f"  ... {facts - len(rows)} more")
+        lines.append(f"done in {self.seconds:.1f} s")
+        return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# arguments and config
+
+
+def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the job's flags to ``parser`` (shared with ``spark-datalog materialize``).
+
+    Every default is ``None`` so that a flag not given leaves the config file's value alone.
+    """
+    add = parser.add_argument
+    add("--config", metavar="FILE.yaml", help="YAML job config; flags override its keys")
+    add("--program", metavar="PATH.dl", help="the Datalog program")
+    add("--input", dest="inputs", action="append", metavar="NAME=URI[:FORMAT]",
+        help="facts of EDB relation NAME from a Delta table, Parquet or CSV (with a header) at URI; "
+             f"FORMAT one of {', '.join(FORMATS)} (default: guessed); repeatable")
+    add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
+    add("--output", dest="outputs", action="append", metavar="REL[,REL...]",
+        help="relations to report and show (default: the program's outputs); repeatable")
+    add("--run-id", metavar="ID", help="the run's id: re-running an unfinished run id resumes it "
+                                       "(default: a timestamp)")
+    add("--mode", choices=MODES, help="full (default): evaluate everything from the inputs; "
+                                      "incremental: fold the inputs' changes into the warehouse")
+    add("--changes", dest="changes", action="append", metavar="NAME=URI[:FORMAT]",
+        help="incremental mode: the change set of EDB relation NAME (its columns and a signed "
+             "_count); repeatable")
+    add("--method", choices=METHODS, help="incremental mode: maintenance algorithm (default auto)")
+    add("--replace", action="store_true", default=None,
+        help="allow replacing a warehouse that holds another program's results")
+    add("--strategy", choices=STRATEGIES, help="fixpoint strategy (default seminaive)")
+    add("--max-iterations", type=_positive, metavar="N",
+        help="bound on the iterations of each recursive stratum")
+    add("--checkpoint-interval", type=_positive, metavar="N",
+        help="cut the lineage every N iterations (default 10)")
+    add("--on-null", choices=ON_NULL, help="input rows with nulls: error (default) or drop")
+    add("--show", type=_non_negative, metavar="N",
+        help=f"rows to print per reported relation (default {DEFAULT_SHOW})")
+    return parser
+
+
+def build_parser(prog: str = "materialize") -> argparse.ArgumentParser:
+    """The argument parser of the job's command line."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description="Materialize a Datalog program into a warehouse of Delta tables.")
+    return add_job_arguments(parser)
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> JobArgs:
+    """Parse the command line (default ``sys.argv[1:]``), merge the config file, apply defaults.
+
+    Raises ``UsageError`` for anything wrong with the flags or the config file; argparse's own
+    errors (unknown flag, bad choice) exit with status 2 as usual.
+    """
+    namespace = build_parser().parse_args(argv)
+    return resolve(namespace)
+
+
+def resolve(namespace: argparse.Namespace) -> JobArgs:
+    """``JobArgs`` from parsed flags: config file values first, flags over them, then defaults."""
+    settings: dict = {}
+    if namespace.config:
+        settings = load_config(namespace.config)
+    flags = {key: getattr(namespace, key, None) for key in _KEYS}
+    flags.pop("config", None)
+    if flags["inputs"] is not None:
+        # Per relation: a flag replaces that relation's config entry, the others stay.
+        flags["inputs"] = {**settings.get("inputs", {}), **parse_inputs(flags["inputs"])}
+    if flags["changes"] is not None:
+        flags["changes"] = {**settings.get("changes", {}),
+                            **parse_inputs(flags["changes"], "--changes")}
+    if flags["outputs"] is not None:
+        flags["outputs"] = split_outputs(flags["outputs"])
+    settings.update({key: value for key, value in flags.items() if value is not None})
+    for required in ("program", "warehouse"):
+        if not settings.get(required):
+            raise UsageError(f"no {required} given: pass --{required} or set {required!r} in the "
+                             f"config file")
+    if settings.get("mode", "full") != "incremental":
+        for key in ("changes", "method"):
+            if settings.get(key):
+                raise UsageError(f"--{key} is for --mode incremental")
+    return JobArgs(config=namespace.config, **settings)
+
+
+_KEYS = ("program", "inputs", "warehouse", "outputs", "run_id", "mode", "replace", "strategy",
+         "max_iterations", "checkpoint_interval", "on_null", "show", "config", "changes", "method")
+_ALIASES = {"input": "inputs", "output": "outputs"}
+
+
+def load_config(path: str) -> dict:
+    """The settings of a YAML job config, checked, with relative paths made relative to its
+    directory. Keys are those of the flags (``run_id`` or ``run-id``)."""
+    import yaml
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot read the config file {path}: {err.strerror or err}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise UsageError(f"{path} is not valid YAML: {err}") from None
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise UsageError(f"{path}: a job config is a mapping of settings, not a "
+                         f"{type(raw).__name__}")
+    base = Path(path).resolve().parent
+    settings: dict = {}
+    seen: set = set()
+    for key, value in raw.items():
+        name = _ALIASES.get(str(key).replace("-", "_"), str(key).replace("-", "_"))
+        if name not in _KEYS or name == "config":
+            known = ", ".join(k for k in _KEYS if k != "config")
+            raise UsageError(f"{path}: unknown key {key!r} (known keys: {known})")
+        if name in seen:
+            raise UsageError(f"{path}: {key!r} is given twice")
+        seen.add(name)
+        value = _config_value(path, name, value, base)
+        if value is not None:  # `key: null` means the default
+            settings[name] = value
+    return settings
+
+
+def _config_value(path: str, name: str, value, base: Path):
+    where = f"{path}: {name}"
+    if value is None:
+        return None
+    if name in ("program", "warehouse"):
+        return relative_to(_text(where, value), base)
+    if name in ("inputs", "changes"):
+        if not isinstance(value, dict):
+            raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
+        inputs = {}
+        for relation, spec in value.items():
+            if isinstance(spec, dict):
+                unknown = set(spec) - {"uri", "format"}
+                if unknown or "uri" not in spec:
+                    raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
+                spec = InputSpec(_text(f"{where}.{relation}.uri", spec["uri"]),
+                                 _format(f"{where}.{relation}", spec.get("format")))
+            else:
+                spec = parse_location(_text(f"{where}.{relation}", spec))
+            inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
+        return inputs
+    if name == "outputs":
+        items = value if isinstance(value, list) else [value]
+        return split_outputs([_text(where, item) for item in items])
+    if name == "replace":
+        if not isinstance(value, bool):
+            raise UsageError(f"{where} must be true or false, not {value!r}")
+        return value
+    if name in ("max_iterations", "checkpoint_interval", "show"):
+        least = 0 if name == "show" else 1
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise UsageError(f"{where} must be an integer >= {least}, not {value!r}")
+        return value
+    choices = {"mode": MODES, "strategy": STRATEGIES, "on_null": ON_NULL,
+               "method": METHODS}.get(name)
+    text = _text(where, value)
+    if choices and text not in choices:
+        raise UsageError(f"{where} must be one of {', '.join(choices)}, not {text!r}")
+    return text
+
+
+def parse_inputs(items: Sequence[str], flag: str = "--input") -> dict:
+    """``["arc=data/arcs.csv", "node=s3a://lake/n:delta"]`` -> relation -> ``InputSpec``."""
+    inputs: dict = {}
+    for item in items:
+        name, sep, location = item.partition("=")
+        name, location = name.strip(), location.strip()
+        if not sep or not name or not location:
+            raise UsageError(f"{flag} expects NAME=URI[:FORMAT], got {item!r}")
+        if name in inputs:
+            raise UsageError(f"{flag} {name} given twice")
+        inputs[name] = parse_location(location)
+    return inputs
+
+
+def parse_location(text: str) -> InputSpec:
+    """``uri[:format]``: only a trailing ``:delta``, ``:parquet`` or ``:csv`` is a format."""
+    match = _FORMAT_SUFFIX.match(text.strip())
+    if match:
+        return InputSpec(match["uri"], match["format"].lower())
+    return InputSpec(text.strip())
+
+
+def split_outputs(items: Sequence[str]) -> tuple:
+    """``["tc,sg", "path"]`` -> ``("tc", "sg", "path")`` (order kept, duplicates dropped)."""
+    names: list = []
+    for item in items:
+        for name in str(item).split(","):
+            name = name.strip()
+            if name and name not in names:
+                names.append(name)
+    if not names:
+        raise UsageError("--output names no relation")
+    return tuple(names)
+
+
+def relative_to(location: str, base: Path) -> str:
+    """``location`` made relative to ``base`` when it is a relative local path."""
+    if _HAS_SCHEME.match(location) or location.startswith("file:") \
+            or _WINDOWS_ABSOLUTE.match(location) or os.path.isabs(location):
+        return location
+    return os.path.normpath(base / location)
+
+
+def default_run_id() -> str:
+    """A timestamp-based run id, e.g. ``20240601T120000.123456Z``."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def _text(where: str, value) -> str:
+    if isinstance(value, (dict, list, bool)) or value is None or str(value).strip() == "":
+        raise UsageError(f"{where} must be a non-empty string, not {value!r}")
+    return str(value).strip()
+
+
+def _format(where: str, value) -> Optional[str]:
+    if value is None:
+        return None
+    if str(value).lower() not in FORMATS:
+        raise UsageError(f"{where}.format must be one of {', '.join(FORMATS)}, not {value!r}")
+    return str(value).lower()
+
+
+# ---------------------------------------------------------------------------------------------
+# running
+
+
+def load_program(args: JobArgs):
+    """The checked program and the relations to report, all checked before Spark starts.
+
+    Raises ``DatalogError`` for a wrong program and ``UsageError`` for an unreadable file or
+    inputs/outputs naming relations the program cannot take or produce.
+    """
+    import spark_datalog as sd
+
+    try:
+        program = sd.Program.from_file(args.program)
+    except OSError as err:
+        raise UsageError(f"cannot read the program {args.program}: {err.strerror or err}") from None
+    relations = program.checked.relations
+    for flag, names in (("--input", args.inputs), ("--changes", args.changes)):
+        for name in names:
+            schema = relations.get(name)
+            if schema is None:
+                edb = ", ".join(n for n, s in relations.items() if s.kind == "edb") or "none"
+                raise UsageError(f"{flag} {name}: the program has no relation {name!r} "
+                                 f"(EDB relations: {edb})")
+            if schema.kind != "edb":
+                raise UsageError(f"{flag} {name}: {name!r} is derived by rules, not an input "
+                                 f"relation")
+    both = sorted(set(args.inputs) & set(args.changes))
+    if both:
+        raise UsageError(f"{', '.join(both)}: give either --input (new contents) or --changes, "
+                         f"not both")
+    outputs = args.outputs or tuple(program.outputs)
+    unknown = [name for name in outputs if name not in relations]
+    if unknown:
+        raise UsageError(f"--output: the program has no relation {', '.join(map(repr, unknown))} "
+                         f"(relations: {', '.join(relations)})")
+    return program, outputs
+
+
+def run_job(args, spark=None, out=None) -> JobSummary:
+    """Run the job described by ``args`` (``JobArgs``, or a command line to parse).
+
+    The program is checked first (``DatalogError``/``UsageError`` before any Spark work). With
+    ``spark`` the given session is used and left running; otherwise the active session, a
+    spark-submit session, or a new local one (stopped at the end when this job started it).
+    The summary is printed to ``out`` (default stdout; ``False`` for silence) and returned.
+    """
+    if not isinstance(args, JobArgs):
+        args = parse_args(args)
+    started = time.perf_counter()
+    program, outputs = load_program(args)
+    run_id = args.run_id or default_run_id()
+
+    own_session = spark is None and _active_session() is None
+    if spark is None:
+        spark = get_session()
+    try:
+        run = _update if args.mode == "incremental" else _materialize
+        summary = run(spark, program, outputs, args, run_id)
+    finally:
+        if own_session:
+            spark.stop()
+    summary.seconds = time.perf_counter() - started
+    if out is not False:
+        print(summary.render(), file=out or sys.stdout, flush=True)
+    return summary
+
+
+def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
+    from .storage import Warehouse
+
+    warehouse = Warehouse(spark, args.warehouse)
+    inputs = {name: spec.location() for name, spec in args.inputs.items()}
+    result = program.materialize(
+        spark, inputs=inputs, strategy=args.strategy, max_iterations=args.max_iterations,
+        checkpoint_interval=args.checkpoint_interval, on_null=args.on_null, warehouse=warehouse,
+        run_id=run_id, replace=args.replace)
+    summary = JobSummary(run_id=run_id, program=args.program, warehouse=warehouse.root,
+                         spark=f"{spark.version}, {spark.sparkContext.master}")
+    kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
+    written = [n for n in program.checked.relations if n in result.warehouse_versions]
+    written += sorted(set(result.warehouse_versions) - set(written))
+    for name in written:
+        facts = warehouse.read(name).count()
+        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts,
+                                                 result.warehouse_versions[name]))
+    summary.strata = [stratum_summary(stats) for stats in result.stats]
+    _show(summary, warehouse, outputs, args.show)
+    return summary
+
+
+def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
+    """``--mode incremental``: ``Program.update`` with the changes the flags name."""
+    from .incremental import update
+    from .storage import Warehouse
+
+    warehouse = Warehouse(spark, args.warehouse)
+    changes = {name: read_changes(spark, program, name, spec)
+               for name, spec in args.changes.items()}
+    for name, spec in args.inputs.items():
+        changes[name] = snapshot_change(spark, program, warehouse, name, spec)
+    report = update(program, spark, warehouse, changes=changes or None, method=args.method,
+                    run_id=run_id, max_iterations=args.max_iterations,
+                    checkpoint_interval=args.checkpoint_interval)
+    summary = JobSummary(run_id=report.run_id, program=args.program, warehouse=warehouse.root,
+                         spark=f"{spark.version}, {spark.sparkContext.master}", update=report)
+    kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
+    for name, entry in report.relations.items():
+        facts = warehouse.read(name).count()
+        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts,
+                                                 entry.version_after))
+    _show(summary, warehouse, outputs, args.show)
+    return summary
+
+
+def read_changes(spark, program, name: str, spec: InputSpec):
+    """The change set of ``name`` at ``spec``: the relation's columns (by position) and an
+    optional signed ``_count``, from a Delta table, Parquet or a CSV with a header."""
+    from .errors import InputError
+    from .storage import uris
+    from .storage.embedded import open_table, read_table
+
+    location = uris.normalise(spec.uri)
+    fmt = spec.format or ("csv" if location.lower().endswith(".csv") else None)
+    if fmt is None:
+        from .storage.embedded import is_delta_table
+
+        fmt = "delta" if is_delta_table(location, None) else "parquet"
+    try:
+        if fmt == "delta":
+            table = open_table(location, None, None, error=InputError)
+            if table is None:
+                raise InputError(f"--changes {name}: no Delta table at {spec.uri}")
+            return read_table(spark, table, location, error=InputError)
+        if fmt == "parquet":
+            return spark.read.parquet(uris.for_spark(location))
+        return spark.read.csv(uris.for_spark(location), header=True)
+    except InputError:
+        raise
+    except Exception as exc:  # AnalysisException: no such files, not that format
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"--changes {name}: cannot read {spec.uri} as {fmt}: {first}") from None
+
+
+def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
+    """The change turning the stored table of ``name`` into the input at ``spec`` (multiplicities
+    as a full run would store them)."""
+    from pyspark.sql import functions as F
+
+    from .incremental.changes import diff
+    from .storage.locations import load_input
+
+    schema = program.checked.relations[name]
+    columns = list(schema.column_names)
+    if schema.declared or not warehouse.exists(name):
+        types = list(zip(columns, schema.types))
+    else:
+        types = warehouse.schema(name)
+    df = load_input(spark, spec.uri, spec.format, types, name).df.toDF(*columns)
+    facts = program.checked.facts.get(name)
+    if facts:  # a full run adds the program's facts to the input
+        from .spark.inputs import facts_frame
+
+        df = df.unionByName(facts_frame(spark, schema, facts).toDF(*columns))
+    new = df.groupBy(*columns).agg(F.count(F.lit(1)).alias("_count"))
+    old = warehouse.read(name, with_counts=True).toDF(*columns, "_count").where(F.col("_count") > 0)
+    return diff(old, new, columns)
+
+
+def _show(summary: JobSummary, warehouse, outputs, show: int) -> None:
+    if show:
+        for name in outputs:
+            if warehouse.exists(name):
+                frame = warehouse.read(name)
+                summary.rows[name] = [tuple(row) for row in
+                                      frame.orderBy(*frame.columns).limit(show).collect()]
+
+
+def stratum_summary(stats) -> StratumSummary:
+    """The part of a stratum's stats record (``eval.stats``) the summary prints."""
+    return StratumSummary(index=stats.index, relations=tuple(stats.relations),
+                          iterations=stats.iterations, seconds=stats.seconds)
+
+
+def _active_session():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+def under_spark_submit() -> bool:
+    """True in a Python driver started by spark-submit (its JVM gateway is already running)."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def get_session():
+    """The active session; under spark-submit the session its configuration describes; else a
+    new local session (``spark.session.local_session``)."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    if under_spark_submit():
+        # Master, memory, checkpoint dir and the rest come from spark-submit's flags and
+        # properties file (without spark.checkpoint.dir the driver uses local checkpoints).
+        return SparkSession.builder.appName("spark_datalog materialize").getOrCreate()
+    from .spark.session import local_session
+
+    return local_session("spark_datalog materialize")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the job's command line; return the exit status (0, 1 DatalogError, 2 usage)."""
+    try:
+        args = parse_args(argv)
+    except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
+        return int(exit_.code or 0)
+    except UsageError as err:
+        print(f"materialize: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    return execute(args)
+
+
+def execute(args: JobArgs, prog: str = "materialize") -> int:
+    """``run_job`` with errors reported on stderr; the exit status."""
+    from .cli import print_errors
+
+    try:
+        run_job(args)
+    except UsageError as err:
+        print(f"{prog}: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except DatalogError as err:
+        print_errors(err)
+        return EXIT_PROGRAM_ERROR
+    return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be >= 0")
+    return value
+
+
+def _format_value(value) -> str:
+    from .cli import format_value
+
+    return format_value(value)

@@ -1,0 +1,239 @@
+"""Compile the relational-algebra IR into DataFrame operations.
+
+One small function per IR node, chosen through ``_NODE_COMPILERS``; children are compiled first.
+Everything is expressed with column expressions — never SQL text built from the program.
+
+Undefined arithmetic (division or ``mod`` by zero) evaluates to null here, and a null makes the
+row disappear: a selection drops it (a comparison with null is not true) and a projection drops
+rows whose computed value is null. Inputs never hold nulls (see ``inputs.py``), so null means
+exactly "this body literal failed".
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..plan import ir
+from .types import spark_type
+
+Frames = dict  # dict[tuple[str, str], DataFrame]: (relation, "full" | "delta") -> frame
+
+
+def compile_node(node, frames: Frames) -> DataFrame:
+    """The DataFrame computing ``node``, with columns ``node.columns`` in order.
+
+    ``frames`` maps ``(relation, source)`` (source ``"full"`` or ``"delta"``) to a frame whose
+    columns are the relation's columns, positionally.
+    """
+    try:
+        compiler = _NODE_COMPILERS[type(node)]
+    except KeyError:
+        raise TypeError(f"not an IR node: {node!r}") from None
+    return compiler(node, frames)
+
+
+# ---------------------------------------------------------------------------------------------
+# Relational nodes
+
+
+def _scan(node: ir.Scan, frames: Frames) -> DataFrame:
+    key = (node.relation, node.source)
+    if key not in frames:
+        raise KeyError(f"no frame for {node.source} relation {node.relation!r}")
+    frame = frames[key]
+    if len(frame.columns) != len(node.columns):
+        raise ValueError(f"scan {node.relation}: frame has {len(frame.columns)} columns, "
+                         f"scan names {len(node.columns)}")
+    return frame.toDF(*node.columns)
+
+
+def _select(node: ir.Select, frames: Frames) -> DataFrame:
+    child = compile_node(node.child, frames)
+    if not node.conditions:
+        return child
+    types = _operand_types(child, [e for c in node.conditions for e in (c.left, c.right)])
+    condition = reduce(lambda a, b: a & b, (compile_condition(c, types) for c in node.conditions))
+    return child.filter(condition)
+
+
+def _project(node: ir.Project, frames: Frames) -> DataFrame:
+    child = compile_node(node.child, frames)
+    types = _operand_types(child, [expr for _, expr in node.outputs])
+    projected = child.select(*[compile_expr(expr, types).alias(name) for name, expr in node.outputs])
+    partial = [name for name, expr in node.outputs if _may_be_undefined(expr)]
+    return projected.dropna(subset=partial) if partial else projected
+
+
+def _join(node: ir.Join, frames: Frames) -> DataFrame:
+    left = compile_node(node.left, frames)
+    right = compile_node(node.right, frames)
+    joined = left.join(right, list(node.on), "inner") if node.on else left.crossJoin(right)
+    # A USING join puts the key columns first; restore the IR's column order.
+    return joined.select(*node.columns)
+
+
+def _antijoin(node: ir.AntiJoin, frames: Frames) -> DataFrame:
+    return anti_join(compile_node(node.left, frames), compile_node(node.right, frames), node.on)
+
+
+def _union(node: ir.Union_, frames: Frames) -> DataFrame:
+    parts = [compile_node(child, frames).select(*node.columns) for child in node.children]
+    return reduce(DataFrame.union, parts)
+
+
+def _distinct(node: ir.Distinct, frames: Frames) -> DataFrame:
+    return compile_node(node.child, frames).distinct()
+
+
+def _aggregate(node: ir.Aggregate, frames: Frames) -> DataFrame:
+    child = compile_node(node.child, frames)
+    return aggregate_frame(child, node.group_by, node.func, node.argument, node.output)
+
+
+_NODE_COMPILERS = {
+    ir.Scan: _scan,
+    ir.Select: _select,
+    ir.Project: _project,
+    ir.Join: _join,
+    ir.AntiJoin: _antijoin,
+    ir.Union_: _union,
+    ir.Distinct: _distinct,
+    ir.Aggregate: _aggregate,
+}
+
+
+def aggregate_frame(frame: DataFrame, group_by, func: str, argument: str, output: str) -> DataFrame:
+    """Group ``frame`` by ``group_by`` and compute ``func(argument)`` as ``output``.
+
+    ``count`` counts distinct values; the others range over every row (a multiset). Only groups
+    with at least one row exist, also when ``group_by`` is empty.
+    """
+    value = _AGGREGATES[func](F.col(argument)).alias(output)
+    if group_by:
+        return frame.groupBy(*group_by).agg(value)
+    return _global_aggregate(frame, value, output)
+
+
+_AGGREGATES = {
+    "min": F.min,
+    "max": F.max,
+    "sum": F.sum,
+    "avg": F.avg,
+    "count": F.countDistinct,
+}
+
+
+def _global_aggregate(frame: DataFrame, value: Column, output: str) -> DataFrame:
+    # Spark returns one row for an aggregate without grouping even over no input (null, or 0
+    # for count); Datalog has no group then, so count the rows alongside and drop that row.
+    rows = "__rows"
+    return (frame.agg(value, F.count(F.lit(1)).alias(rows))
+            .filter(F.col(rows) > 0)
+            .select(output))
+
+
+def anti_join(left: DataFrame, right: DataFrame, on: tuple) -> DataFrame:
+    """Rows of ``left`` without a row of ``right`` agreeing on the columns ``on``; with no
+    columns, all of ``left`` if ``right`` is empty and nothing otherwise."""
+    if on:
+        return left.join(right.select(*on), list(on), "left_anti")
+    return _keep_if_empty(left, right)
+
+
+def _keep_if_empty(left: DataFrame, right: DataFrame) -> DataFrame:
+    # Negation of an atom sharing no variable with the rest of the rule: keep the left rows iff
+    # the right side is empty. An unconditioned anti-join against at most one right row does it
+    # inside the plan (a broadcast nested-loop join), without collecting anything to the driver.
+    return left.join(right.select().limit(1), on=F.lit(True), how="left_anti")
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalar expressions
+#
+# Expressions are compiled against the types of the columns they read (``types``: column name ->
+# Spark DataType, from the child frame's schema): `/` is integer division when both operands are
+# integral and true division otherwise, which must be decided before Spark sees the expression.
+
+
+def column_types(frame: DataFrame) -> dict:
+    """Column name -> Spark DataType of ``frame``."""
+    return {f.name: f.dataType for f in frame.schema.fields}
+
+
+def _operand_types(frame: DataFrame, exprs) -> dict:
+    # Only arithmetic needs operand types; skip the schema round trip otherwise.
+    return column_types(frame) if any(isinstance(e, ir.Arithmetic) for e in exprs) else {}
+
+
+def compile_expr(expr, types: dict) -> Column:
+    """The Column computing a scalar IR expression (ColumnRef, Literal or Arithmetic)."""
+    return _expr(expr, types)[0]
+
+
+def compile_condition(compare: ir.Compare, types: dict) -> Column:
+    """The boolean Column of a comparison; null (undefined arithmetic) counts as false."""
+    left, _ = _expr(compare.left, types)
+    right, _ = _expr(compare.right, types)
+    return _COMPARISONS[compare.op](left, right)
+
+
+def _expr(expr, types: dict) -> tuple:
+    """(Column, is_fractional) for an expression."""
+    if isinstance(expr, ir.ColumnRef):
+        return F.col(expr.name), isinstance(types.get(expr.name), T.FractionalType)
+    if isinstance(expr, ir.Literal):
+        return F.lit(expr.value).cast(spark_type(expr.type)), expr.type == "double"
+    if isinstance(expr, ir.Arithmetic):
+        left, left_fractional = _expr(expr.left, types)
+        right, right_fractional = _expr(expr.right, types)
+        fractional = left_fractional or right_fractional
+        return _ARITHMETIC[expr.op](left, right, fractional), fractional
+    raise TypeError(f"not an IR expression: {expr!r}")
+
+
+def _divide(left: Column, right: Column, fractional: bool) -> Column:
+    # Integers: Spark's `div` (IntegralDivide) truncates toward zero, as Java does; `/` would
+    # produce a double. With a double operand, true division.
+    quotient = left / right if fractional else F.call_function("div", left, right)
+    return _undefined_if_zero(right, quotient)
+
+
+def _mod(left: Column, right: Column, fractional: bool) -> Column:
+    # Spark's `%` keeps the sign of the dividend (Java semantics), for integers and doubles.
+    return _undefined_if_zero(right, left % right)
+
+
+def _undefined_if_zero(divisor: Column, value: Column) -> Column:
+    # ANSI mode (Spark 4's default) raises on division by zero, while the language says the
+    # literal simply fails: compute the value only for a non-zero divisor, null otherwise.
+    return F.when(divisor != F.lit(0), value)
+
+
+_ARITHMETIC = {
+    "+": lambda a, b, _: a + b,
+    "-": lambda a, b, _: a - b,
+    "*": lambda a, b, _: a * b,
+    "/": _divide,
+    "mod": _mod,
+}
+
+_COMPARISONS = {
+    "=": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _may_be_undefined(expr) -> bool:
+    """True when ``expr`` contains a division or mod, which is undefined for a zero divisor."""
+    if isinstance(expr, ir.Arithmetic):
+        return (expr.op in ("/", "mod") or _may_be_undefined(expr.left)
+                or _may_be_undefined(expr.right))
+    return False

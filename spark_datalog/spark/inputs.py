@@ -1,0 +1,157 @@
+"""Turn user-supplied DataFrames and program facts into the EDB frames a plan scans.
+
+A frame is matched to its EDB relation positionally: it must have the relation's arity, and each
+column's Spark type must fit the relation's column type (integral widening such as int -> long is
+accepted). The frame handed on is renamed to the relation's column names and cast to its exact
+types. Nulls have no meaning in Datalog: rows holding one are refused (``on_null="error"``) or
+dropped (``on_null="drop"``).
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Mapping, Optional
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from ..analysis.checked import CheckedProgram, RelationSchema
+from ..errors import InputError, SchemaError
+from .types import accepts, datalog_type, schema, spark_type
+
+ON_NULL = ("error", "drop")
+
+
+def prepare_inputs(spark: SparkSession, checked: CheckedProgram,
+                   inputs: Optional[Mapping[str, DataFrame]] = None,
+                   on_null: str = "error") -> dict:
+    """Relation name -> DataFrame for every EDB relation of ``checked``.
+
+    Each frame carries the relation's column names and types and includes the program's facts
+    of that relation. Raises SchemaError (arity or type mismatch), InputError (unknown or missing
+    relation, nulls when ``on_null="error"``).
+    """
+    if on_null not in ON_NULL:
+        raise ValueError(f"on_null must be one of {ON_NULL}, not {on_null!r}")
+    inputs = dict(inputs or {})
+    _check_names(checked, inputs)
+
+    frames = {}
+    for name in checked.edb:
+        relation = checked.relations[name]
+        if name in inputs:
+            frames[name] = conform_input(relation, inputs[name])
+    if on_null == "error":
+        check_no_nulls(frames)
+    else:
+        frames = {name: frame.dropna() for name, frame in frames.items()}
+
+    for name in checked.edb:
+        facts = checked.facts.get(name)
+        if facts:
+            fact_frame = facts_frame(spark, checked.relations[name], facts)
+            frames[name] = frames[name].union(fact_frame) if name in frames else fact_frame
+    return {name: frames[name] for name in checked.edb}
+
+
+def _check_names(checked: CheckedProgram, inputs: Mapping[str, DataFrame]) -> None:
+    unknown = sorted(n for n in inputs if n not in checked.relations)
+    if unknown:
+        raise InputError(f"inputs for unknown relations: {', '.join(unknown)} "
+                         f"(the program's input relations are {', '.join(checked.edb) or 'none'})")
+    derived = sorted(n for n in inputs if checked.relations[n].kind != "edb")
+    if derived:
+        raise InputError(f"inputs given for derived (IDB) relations: {', '.join(derived)}; "
+                         "only relations without rules can be inputs")
+    missing = [n for n in checked.edb if n not in inputs and not checked.facts.get(n)]
+    if missing:
+        raise InputError(f"missing inputs: {', '.join(missing)} (no DataFrame given and no facts "
+                         "in the program)")
+
+
+def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
+    """``frame`` renamed to ``relation``'s columns and cast to its types, after checking arity
+    and column types (SchemaError naming the relation and column on mismatch)."""
+    fields = frame.schema.fields
+    if len(fields) != relation.arity:
+        raise SchemaError(f"input {relation.name} has {len(fields)} columns "
+                          f"({', '.join(f.name for f in fields)}), the relation has "
+                          f"{relation.arity} ({', '.join(relation.column_names)})")
+    for position, (field, column) in enumerate(zip(fields, relation.columns)):
+        if not accepts(column.type, field.dataType):
+            raise SchemaError(f"input {relation.name}: column {position + 1} "
+                              f"({field.name} -> {column.name}) has type "
+                              f"{field.dataType.simpleString()}, expected {column.type}")
+    return frame.select(*[F.col(f"`{field.name}`").cast(spark_type(column.type)).alias(column.name)
+                          for field, column in zip(fields, relation.columns)])
+
+
+def check_no_nulls(frames: Mapping[str, DataFrame]) -> None:
+    """Raise InputError naming every relation and column holding nulls, and how many rows.
+
+    One Spark action (two jobs: a scan of every frame and a small final count) for any number
+    of frames: each row is turned into the names of its null columns, which are counted.
+    """
+    names = list(frames)
+    parts = []
+    for index, frame in enumerate(frames.values()):
+        nullable = [f.name for f in frame.schema.fields if f.nullable]
+        if not nullable:
+            continue
+        null_columns = F.array(*[F.when(F.col(f"`{c}`").isNull(), F.lit(c)) for c in nullable])
+        parts.append(frame.select(F.lit(index).alias("input"),
+                                  F.explode(F.array_compact(null_columns)).alias("column")))
+    if not parts:
+        return
+    counts = reduce(DataFrame.union, parts).groupBy("input", "column").count().collect()
+    problems = sorted((names[row["input"]], row["column"], row["count"]) for row in counts)
+    if problems:
+        described = "; ".join(f"{relation}.{column}: {count} row{'s' if count > 1 else ''}"
+                              for relation, column, count in problems)
+        raise InputError(f"inputs hold nulls, which Datalog cannot represent ({described}); "
+                         "pass on_null=\"drop\" to drop such rows")
+
+
+def facts_frame(spark: SparkSession, relation: RelationSchema, facts) -> DataFrame:
+    """A frame of ``facts`` (tuples) with ``relation``'s column names and types."""
+    converters = [_PYTHON_VALUE[c.type] for c in relation.columns]
+    rows = [tuple(convert(v) for convert, v in zip(converters, fact)) for fact in sorted(facts, key=repr)]
+    return spark.createDataFrame(rows, schema(relation.column_names, relation.types))
+
+
+def empty_frame(spark: SparkSession, relation: RelationSchema) -> DataFrame:
+    """An empty frame with ``relation``'s column names and types."""
+    return spark.createDataFrame([], schema(relation.column_names, relation.types))
+
+
+def input_types(checked: CheckedProgram, inputs: Mapping[str, DataFrame]) -> dict:
+    """Relation name -> Datalog type names of its input frame's columns, for the inputs of
+    ``checked``'s EDB relations (what ``analyse(program, input_types=...)`` takes).
+
+    Raises SchemaError for a column whose Spark type the language has no type for.
+    """
+    result = {}
+    for name, frame in inputs.items():
+        relation = checked.relations.get(name)
+        if relation is None or relation.kind != "edb":
+            continue
+        types = []
+        for field in frame.schema.fields:
+            type_name = datalog_type(field.dataType)
+            if type_name is None:
+                raise SchemaError(f"input {name}: column {field.name} has type "
+                                  f"{field.dataType.simpleString()}, which Datalog has no type for "
+                                  "(use int, bigint, double, string or boolean)")
+            types.append(type_name)
+        result[name] = tuple(types)
+    return result
+
+
+# Integer literals are accepted where a double is expected, so facts are converted per column.
+_PYTHON_VALUE = {
+    "int": int,
+    "long": int,
+    "double": float,
+    "string": str,
+    "bool": bool,
+}
