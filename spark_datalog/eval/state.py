@@ -59,7 +59,9 @@ class SetState:
         fresh = candidates.distinct()
         if self._full is None:
             return fresh
-        return fresh.join(self.full, self.columns, "left_anti")
+        # The union has two partitions per piece; coalescing (no shuffle) keeps the number of
+        # tasks scanning it from growing with every round.
+        return fresh.join(self._full.coalesce(self.partitions), self.columns, "left_anti")
 
     def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
         """Add the stored new rows (disjoint from what is known)."""
