@@ -65,6 +65,16 @@ def extrapolate(history: list, x: float) -> Optional[tuple]:
     return predicted, f"{t1:.1f} s at size {x1:g} x ({x:g}/{x1:g})^{exponent:.2f}"
 
 
+def schedule(benchmarks, suite: str) -> list:
+    """(benchmark, size) pairs in running order: each benchmark's sizes in increasing order,
+    the sizes a benchmark marks ``late`` for this suite after all the others."""
+    early, late = [], []
+    for bench in benchmarks:
+        for size in sorted(bench.sizes[suite], key=lambda s: s.x):
+            (late if size.x in bench.late.get(suite, ()) else early).append((bench, size))
+    return early + late
+
+
 @dataclass
 class Runner:
     settings: Settings
@@ -75,6 +85,8 @@ class Runner:
     log: callable = print
     started: float = field(default_factory=time.monotonic)
     disturbed: Optional[str] = None  # set when a Spark thread could not be stopped
+    history: dict = field(default_factory=dict)  # (benchmark, system) -> [(x, seconds)] that succeeded
+    failed: dict = field(default_factory=dict)  # (benchmark, system) -> why larger sizes are skipped
 
     # -- the whole suite ------------------------------------------------------------------
 
@@ -87,8 +99,8 @@ class Runner:
         try:
             self.warm_up()
             self.started = time.monotonic()
-            for bench in benchmarks:
-                self.run_benchmark(bench)
+            for bench, size in schedule(benchmarks, self.settings.suite):
+                self.run_size(bench, size)
         finally:
             self.worker.close()
 
@@ -112,42 +124,39 @@ class Runner:
                      + (f" ({run.error})" if run.error else ""))
         release_frames(self.spark, frames)
 
-    def run_benchmark(self, bench) -> None:
+    def run_size(self, bench, size) -> None:
+        """Every system of the benchmark on one size, then the cross-system check."""
         suite = self.settings.suite
-        history: dict = {}  # system -> [(x, seconds)] of successful sizes
-        failed: dict = {}  # system -> why larger sizes are skipped
-        for size in bench.sizes[suite]:
-            self.log(f"{bench.name} · {size.label}")
-            inputs = bench.make_inputs(size.p)
-            small = size.x <= bench.reference_max
-            task = self.task(bench, inputs, collect=small)
-            frames = None
-            size_records = []
-            try:
-                for name in cases.ALL_SYSTEMS:
-                    if name not in bench.systems_for(suite):
-                        continue
-                    if SYSTEMS[name].kind == "spark" and frames is None:
-                        from .session import input_frames
+        self.log(f"{bench.name} · {size.label}")
+        small = size.x <= bench.reference_max
+        task = self.task(bench, bench.make_inputs(size.p), collect=small)
+        frames = None
+        size_records = []
+        try:
+            for name in cases.ALL_SYSTEMS:
+                if name not in bench.systems_for(suite):
+                    continue
+                if SYSTEMS[name].kind == "spark" and frames is None:
+                    from .session import input_frames
 
-                        frames = input_frames(self.spark, task)
-                    record = self.run_case(bench, size, name, task, frames, history, failed)
-                    size_records.append(record)
-                    self.records.append(record)
-            finally:
-                if frames is not None:
-                    from .session import release_frames
+                    frames = input_frames(self.spark, task)
+                record = self.run_case(bench, size, name, task, frames)
+                size_records.append(record)
+                self.records.append(record)
+        finally:
+            if frames is not None:
+                from .session import release_frames
 
-                    release_frames(self.spark, frames)
-            check = checks.check_size(bench.name, size.label, size_records, compared_rows=small)
-            self.checks.append(check)
-            self.log(f"  check: {check['verdict']}" + (f" -- {check['detail']}" if check["detail"] else ""))
-            for record in size_records:
-                record.pop("rows", None)
+                release_frames(self.spark, frames)
+        check = checks.check_size(bench.name, size.label, size_records, compared_rows=small)
+        self.checks.append(check)
+        self.log(f"  check: {check['verdict']}" + (f" -- {check['detail']}" if check["detail"] else ""))
+        for record in size_records:
+            record.pop("rows", None)
 
     # -- one case -------------------------------------------------------------------------
 
-    def run_case(self, bench, size, name, task, frames, history, failed) -> dict:
+    def run_case(self, bench, size, name, task, frames) -> dict:
         system = SYSTEMS[name]
         record = {
             "benchmark": bench.name, "problem": bench.problem, "program": f"programs/{bench.program}.dl",
@@ -157,7 +166,7 @@ class Runner:
         }
         limit = self.settings.engine_budget if name == "engine-seminaive" else self.settings.case_budget
         remaining = self.settings.suite_budget - (time.monotonic() - self.started)
-        skip = self.skip_reason(bench, size, name, history, failed, min(limit, remaining), remaining)
+        skip = self.skip_reason(bench, size, name, min(limit, remaining), remaining)
         if skip:
             status, note = skip
             record.update(status=status, note=note)
@@ -170,15 +179,15 @@ class Runner:
             runs = self.worker.measure(system.module_name, task, self.settings.repeats, limit)
         self.summarise(record, runs, limit)
         if record["status"] == "ok":
-            history.setdefault(name, []).append((size.x, record["seconds"]))
+            self.history.setdefault((bench.name, name), []).append((size.x, record["seconds"]))
         else:
-            failed[name] = f"{record['status']} at {size.label} ({record.get('error_class')})"
+            self.failed[(bench.name, name)] = f"{record['status']} at {size.label} ({record.get('error_class')})"
         if self.disturbed:
             record["note"] = ((record["note"] + "; ") if record["note"] else "") + self.disturbed
         self.log(f"  {name:17} {_line(record)}")
         return record
 
-    def skip_reason(self, bench, size, name, history, failed, limit, remaining) -> Optional[tuple]:
+    def skip_reason(self, bench, size, name, limit, remaining) -> Optional[tuple]:
         reason = SYSTEMS[name].unsupported(bench.problem)
         if reason:
             return "unsupported", reason
@@ -187,11 +196,11 @@ class Runner:
         cap = bench.limits.get(name)
         if cap is not None and size.x > cap:
             return "skipped", f"size above this system's cap ({cap:g}) for this benchmark"
-        if name in failed:
-            return "skipped", f"not run: {failed[name]}"
+        if (bench.name, name) in self.failed:
+            return "skipped", f"not run: {self.failed[(bench.name, name)]}"
         if remaining <= 5:
             return "skipped", f"budget: the suite's {self.settings.suite_budget:.0f} s were used up"
-        predicted = extrapolate(history.get(name, []), size.x)
+        predicted = extrapolate(self.history.get((bench.name, name), []), size.x)
         if predicted and predicted[0] > limit and name not in self.settings.always_run:
             seconds, how = predicted
             return "skipped", (f"budget: predicted {seconds:.0f} s ({how}) exceeds the "

@@ -239,8 +239,24 @@ ARITHMETIC = SeedProgram(
     },
 )
 
+# Bodies without a positive atom start from the one-row relation; zero-arity relations are
+# propositions (true iff they hold the empty tuple).
+NO_POSITIVE_ATOM = SeedProgram(
+    name="bodies_without_atoms",
+    origin="architecture.md: zero-arity predicates, assignments",
+    text="""
+        three(X) :- X = 3.
+        yes :- 1 < 2.
+        no() :- 2 < 1.
+        big(X) :- three(X), yes, not no.
+        small(Y) :- Y = 10 / 5, !big(Y).
+    """,
+    expected={"three": {(3,)}, "yes": {()}, "no": set(), "big": {(3,)}, "small": {(2,)}},
+)
+
 SEED_PROGRAMS = (TC_EXAMPLE_3_5, ANCESTOR, SAME_GENERATION, SHORTEST_PATHS, COIN_CHANGE,
-                 TEMPORAL_COALESCING, MUTUAL_RECURSION, UNREACHABLE, AGGREGATES, CYCLE, ARITHMETIC)
+                 TEMPORAL_COALESCING, MUTUAL_RECURSION, UNREACHABLE, AGGREGATES, CYCLE, ARITHMETIC,
+                 NO_POSITIVE_ATOM)
 
 # Runaway arithmetic recursion: every engine must stop it with NonTerminationError.
 RUNAWAY = SeedProgram(

@@ -51,6 +51,13 @@ def _scan(node: ir.Scan, frames: Frames) -> DataFrame:
     return frame.toDF(*node.columns)
 
 
+def _unit(node: ir.Unit, frames: Frames) -> DataFrame:
+    # One row, no columns: where a body without positive atoms (`p(X) :- X = 3.`) starts.
+    from pyspark.sql import SparkSession
+
+    return SparkSession.active().range(1).select()
+
+
 def _select(node: ir.Select, frames: Frames) -> DataFrame:
     child = compile_node(node.child, frames)
     if not node.conditions:
@@ -96,6 +103,7 @@ def _aggregate(node: ir.Aggregate, frames: Frames) -> DataFrame:
 
 _NODE_COMPILERS = {
     ir.Scan: _scan,
+    ir.Unit: _unit,
     ir.Select: _select,
     ir.Project: _project,
     ir.Join: _join,

@@ -139,3 +139,12 @@ def test_issue_3_targets_are_stated_from_the_numbers():
     assert "spark-cte 15.00 s, ratio 0.67 (target ≤ 0.50): **not met**" in text
     assert "pyspark-loop 40.00 s, ratio 0.25 (target ≤ 0.50): **met**" in text
     assert "The chain of 1,000 finishes: timeout (stopped at the 480 s limit) (**not met**)" in text
+
+
+def test_schedule_runs_sizes_in_order_and_late_sizes_last():
+    from benchmarks.cases import by_name
+    from benchmarks.runner import schedule
+
+    order = [(b.name, s.label) for b, s in schedule([by_name("tc-chain"), by_name("tc-tree")], "quick")]
+    assert order == [("tc-chain", "chain 10"), ("tc-chain", "chain 100"), ("tc-tree", "3-ary tree depth 8"),
+                     ("tc-chain", "chain 1000")]
