@@ -98,13 +98,18 @@ def write_json(path: Path, meta: dict, records: list, checks: list) -> None:
 
 # -- Markdown -------------------------------------------------------------------------------------
 
+def _secs(value: float) -> str:
+    """Seconds with two decimals, or three significant digits below 0.1 s."""
+    return f"{value:.2f}" if value >= 0.1 else f"{value:.2g}"
+
+
 def _cell(record: dict | None) -> str:
     if record is None:
         return ""
     status = record["status"]
     if status == "ok":
         runs = record["runs"]
-        text = f"{record['seconds']:.2f} s"
+        text = f"{_secs(record['seconds'])} s"
         if len(runs) > 1:
             text += f" (median of {len(runs)})"
         if record.get("iterations"):
@@ -123,7 +128,8 @@ def _ratio(engine: dict | None, anchor: dict | None) -> str:
     if not engine or not anchor:
         return ""
     if engine["status"] == "ok" and anchor["status"] == "ok" and anchor["seconds"] > 0:
-        return f"{engine['seconds'] / anchor['seconds']:.2f}"
+        ratio = engine["seconds"] / anchor["seconds"]
+        return f"{ratio:.2f}" if ratio < 100 else f"{ratio:,.0f}"
     if engine["status"] == "ok" and anchor["status"] in ("error", "timeout"):
         return f"anchor {anchor['status']}"
     if engine["status"] in ("error", "timeout") and anchor["status"] == "ok":
@@ -305,7 +311,7 @@ def _losses(records: list) -> list:
                 continue
             ratio = r["seconds"] / other["seconds"]
             if ratio > 1:
-                slower.append(f"{anchor} ({other['seconds']:.2f} s, engine {ratio:.1f}x slower)")
+                slower.append(f"{anchor} ({_secs(other['seconds'])} s, engine {ratio:,.1f}x slower)")
         if slower:
             found.append(f"- {key[0]} · {key[1]}: engine-seminaive {r['seconds']:.2f} s is slower than "
                          + "; ".join(slower) + ".")

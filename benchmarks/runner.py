@@ -233,11 +233,11 @@ class Runner:
     @staticmethod
     def summarise(record: dict, runs: list, limit: float) -> None:
         ok = [r for r in runs if r.error_class is None]
-        record["runs"] = [round(r.seconds, 3) for r in runs]
+        record["runs"] = [round(r.seconds, 4) for r in runs]
         last = runs[-1]
         if last.error_class is None:
             record["status"] = "ok"
-            record["seconds"] = round(median_seconds(ok), 3)
+            record["seconds"] = round(median_seconds(ok), 4)
             record["facts"] = ok[0].facts
             record["iterations"] = ok[0].iterations
             if len({r.facts for r in ok}) > 1:
@@ -283,7 +283,7 @@ def _line(record: dict) -> str:
     if record["status"] == "ok":
         runs = record["runs"]
         extra = f" (median of {len(runs)})" if len(runs) > 1 else ""
-        return (f"{record['seconds']:.2f} s{extra}, {record['facts']} facts"
+        return (f"{record['seconds']:.3g} s{extra}, {record['facts']} facts"
                 + (f", {record['iterations']} iterations" if record["iterations"] else ""))
     return (f"{record['status']} after {record.get('seconds_to_failure', 0):.1f} s: "
             f"{record.get('error_class')}: {(record.get('error') or '')[:160]}")
