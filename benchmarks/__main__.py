@@ -1,7 +1,13 @@
-"""Command line: ``python -m benchmarks run --suite smoke|quick|full [--only NAME] [--out DIR]``
-and ``python -m benchmarks list``.
+"""Command line:
 
-Exit status 1 when the systems disagree on any size (the correctness check failed).
+    python -m benchmarks run --suite smoke|quick|full [--only NAME]... [--out DIR]
+    python -m benchmarks report [--md PATH] RUN.json [RUN.json ...]
+    python -m benchmarks list
+
+``run`` measures and writes ``<out>/<run>.json``, ``<out>/<run>.md`` and plots (and
+``benchmarks/RESULTS.md`` for a complete quick-suite run); ``report`` renders the Markdown and
+plots again from the JSON of one or more runs, without measuring anything. Exit status 1 when
+the systems disagree on any size (the correctness check failed).
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ def main(argv=None) -> int:
     run.add_argument("--results-md", type=Path, default=None,
                      help="also write the Markdown here (default: benchmarks/RESULTS.md for a "
                           "complete quick-suite run, nowhere otherwise)")
+    render = sub.add_parser("report", help="render Markdown and plots from the JSON of earlier runs")
+    render.add_argument("runs", nargs="+", type=Path, metavar="RUN.json")
+    render.add_argument("--md", type=Path, default=None, help="write the Markdown here (default: stdout)")
     sub.add_parser("list", help="list the benchmarks of each suite")
     args = parser.parse_args(argv)
 
@@ -39,6 +48,8 @@ def main(argv=None) -> int:
             for suite, labels in sizes.items():
                 print(f"{'':20} {suite + ':':6} {labels}")
         return 0
+    if args.command == "report":
+        return report_command(args.runs, args.md)
     return run_command(args, argv)
 
 
@@ -73,19 +84,46 @@ def run_command(args, argv) -> int:
         "json": _relative(json_path),
     }
     report.write_json(json_path, meta, runner.records, runner.checks)
-    plots = report.plot(runner.records, out / "plots", name)
     md_target = args.results_md or (HERE / "RESULTS.md" if args.suite == "quick" and not args.only else None)
-    md_dir = (md_target or out / f"{name}.md").parent
-    text = report.markdown(meta, runner.records, runner.checks,
-                           {b: _relative(p, md_dir) for b, p in plots.items()})
-    (out / f"{name}.md").write_text(text, encoding="utf-8")
+    text = render_runs([json_path], out / f"{name}.md")
     if md_target:
-        md_target.write_text(text, encoding="utf-8")
+        render_runs([json_path], md_target)
     print(text)
     report.print_summary(runner.records, runner.checks)
     print(f"wrote {json_path}, {out / (name + '.md')}" + (f", {md_target}" if md_target else "")
-          + f" and {len(plots)} plot(s) in {out / 'plots'}")
+          + f" and plots in {out / 'plots'}")
     return 1 if any(c["verdict"] == "mismatch" for c in runner.checks) else 0
+
+
+def render_runs(json_paths: list, md_path: Path | None) -> str:
+    """The Markdown of the given runs (one section each, in order), with their plots drawn next
+    to each JSON file (``plots/<run>-<benchmark>.png``); written to ``md_path`` if given."""
+    import json
+
+    from . import report
+
+    sections = []
+    for json_path in json_paths:
+        json_path = Path(json_path).resolve()
+        payload = json.loads(json_path.read_text(encoding="utf-8"))
+        plots = report.plot(payload["results"], json_path.parent / "plots", json_path.stem)
+        md_dir = (md_path.resolve().parent if md_path else json_path.parent)
+        sections.append(report.markdown(payload["meta"], payload["results"], payload["checks"],
+                                        {b: _relative(p, md_dir) for b, p in plots.items()}))
+    text = "\n---\n\n".join(sections)
+    if md_path:
+        md_path.write_text(text, encoding="utf-8")
+    return text
+
+
+def report_command(json_paths: list, md_path: Path | None) -> int:
+    import json
+
+    text = render_runs(json_paths, md_path)
+    if md_path is None:
+        print(text)
+    mismatched = any(json.loads(Path(p).read_text(encoding="utf-8"))["mismatches"] for p in json_paths)
+    return 1 if mismatched else 0
 
 
 def _relative(path: Path, start: Path | None = None) -> str:

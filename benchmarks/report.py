@@ -143,7 +143,8 @@ def _fmt_facts(records: list) -> str:
 
 
 def markdown(meta: dict, records: list, checks: list, plots: dict) -> str:
-    lines = [f"# Benchmark results ({meta['suite']} suite)", ""]
+    only = f": {', '.join(meta['only'])} only" if meta.get("only") else ""
+    lines = [f"# Benchmark results ({meta['suite']} suite{only})", ""]
     lines += [
         f"Measured by `{meta['command']}` on {meta['finished']} (run started {meta['started']}), "
         f"in {meta['wall_seconds']:.0f} s of wall-clock time.",
@@ -328,9 +329,11 @@ def _details(records: list) -> list:
              "executors) during the case, from its memory-pool MXBeans; *JVM RSS* is the JVM's "
              "resident set size, a high-water mark of what it took from the OS that later cases "
              "inherit.", "",
+             "*Load* is the machine's 1-minute load average when the case started (2 cores; other "
+             "processes share the machine, so a load above 2 means the case competed for CPU).", "",
              "| benchmark | size | system | status | seconds | runs | facts | iterations | "
-             "Python RSS MB | JVM heap MB | JVM RSS MB |",
-             "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|"]
+             "Python RSS MB | JVM heap MB | JVM RSS MB | load |",
+             "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
     for r in records:
         if r["status"] in ("unsupported", "skipped"):
             continue
@@ -341,7 +344,7 @@ def _details(records: list) -> list:
             f"{seconds if seconds is not None else ''} | {', '.join(str(x) for x in r['runs'])} | "
             f"{r['facts'] if r['facts'] is not None else ''} | {r['iterations'] or ''} | "
             f"{mem.get('python_rss_peak_mb', '')} | {mem.get('jvm_heap_peak_mb', '')} | "
-            f"{mem.get('jvm_rss_peak_mb', '')} |")
+            f"{mem.get('jvm_rss_peak_mb', '')} | {r.get('load_1min', '')} |")
     lines.append("")
     return lines
 

@@ -14,13 +14,15 @@ the suite's overall budget is used up.
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Optional
 
 from . import cases, checks
 from .anchors import Task
-from .guard import CaseTimeout, PythonWorker, Repeats, call_spark_with_limit, median_seconds, timed
+from .guard import CaseTimeout, PythonWorker, Repeats, Run, call_spark_with_limit, median_seconds, timed
+from .session import bench_session, input_frames, release_frames
 from .systems import SYSTEMS
 
 
@@ -91,8 +93,6 @@ class Runner:
     # -- the whole suite ------------------------------------------------------------------
 
     def run(self, benchmarks) -> None:
-        from .session import bench_session
-
         self.log(f"suite {self.settings.suite}: {', '.join(b.name for b in benchmarks)}")
         self.spark = bench_session()
         self.worker = PythonWorker()
@@ -107,8 +107,6 @@ class Runner:
     def warm_up(self) -> None:
         """Run every Spark system once on a tiny chain (class loading, code generation, JIT) and
         start the Python worker's imports; nothing of this is recorded."""
-        from .session import input_frames, release_frames
-
         bench = cases.by_name("tc-chain")
         task = self.task(bench, bench.make_inputs({"n": 5}), collect=False)
         frames = input_frames(self.spark, task)
@@ -137,16 +135,12 @@ class Runner:
                 if name not in bench.systems_for(suite):
                     continue
                 if SYSTEMS[name].kind == "spark" and frames is None:
-                    from .session import input_frames
-
                     frames = input_frames(self.spark, task)
                 record = self.run_case(bench, size, name, task, frames)
                 size_records.append(record)
                 self.records.append(record)
         finally:
             if frames is not None:
-                from .session import release_frames
-
                 release_frames(self.spark, frames)
         check = checks.check_size(bench.name, size.label, size_records, compared_rows=small)
         self.checks.append(check)
@@ -163,6 +157,7 @@ class Runner:
             "workload": bench.family, "size": size.label, "x": size.x, "params": size.p,
             "input_rows": task.input_rows, "system": name, "status": None, "seconds": None,
             "runs": [], "facts": None, "iterations": None, "memory": {}, "note": None,
+            "load_1min": _load(),
         }
         limit = self.settings.engine_budget if name == "engine-seminaive" else self.settings.case_budget
         remaining = self.settings.suite_budget - (time.monotonic() - self.started)
@@ -172,12 +167,15 @@ class Runner:
             record.update(status=status, note=note)
             self.log(f"  {name:17} {status}: {note}")
             return record
+        squeezed = remaining < limit
         limit = min(limit, remaining)
         if system.kind == "spark":
             runs = self.measure_spark(system, task, frames, limit)
         else:
             runs = self.worker.measure(system.module_name, task, self.settings.repeats, limit)
         self.summarise(record, runs, limit)
+        if record["status"] == "timeout" and squeezed:
+            record["note"] += f" (what was left of the suite's {self.settings.suite_budget:.0f} s budget)"
         if record["status"] == "ok":
             self.history.setdefault((bench.name, name), []).append((size.x, record["seconds"]))
         else:
@@ -214,8 +212,6 @@ class Runner:
         try:
             prepared = system.prepare(task)
         except Exception as error:  # noqa: BLE001 - a failure to load is a result too
-            from .guard import Run
-
             return [Run(seconds=0.0, error_class=type(error).__name__, error=f"{error} (while loading)")]
         runs: list = []
         while True:
@@ -266,6 +262,14 @@ class Runner:
                    for name in inputs}
         return Task(problem=bench.problem, inputs=inputs, schemas=schemas,
                     program_path=str(bench.program_path), output=bench.output, collect=collect)
+
+
+def _load() -> Optional[float]:
+    """The machine's 1-minute load average when the case starts (other processes share it)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return None
 
 
 class _NoMemory:
