@@ -351,6 +351,14 @@ def _details(records: list) -> list:
 
 # -- plots ----------------------------------------------------------------------------------------
 
+# One colour and marker per system in every plot (hollow markers keep overlapping points visible).
+_STYLE = {
+    "engine-seminaive": ("tab:red", "o"), "engine-naive": ("tab:orange", "s"),
+    "spark-cte": ("tab:blue", "^"), "pyspark-loop": ("tab:purple", "v"),
+    "duckdb": ("tab:green", "D"), "networkx": ("tab:olive", "P"), "reference": ("tab:gray", "X"),
+}
+
+
 def plot(records: list, out_dir: Path, prefix: str) -> dict:
     """One PNG per benchmark: seconds vs input size, log-log, one line per system; failures are
     drawn as crosses at their time to failure. Returns benchmark -> file path."""
@@ -372,12 +380,12 @@ def plot(records: list, out_dir: Path, prefix: str) -> dict:
                         if r["system"] == system and r["status"] == "ok")
             failed = [(r["input_rows"], r["seconds_to_failure"]) for r in bench_records
                       if r["system"] == system and r["status"] in ("error", "timeout")]
+            color, marker = _STYLE[system]
             if ok:
-                line, = ax.plot(*zip(*ok), marker="o", label=system)
+                ax.plot(*zip(*ok), marker=marker, color=color, label=system, markersize=7,
+                        markerfacecolor="none" if system != ENGINE else color,
+                        zorder=2 if system == ENGINE else 3)
                 drawn = True
-                color = line.get_color()
-            else:
-                color = None
             if failed:
                 ax.scatter(*zip(*failed), marker="x", s=60, color=color,
                            label=f"{system} (failed/timeout)")
