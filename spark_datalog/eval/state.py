@@ -7,7 +7,12 @@ it back (:meth:`absorb`). Two kinds:
 
 - :class:`SetState` — set semantics. The stored frame is the new rows: distinct candidates not
   known yet. The relation is the union of a compacted base and the (disjoint) deltas since, all
-  stored leaves.
+  stored leaves. Every leaf is hash-partitioned on all the relation's columns (the partitioning
+  the candidates' ``distinct`` already has) and sorted within its partitions, and the candidates
+  are anti-joined with each leaf in turn by a sort-merge join: no round shuffles, sorts or
+  broadcasts the known facts, only the round's candidates. (Spark does not carry the leaves'
+  common partitioning through their union, so one anti-join with the union would shuffle or
+  broadcast the whole relation every round.)
 - :class:`BestState` — a min/max relation (Pre-Mappability): one row per group with the best
   value. The stored frame is the whole relation merged with the candidates, with a flag marking
   the groups that improved (the delta), so one stored leaf serves as both.
@@ -57,11 +62,17 @@ class SetState:
     def step(self, candidates: DataFrame) -> DataFrame:
         """Distinct candidates that are not known yet (lazy)."""
         fresh = candidates.distinct()
-        if self._full is None:
-            return fresh
-        # The union has two partitions per piece; coalescing (no shuffle) keeps the number of
-        # tasks scanning it from growing with every round.
-        return fresh.join(self._full.coalesce(self.partitions), self.columns, "left_anti")
+        for leaf in self._leaves():
+            fresh = fresh.join(leaf.hint("merge"), self.columns, "left_anti")
+        return self._sorted(fresh)
+
+    def _leaves(self) -> list:
+        return ([self._base] if self._base is not None else []) + self._pieces
+
+    def _sorted(self, frame: DataFrame) -> DataFrame:
+        # A no-op on the anti-join's output (already in key order); it makes the first round's
+        # leaf sorted too. A relation without columns has nothing to sort.
+        return frame.sortWithinPartitions(*self.columns) if self.columns else frame
 
     def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
         """Add the stored new rows (disjoint from what is known)."""
@@ -86,8 +97,10 @@ class SetState:
         if not pieces:
             return
         old = ([self._base] if self._base is not None else []) + pieces
-        # coalesce: a union has as many partitions as all its pieces together
-        self._base = cut_lineage(reduce(DataFrame.union, old).coalesce(self.partitions), reliable)
+        union = reduce(DataFrame.union, old)
+        partitioned = (union.repartition(self.partitions, *self.columns) if self.columns
+                       else union.coalesce(1))
+        self._base = cut_lineage(self._sorted(partitioned), reliable)
         self._pieces = [self._delta] if self._delta is not None else []
         self._full = reduce(DataFrame.union, [self._base] + self._pieces)
         for frame in old:

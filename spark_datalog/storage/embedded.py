@@ -11,13 +11,19 @@ version: readers never see them and ``VACUUM`` removes them.
 Reads pin a version and hand its files (``DeltaTable.file_uris()``) to ``spark.read.parquet``
 with an explicit schema. Tables that need deletion vectors or column mapping cannot be read that
 way and are refused.
+
+Changes between two versions (``table_changes``) come from the table's change data feed when it
+is enabled on every commit in between (its ``_change_data`` files, found in the commit files of
+``_delta_log``), otherwise from the files added and removed between the two snapshots.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
+from dataclasses import dataclass
 from functools import reduce
 from typing import Optional, Type
 from urllib.parse import quote, unquote
@@ -88,31 +94,104 @@ def read_table(spark, table, uri: str, error: Type[DatalogError] = WarehouseErro
     return read_files(spark, table, uri, _add_actions(table))
 
 
-def read_files(spark, table, uri: str, actions: list[dict]):
+def read_files(spark, table, uri: str, actions: list[dict], extra: tuple = ()):
     """The rows of some files (``_add_actions`` entries) of ``table``, with the table's schema.
 
     Partition columns are not in the Parquet files: files are read per partition value and the
-    value added as a literal column.
+    value added as a literal column. ``extra`` are ``StructField``s the files hold after the
+    table's columns (``_change_type`` in change data files); they come last.
     """
     from pyspark.sql import functions as F
 
     schema = table_spark_schema(table)
     partition_columns = list(table.metadata().partition_columns or ())
-    data_schema = type(schema)([f for f in schema.fields if f.name not in partition_columns])
+    data_schema = type(schema)([f for f in schema.fields if f.name not in partition_columns]
+                               + list(extra))
+    names = schema.fieldNames() + [f.name for f in extra]
     groups: dict[tuple, list[str]] = {}
     for action in actions:
         values = action["partition_values"]
         key = tuple(values.get(c) for c in partition_columns)
         groups.setdefault(key, []).append(uris.for_spark(_absolute(uri, action["path"])))
     if not groups:
-        return spark.createDataFrame([], schema)
+        return spark.createDataFrame([], type(schema)(list(schema.fields) + list(extra)))
     frames = []
     for key, files in sorted(groups.items(), key=lambda kv: [str(v) for v in kv[0]]):
         frame = spark.read.schema(data_schema).parquet(*files)
         for column, value in zip(partition_columns, key):
             frame = frame.withColumn(column, F.lit(value).cast(schema[column].dataType))
-        frames.append(frame.select(*schema.fieldNames()))
+        frames.append(frame.select(*names))
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+# --------------------------------------------------------------------------------------------
+# changes between two versions: the change data feed where it exists, else the snapshot difference
+
+log = logging.getLogger("spark_datalog")
+
+CDF_PROPERTY = "delta.enableChangeDataFeed"
+CHANGE_TYPE_COLUMN = "_change_type"
+# The Delta protocol's four change types: rows that enter the table and rows that leave it.
+ENTERING = ("insert", "update_postimage")
+LEAVING = ("delete", "update_preimage")
+
+
+@dataclass
+class ChangeSet:
+    """Signed rows (table columns + ``_count``, not netted) turning one version into another.
+
+    ``method`` says where they came from: ``"cdf"`` (the table's change data feed) or
+    ``"snapshot"`` (the files added and removed between the two versions). ``version`` is the
+    version the changes lead to.
+    """
+
+    df: object
+    method: str
+    version: int
+
+
+@dataclass
+class ChangeFeedFiles:
+    """What the change data feed of a range of commits is made of (``_add_actions``-like dicts).
+
+    ``cdc``: change data files of commits that have them; ``inserted`` / ``deleted``: the
+    ``dataChange`` files added / removed by the other commits. ``deletion_vectors`` is True when
+    a file of the range carries a deletion vector (its rows are not all live).
+    """
+
+    cdc: list
+    inserted: list
+    deleted: list
+    deletion_vectors: bool = False
+
+
+def table_changes(spark, uri: str, from_version: int, to_version: Optional[int] = None,
+                  storage_options: Optional[dict] = None,
+                  error: Type[DatalogError] = WarehouseError) -> ChangeSet:
+    """The signed rows that turn version ``from_version`` of a Delta table into ``to_version``.
+
+    When every commit in ``(from_version, to_version]`` has the change data feed enabled
+    (``delta.enableChangeDataFeed = true`` in the table's properties after that commit), the
+    changes are read from it: a commit with change data files (``_change_data/``) contributes
+    their rows (``insert`` and ``update_postimage`` +1, ``delete`` and ``update_preimage`` -1),
+    any other commit its ``dataChange`` added files (+1) and removed files (-1). Otherwise (a
+    commit without the feed, a commit file removed by log cleanup, a schema change or a deletion
+    vector in the range) the snapshot difference is used (``snapshot_changes``). Rows of a table
+    with ``_count`` weigh their count. Rows are not netted: sum them per fact (``net_changes``).
+    The method used is in the result and logged (INFO, logger ``spark_datalog``). Change data
+    files, like removed files, must not have been vacuumed.
+    """
+    old, new = _open_pair(uri, from_version, to_version, storage_options, error)
+    files = None
+    if from_version < new.version():
+        files = change_feed_files(uri, old, new.version())
+    if files is not None and not files.deletion_vectors:
+        df, method = _change_feed_rows(spark, new, uri, files), "cdf"
+    else:
+        df, method = _snapshot_rows(spark, old, new, uri), "snapshot"
+    log.info("changes of the Delta table %s from version %d to %d: %s", uri, from_version,
+             new.version(), "change data feed" if method == "cdf" else "snapshot difference")
+    return ChangeSet(df, method, new.version())
 
 
 def snapshot_changes(spark, uri: str, from_version: int, to_version: Optional[int] = None,
@@ -125,8 +204,13 @@ def snapshot_changes(spark, uri: str, from_version: int, to_version: Optional[in
     their ``_count``). Rows are not netted: a rewritten file gives a row twice with opposite
     signs, so callers sum per fact. Columns: the table's columns, then ``_count``.
     """
-    from pyspark.sql import functions as F
+    old, new = _open_pair(uri, from_version, to_version, storage_options, error)
+    return _snapshot_rows(spark, old, new, uri)
 
+
+def _open_pair(uri: str, from_version: int, to_version: Optional[int],
+               storage_options: Optional[dict], error: Type[DatalogError]):
+    """The table at both versions, readable and with the same schema."""
     old = open_table(uri, from_version, storage_options, error)
     new = open_table(uri, to_version, storage_options, error)
     if old is None or new is None:
@@ -136,20 +220,142 @@ def snapshot_changes(spark, uri: str, from_version: int, to_version: Optional[in
     if old.schema().to_json() != new.schema().to_json():
         raise error(f"the schema of the Delta table {uri} changed between versions "
                     f"{from_version} and {new.version()}; changes cannot be computed")
+    return old, new
+
+
+def _snapshot_rows(spark, old, new, uri: str):
     before = {a["path"]: a for a in _add_actions(old)}
     after = {a["path"]: a for a in _add_actions(new)}
     added = [a for p, a in after.items() if p not in before]
     removed = [a for p, a in before.items() if p not in after]
-    names = table_spark_schema(new).fieldNames()
-    counted = COUNT_COLUMN in names
-    data = [n for n in names if n != COUNT_COLUMN]
+    data, counted = _data_columns(new)
+    return _union(spark, new, [_weighted(read_files(spark, new, uri, files), data, counted, sign)
+                               for files, sign in ((added, 1), (removed, -1)) if files])
 
-    def signed(actions, sign):
-        rows = read_files(spark, new, uri, actions)
-        count = F.col(COUNT_COLUMN) * sign if counted else F.lit(sign)
-        return rows.select(*data, count.cast("long").alias(COUNT_COLUMN))
 
-    return signed(added, 1).unionByName(signed(removed, -1))
+def _change_feed_rows(spark, table, uri: str, files: ChangeFeedFiles):
+    from pyspark.sql.types import StringType, StructField
+
+    data, counted = _data_columns(table)
+    parts = [_weighted(read_files(spark, table, uri, actions), data, counted, sign)
+             for actions, sign in ((files.inserted, 1), (files.deleted, -1)) if actions]
+    if files.cdc:
+        change_type = StructField(CHANGE_TYPE_COLUMN, StringType(), True)
+        cdc = read_files(spark, table, uri, files.cdc, extra=(change_type,))
+        parts.append(signed_change_feed(cdc, data, counted))
+    return _union(spark, table, parts)
+
+
+def _union(spark, table, frames: list):
+    """The union of signed-row frames; an empty frame of the table's columns + ``_count``."""
+    if frames:
+        return reduce(lambda a, b: a.unionByName(b), frames)
+    data, _ = _data_columns(table)
+    return _weighted(read_files(spark, table, "", []), data, False, 1)
+
+
+def _data_columns(table) -> tuple:
+    """(the table's columns other than ``_count``, whether it has ``_count``)."""
+    names = table_spark_schema(table).fieldNames()
+    return [n for n in names if n != COUNT_COLUMN], COUNT_COLUMN in names
+
+
+def _weighted(rows, data: list, counted: bool, sign: int):
+    from pyspark.sql import functions as F
+
+    count = F.col(COUNT_COLUMN) * sign if counted else F.lit(sign)
+    return rows.select(*data, count.cast("long").alias(COUNT_COLUMN))
+
+
+def signed_change_feed(rows, data: list, counted: bool):
+    """Change data rows (with ``_change_type``) as signed rows: data columns + ``_count``.
+
+    ``insert`` / ``update_postimage`` weigh +1, ``delete`` / ``update_preimage`` -1 (times the
+    row's ``_count`` when ``counted``); rows of another change type are left out.
+    """
+    from pyspark.sql import functions as F
+
+    kind = F.col(CHANGE_TYPE_COLUMN)
+    sign = F.when(kind.isin(*ENTERING), F.lit(1)).when(kind.isin(*LEAVING), F.lit(-1))
+    count = F.col(COUNT_COLUMN) * sign if counted else sign
+    return (rows.select(*data, count.cast("long").alias(COUNT_COLUMN))
+            .where(F.col(COUNT_COLUMN).isNotNull()))
+
+
+def change_feed_files(uri: str, old, to_version: int) -> Optional[ChangeFeedFiles]:
+    """The change data feed of the commits after ``old`` (a pinned table) up to ``to_version``.
+
+    Reads the commit files ``_delta_log/<version>.json``. ``None`` when the feed does not cover
+    the whole range: a commit after which ``delta.enableChangeDataFeed`` is not ``true``, a
+    missing commit file (log cleanup), or a change of the table's schema.
+    """
+    config = dict(old.metadata().configuration or {})
+    schema = table_spark_schema(old)
+    # path -> partition values, for removes that do not carry them (the log makes them optional)
+    known: Optional[dict] = None
+    added: dict = {}
+    files = ChangeFeedFiles([], [], [])
+    for version in range(old.version() + 1, to_version + 1):
+        actions = _commit_actions(uri, version)
+        if actions is None:
+            return None
+        adds, removes, cdc = [], [], []
+        for action in actions:
+            if "metaData" in action:
+                meta = action["metaData"]
+                config = dict(meta.get("configuration") or {})
+                if _schema_of(meta) != schema:
+                    return None
+            elif "add" in action:
+                adds.append(action["add"])
+            elif "remove" in action:
+                removes.append(action["remove"])
+            elif "cdc" in action:
+                cdc.append(action["cdc"])
+        if str(config.get(CDF_PROPERTY, "false")).lower() != "true":
+            return None
+        if any(a.get("deletionVector") for a in adds + removes):
+            files.deletion_vectors = True
+        if cdc:
+            files.cdc += [_file(a) for a in cdc]
+        else:
+            files.inserted += [_file(a) for a in adds if a.get("dataChange", True)]
+            for remove in removes:
+                if not remove.get("dataChange", True):
+                    continue
+                if remove.get("partitionValues") is None and old.metadata().partition_columns:
+                    key = unquote(remove["path"])
+                    if key not in added and known is None:
+                        known = {unquote(a["path"]): a["partition_values"]
+                                 for a in _add_actions(old)}
+                    values = added[key] if key in added else known.get(key)
+                    remove = dict(remove, partitionValues=values)
+                files.deleted.append(_file(remove))
+        added.update((unquote(a["path"]), a.get("partitionValues") or {}) for a in adds)
+    return files
+
+
+def _commit_actions(uri: str, version: int) -> Optional[list]:
+    """The actions of one commit of the Delta log at ``uri``; ``None`` when it cannot be read."""
+    try:
+        fs, path = uris.filesystem(uris.join(uri, "_delta_log", f"{version:020d}.json"))
+        with fs.open_input_stream(path) as stream:
+            text = stream.read().decode("utf-8")
+    except (OSError, ValueError):  # removed by log cleanup, or a store pyarrow cannot reach
+        return None
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def _schema_of(meta: dict):
+    from pyspark.sql.types import StructType
+
+    return StructType.fromJson(json.loads(meta["schemaString"]))
+
+
+def _file(action: dict) -> dict:
+    """A log action (``add``, ``remove``, ``cdc``) as the ``path`` / ``partition_values`` dict."""
+    return {"path": action["path"],
+            "partition_values": dict(action.get("partitionValues") or {})}
 
 
 def _add_actions(table) -> list[dict]:
@@ -229,6 +435,11 @@ class EmbeddedBackend:
         if not files:
             return columns, self.spark.createDataFrame([], schema)
         return columns, self.spark.read.schema(schema).parquet(*files)
+
+    def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
+        """Signed rows from ``from_version`` to ``to_version`` (see ``table_changes``)."""
+        return table_changes(self.spark, self.table_uri(name), from_version, to_version,
+                             self.storage_options)
 
     # ---- writing
 

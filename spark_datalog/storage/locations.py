@@ -15,7 +15,7 @@ from typing import Iterable, Optional
 
 from ..errors import InputError, SchemaError
 from . import uris
-from .embedded import is_delta_table, net_changes, open_table, read_table, snapshot_changes
+from .embedded import is_delta_table, net_changes, open_table, read_table, table_changes
 from .schema import COUNT_COLUMN, Columns, _CASTABLE, columns_from_spark, describe, spark_type
 
 FORMATS = ("delta", "parquet", "csv")
@@ -23,12 +23,17 @@ FORMATS = ("delta", "parquet", "csv")
 
 @dataclass
 class InputTable:
-    """An input read from a location: its rows (declared columns) and, for Delta, the version read."""
+    """An input read from a location: its rows (declared columns) and, for Delta, the version read.
+
+    ``method`` is set for changes (``load_input_changes``): ``"cdf"`` when they were read from
+    the table's change data feed, ``"snapshot"`` when from the difference of two snapshots.
+    """
 
     df: object
     version: Optional[int]
     uri: str
     format: str
+    method: Optional[str] = None
 
 
 def read_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation: str = "input",
@@ -87,9 +92,11 @@ def load_input_changes(spark, uri: str, columns: Iterable, relation: str, from_v
                        storage_options: Optional[dict] = None) -> InputTable:
     """The net signed changes of a Delta input between two versions (declared columns + ``_count``).
 
-    Reads only the files added or removed in between (see ``embedded.snapshot_changes``); the
-    removed files must not have been vacuumed. ``version`` of the result is ``to_version`` (the
-    latest when ``None``): record it as consumed.
+    From the table's change data feed when it is enabled on every commit in between, otherwise
+    from the files added or removed in between (see ``embedded.table_changes``); ``method`` of
+    the result says which (``"cdf"`` or ``"snapshot"``). The files read must not have been
+    vacuumed. ``version`` of the result is ``to_version`` (the latest when ``None``): record it
+    as consumed.
     """
     from .schema import normalise_columns
 
@@ -101,10 +108,11 @@ def load_input_changes(spark, uri: str, columns: Iterable, relation: str, from_v
     table = open_table(location, to_version, storage_options, error=InputError)
     if table is None:
         raise InputError(f"input {relation}: no Delta table at {uri}")
-    signed = snapshot_changes(spark, location, from_version, table.version(), storage_options,
-                              error=InputError)
-    shaped = _shape(signed, columns, relation, uri, keep=[COUNT_COLUMN])
-    return InputTable(net_changes(shaped, columns), table.version(), location, "delta")
+    found = table_changes(spark, location, from_version, table.version(), storage_options,
+                          error=InputError)
+    shaped = _shape(found.df, columns, relation, uri, keep=[COUNT_COLUMN])
+    return InputTable(net_changes(shaped, columns), found.version, location, "delta",
+                      found.method)
 
 
 def _guess_format(location: str, storage_options: Optional[dict]) -> str:

@@ -131,15 +131,16 @@ class Warehouse:
         """The net signed changes of ``name`` from ``from_version`` to ``to_version`` (latest).
 
         Declared columns plus ``_count`` (new count minus old count, facts with no change left
-        out). Only the files added or removed in between are read; they must not be vacuumed.
+        out). Read from the table's change data feed when it is enabled on every commit in
+        between, otherwise from the files added or removed in between (the method is logged on
+        the ``spark_datalog`` logger, see ``embedded.table_changes``); those files must not be
+        vacuumed.
         """
-        from .embedded import net_changes, snapshot_changes
+        from .embedded import net_changes
 
         self._require(name)
         columns = self._backend.columns(name, to_version)
-        signed = snapshot_changes(self.spark, self._backend.table_uri(name), from_version,
-                                  to_version, self.storage_options)
-        return net_changes(signed, columns)
+        return net_changes(self._backend.changes(name, from_version, to_version).df, columns)
 
     def history(self, name: str, limit: Optional[int] = None) -> list[dict]:
         """The Delta versions of ``name``, newest first, with what produced them.
