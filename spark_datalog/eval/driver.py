@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..errors import NonTerminationError
 from ..plan.ir import StratumPlan
+from ..plan.partitioning import stable_positions
 from ..spark.compile import aggregate_frame, compile_node
 from ..spark.inputs import empty_frame, facts_frame
 from ..spark.types import spark_type
@@ -134,7 +135,7 @@ class _Run:
 
     def recursive(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
         """Rounds until no relation of the stratum gains a fact (or improves a min/max group)."""
-        with adaptive_execution(self.spark, self.adaptive):
+        with recursion_settings(self.spark, self.adaptive):
             return self._iterate(plan, relations)
 
     def _iterate(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
@@ -204,7 +205,7 @@ class _Run:
             if spec.func not in ("min", "max"):
                 raise ValueError(f"{spec.func} aggregate of {name} inside a recursive stratum")
             return BestState(schema, empty, spec.func, spec.position)
-        return SetState(schema, empty, self.partitions)
+        return SetState(schema, empty, self.partitions, stable_positions(name, plan.delta_rules))
 
     def _candidates(self, rule_plans, scans, plan: StratumPlan, with_facts: bool) -> dict:
         """Relation -> frames of candidate rows (rule outputs, and the stated facts)."""
@@ -269,16 +270,21 @@ def needs_cast(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int
 
 
 @contextmanager
-def adaptive_execution(spark: SparkSession, enabled: bool):
-    """Run the block with Spark's adaptive query execution switched on or off, then restore
-    the session's setting."""
-    key = "spark.sql.adaptive.enabled"
-    previous = spark.conf.get(key)
-    spark.conf.set(key, "true" if enabled else "false")
+def recursion_settings(spark: SparkSession, adaptive: bool):
+    """Run the block with the session settings a recursive stratum wants, then restore them:
+    adaptive query execution on or off (see ``evaluate``), and joins allowed to reuse a
+    partitioning on a subset of their keys, so that the stored leaves of a relation partitioned
+    on its stable columns (``plan.partitioning``) join without a shuffle."""
+    settings = {"spark.sql.adaptive.enabled": "true" if adaptive else "false",
+                "spark.sql.requireAllClusterKeysForCoPartition": "false"}
+    previous = {key: spark.conf.get(key) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
     try:
         yield
     finally:
-        spark.conf.set(key, previous)
+        for key, value in previous.items():
+            spark.conf.set(key, value)
 
 
 def _per_relation(sizes: dict) -> str:

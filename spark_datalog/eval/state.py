@@ -7,8 +7,9 @@ it back (:meth:`absorb`). Two kinds:
 
 - :class:`SetState` — set semantics. The stored frame is the new rows: distinct candidates not
   known yet. The relation is the union of a compacted base and the (disjoint) deltas since, all
-  stored leaves. Every leaf is hash-partitioned on all the relation's columns (the partitioning
-  the candidates' ``distinct`` already has) and sorted within its partitions, and the candidates
+  stored leaves. Every leaf is hash-partitioned on a key — the columns every round keeps in
+  place (``plan.partitioning``), else all columns, the partitioning the candidates' ``distinct``
+  has anyway — and sorted on all columns within its partitions, and the candidates
   are anti-joined with each leaf in turn by a sort-merge join: no round shuffles, sorts or
   broadcasts the known facts, only the round's candidates. (Spark does not carry the leaves'
   common partitioning through their union, so one anti-join with the union would shuffle or
@@ -41,9 +42,12 @@ class SetState:
 
     flag: Optional[str] = None  # every stored row is new
 
-    def __init__(self, schema: RelationSchema, empty: DataFrame, partitions: int):
+    def __init__(self, schema: RelationSchema, empty: DataFrame, partitions: int,
+                 key: Optional[tuple] = None):
         self.columns = list(schema.column_names)
         self.partitions = partitions
+        # the columns the leaves are hash-partitioned on (``plan.partitioning``): all by default
+        self.key = [self.columns[i] for i in key] if key else list(self.columns)
         self._empty = empty
         self._base: Optional[DataFrame] = None
         self._pieces: list = []
@@ -61,7 +65,12 @@ class SetState:
 
     def step(self, candidates: DataFrame) -> DataFrame:
         """Distinct candidates that are not known yet (lazy)."""
-        fresh = candidates.distinct()
+        if self.key == self.columns:
+            fresh = candidates.distinct()
+        else:
+            # free when the candidates kept the delta's partitioning on the key (Spark drops a
+            # repartition its input already satisfies); then nothing in the round shuffles
+            fresh = candidates.repartition(self.partitions, *self.key).distinct()
         for leaf in self._leaves():
             fresh = fresh.join(leaf.hint("merge"), self.columns, "left_anti")
         return self._sorted(fresh)
@@ -98,7 +107,7 @@ class SetState:
             return
         old = ([self._base] if self._base is not None else []) + pieces
         union = reduce(DataFrame.union, old)
-        partitioned = (union.repartition(self.partitions, *self.columns) if self.columns
+        partitioned = (union.repartition(self.partitions, *self.key) if self.key
                        else union.coalesce(1))
         self._base = cut_lineage(self._sorted(partitioned), reliable)
         self._pieces = [self._delta] if self._delta is not None else []
