@@ -16,9 +16,12 @@ relation map, and ``plan_rule`` plans the term as an ordinary rule with the delt
 So every term is a normal plan and the frames are keyed by alias — the terms are independent of
 how the planner orders the atoms.
 
-Not applicable (the caller recomputes the stratum instead): recursive strata, aggregate
-relations, and a changed negated relation under a negated atom with ``_`` (its condition is an existence test over a
-projection, not a join).
+A negated atom with ``_`` (``not q(X, _)``) tests the existence of a matching fact: its change
+is the change of existence of the keys (its named variables) of ``q``'s facts, read as a
+positive atom over those keys (:func:`_existence_change`).
+
+Aggregate relations are left out (``.aggregates`` maintains them per touched group), and
+recursive strata (DRed's).
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..analysis.checked import Column, RelationSchema
+from ..plan.scan_atom import fresh_name, is_fresh, scan_atom
 from ..plan.translate import plan_rule
+from ..spark.compile import compile_node
 from ..spark.counted import COUNT, count_derivations
 from ..syntax import ast
 from .changes import net
@@ -37,21 +43,10 @@ from .changes import net
 OLD, NEW, DELTA, NEG_DELTA = "@old", "@new", "@delta", "@negdelta"
 
 
-def counting_applies(stratum_plan, changed) -> bool:
-    """True when :func:`counting_changes` maintains this stratum for changes of ``changed``."""
-    if stratum_plan.recursive or stratum_plan.aggregates:
-        return False
-    for rule_plan in stratum_plan.rules:
-        for literal in rule_plan.rule.body:
-            if isinstance(literal, ast.Negation) and literal.atom.predicate in changed:
-                if not _plain_negation(literal.atom):
-                    return False
-    return True
-
-
 def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes: dict,
                      negation_changes: dict) -> dict:
-    """Relation -> change of derivation counts of every relation of a non-recursive stratum.
+    """Relation -> change of derivation counts of every non-aggregate relation of a
+    non-recursive stratum.
 
     ``old`` / ``new``: relation -> state (counted frame) of every relation the stratum reads;
     ``changes``: relation -> change of counts of the relations that changed (non-empty);
@@ -66,16 +61,30 @@ def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes
         frames[(name + DELTA, "delta")] = change
     for name, change in negation_changes.items():
         frames[(name + NEG_DELTA, "delta")] = change
-    patched = _patched(checked, frames)
+    patched = aliased(checked, frames)
     parts: dict = {}
-    for rule_plan in stratum_plan.rules:
+    for number, rule_plan in enumerate(stratum_plan.rules):
+        if rule_plan.relation in stratum_plan.aggregates:
+            continue
         rule = rule_plan.rule
         for i, literal in enumerate(rule.body):
-            atom = _atom(literal)
+            atom = body_atom(literal)
             if atom is None or atom.predicate not in changes:
                 continue
-            term, position = _term(rule, i)
-            plan = plan_rule(term, patched, delta_position=position).plan
+            variant, position = term(rule, i)
+            planned_with = patched
+            if isinstance(literal, ast.Negation) and not _plain_negation(atom):
+                alias = f"{atom.predicate}@exists{number}_{i}"
+                key_atom, schema, change = _existence_change(
+                    checked, atom, i, alias, old[atom.predicate], new[atom.predicate],
+                    negation_changes[atom.predicate])
+                frames[(alias, "delta")] = change
+                body = variant.body[:i] + (key_atom,) + variant.body[i + 1:]
+                variant = dataclasses.replace(variant, body=body)
+                relations = dict(patched.relations)
+                relations[alias] = schema
+                planned_with = dataclasses.replace(patched, relations=relations)
+            plan = plan_rule(variant, planned_with, delta_position=position).plan
             parts.setdefault(rule_plan.relation, []).append(count_derivations(plan, frames, spark))
     result = {}
     for name, frames_of in parts.items():
@@ -91,15 +100,62 @@ def negation_change(inserted: DataFrame, deleted: DataFrame) -> DataFrame:
             .unionByName(inserted.withColumn(COUNT, F.lit(-1).cast("long"))))
 
 
-def _term(rule: ast.Rule, i: int) -> tuple:
-    """Rule ``rule`` rewritten as the i-th term of the telescoping sum; (rule, delta index)."""
+def _existence_change(checked, atom: ast.Atom, i: int, alias: str, old: DataFrame,
+                      new: DataFrame, changed: DataFrame) -> tuple:
+    """The condition change of ``not q(X, _)`` (body literal ``i``), as a positive atom.
+
+    The literal tests whether some ``q`` fact matches the pattern for a binding of its named
+    variables (and arithmetic arguments): the keys are ``q``'s facts through the atom's scan
+    (constants and repeated variables selected, ``_`` dropped). A key's condition changes when
+    its existence does, which only the keys of changed ``q`` facts can: +1 for such a key with
+    facts before and none after, -1 for the reverse. Returns (an atom over ``alias`` binding
+    the key's variables, ``alias``'s schema, the change as a counted frame of ``alias``).
+    """
+    schema = checked.relations[atom.predicate]
+    node = scan_atom(atom, i, schema.types)
+    columns = list(node.columns)
+    keys = {}
+    for name, frame in (("changed", changed), ("old", old), ("new", new)):
+        plain = frame.select(*schema.column_names)
+        keys[name] = compile_node(node, {(atom.predicate, "full"): plain}).distinct()
+    before = _match(keys["old"], keys["changed"], columns, "left_semi")
+    after = _match(keys["new"], keys["changed"], columns, "left_semi")
+    change = (_match(before, after, columns, "left_anti").withColumn(COUNT, F.lit(1).cast("long"))
+              .unionByName(_match(after, before, columns, "left_anti")
+                           .withColumn(COUNT, F.lit(-1).cast("long"))))
+    # the key atom: the named variables in the scan's order, then the arithmetic arguments
+    positions = {}
+    for position, arg in enumerate(atom.args):
+        if isinstance(arg, ast.BinaryOp):
+            positions[fresh_name(i, position)] = position
+        elif isinstance(arg, ast.Variable) and not arg.anonymous:
+            positions.setdefault(arg.name, position)
+    args = tuple(atom.args[positions[c]] if is_fresh(c) else ast.Variable(c) for c in columns)
+    key_columns = tuple(Column(f"k{k}", schema.types[positions[c]]) for k, c in enumerate(columns))
+    key_schema = RelationSchema(alias, key_columns, "idb")
+    return ast.Atom(alias, args), key_schema, change.toDF(*[c.name for c in key_columns], COUNT)
+
+
+def _match(left: DataFrame, right: DataFrame, columns: list, how: str) -> DataFrame:
+    """A semi- or anti-join on ``columns``; on none, by whether ``right`` has a row."""
+    if columns:
+        return left.join(right, columns, how)
+    return left.join(right.limit(1), on=F.lit(True), how=how)
+
+
+def term(rule: ast.Rule, i: int, negated_suffix: str = NEG_DELTA) -> tuple:
+    """Rule ``rule`` rewritten as the i-th term of the telescoping sum; (rule, delta index).
+
+    Atoms before literal i read ``<relation>@new``, after it ``<relation>@old``; literal i
+    becomes a positive atom over ``<relation>@delta`` (``negated_suffix`` for a negated one).
+    """
     body = []
     for j, literal in enumerate(rule.body):
-        atom = _atom(literal)
+        atom = body_atom(literal)
         if atom is None:
             body.append(literal)
         elif j == i:
-            suffix = NEG_DELTA if isinstance(literal, ast.Negation) else DELTA
+            suffix = negated_suffix if isinstance(literal, ast.Negation) else DELTA
             body.append(dataclasses.replace(atom, predicate=atom.predicate + suffix))
         else:
             renamed = dataclasses.replace(atom, predicate=atom.predicate + (NEW if j < i else OLD))
@@ -108,7 +164,8 @@ def _term(rule: ast.Rule, i: int) -> tuple:
     return dataclasses.replace(rule, body=tuple(body)), i
 
 
-def _atom(literal):
+def body_atom(literal):
+    """The atom of a positive or negated body literal, else None."""
     if isinstance(literal, ast.Atom):
         return literal
     if isinstance(literal, ast.Negation):
@@ -122,7 +179,9 @@ def _plain_negation(atom: ast.Atom) -> bool:
                    for arg in atom.args for v in ast.term_variables(arg))
 
 
-def _patched(checked, frames) -> object:
+def aliased(checked, frames) -> object:
+    """``checked`` knowing the aliases (``arc@old`` …) of the frames' keys, with their bases'
+    schemas."""
     relations = dict(checked.relations)
     for alias, _ in frames:
         base = alias.rsplit("@", 1)[0]

@@ -3,19 +3,27 @@
 Given the old state of a recursive stratum and the facts of lower relations that appeared or
 disappeared (presence changes):
 
-1. Over-delete: every fact with a derivation that uses a deleted fact, propagated semi-naively
-   with every other atom read from the OLD state (a superset of what really goes).
+1. Over-delete: every fact with a derivation that uses a deleted fact — or a negated atom
+   ``not q(…)`` whose ``q`` fact appeared — propagated semi-naively with every other literal
+   read from the OLD state (a superset of what really goes).
 2. Re-derive: of the over-deleted facts, those the stratum's rules still derive in one round
    from what remains (old minus over-deleted, and the new lower relations) — the program's
    own facts included. Cost: one round of every rule over the remaining state (a join per
    rule, no fixpoint), so deletions cost at least one pass over the stratum's data.
-3. Insert: the re-derived facts and the one-step consequences of the inserted lower facts seed
-   a semi-naive fixpoint over the new state (the driver's states, ``eval.state``).
+3. Insert: the re-derived facts and the one-step consequences of the inserted lower facts — and
+   of the deleted facts of negated relations — seed a semi-naive fixpoint over the new state
+   (the driver's states, ``eval.state``).
+
+A changed lower literal seeds a phase through the rule with that literal read from the changed
+facts as a positive atom (the semi-naive delta), the other literals from the phase's state. For
+``not q(X, _)`` the negation itself is kept as well: a ``q`` fact that appeared falsifies it only
+if no other ``q(X, …)`` was there (phase 1, old state), and one that disappeared satisfies it only
+if none is left (phase 3, new state), so both phases only see genuine derivations.
 
 Min/max relations (PreM) keep their best value per group (``BestState``): insertions continue
-the fixpoint from the stored best values (a group improves or stays). Deletions reaching a PreM
-stratum are not handled here: the caller recomputes that stratum (``dred_applies``).
-Negated lower relations that changed are likewise left to a recomputation.
+the fixpoint from the stored best values (a group improves or stays). Removals (deleted facts,
+or facts that appeared under a negation) reaching a PreM stratum are not handled here: the
+caller recomputes that stratum (``dred_applies``).
 
 The semi-naive loop is a small one of its own: the driver's loop starts from empty relations
 with round 0 evaluating every rule, while both phases here start from a given state and seed.
@@ -23,6 +31,7 @@ with round 0 evaluating every rule, while both phases here start from a given st
 
 from __future__ import annotations
 
+import dataclasses
 from functools import reduce
 from typing import Optional
 
@@ -38,12 +47,21 @@ from ..spark.compile import compile_node
 from ..spark.inputs import empty_frame, facts_frame
 from ..syntax import ast
 
-def dred_applies(stratum_plan, deleted_lower, changed_negated) -> bool:
-    """True when :func:`dred_changes` maintains this recursive stratum: no changed relation
-    under a negation, and no deletion at all when the stratum has min/max relations."""
-    if changed_negated:
-        return False
-    return not (stratum_plan.aggregates and deleted_lower)
+
+def dred_applies(stratum_plan, inserted_lower, deleted_lower) -> bool:
+    """True when :func:`dred_changes` maintains this recursive stratum for lower relations whose
+    facts appeared (``inserted_lower``) or disappeared (``deleted_lower``): always, except for
+    a removal (a deletion under a positive atom, an insertion under a negated one) reaching a
+    stratum with min/max relations."""
+    if not stratum_plan.aggregates:
+        return True
+    for rule_plan in stratum_plan.rules:
+        for literal in rule_plan.rule.body:
+            if isinstance(literal, ast.Atom) and literal.predicate in deleted_lower:
+                return False
+            if isinstance(literal, ast.Negation) and literal.atom.predicate in inserted_lower:
+                return False
+    return True
 
 
 def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
@@ -54,7 +72,7 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
     ``old``: relation -> old facts (plain frames) of the stratum's relations and every lower
     relation its rules read; ``new``: relation -> new facts of those lower relations;
     ``inserted`` / ``deleted``: lower relation -> facts that appeared / disappeared (only the
-    relations that changed).
+    relations that changed), read positively or negated.
     """
     relations = stratum_plan.relations
     schemas = {name: checked.relations[name] for name in relations}
@@ -63,9 +81,9 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
 
     # 1. over-delete against the old state
     over = {name: SetState(schemas[name], empties[name], partitions) for name in relations}
-    if deleted:
+    if deleted or inserted:
         scans = {(name, "full"): frame for name, frame in old.items()}
-        seed = _lower_variants(spark, checked, stratum_plan, scans, deleted)
+        seed = _lower_variants(checked, stratum_plan, scans, deleted, inserted)
         _propagate(spark, checked, stratum_plan, over, seed, scans, False, max_iterations,
                    checkpoint_interval)
     over_deleted = {name: state.full for name, state in over.items()}
@@ -98,7 +116,7 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
                 for name, parts in seed.items()}
 
     # 3. insert semi-naively over the new state
-    for name, parts in _lower_variants(spark, checked, stratum_plan, scans, inserted).items():
+    for name, parts in _lower_variants(checked, stratum_plan, scans, inserted, deleted).items():
         seed.setdefault(name, []).extend(parts)
     states = {}
     for name in relations:
@@ -132,22 +150,40 @@ def _state(spark, stratum_plan, schema, empty, partitions):
     return SetState(schema, empty, partitions)
 
 
-def _lower_variants(spark, checked, stratum_plan, scans: dict, changed: dict) -> dict:
-    """Relation -> candidate frames of the rules read with one changed lower atom as delta."""
-    if not changed:
-        return {}
-    frames = dict(scans)
-    frames.update({(name, "delta"): frame for name, frame in changed.items()})
+def _lower_variants(checked, stratum_plan, scans: dict, positive: dict, negated: dict) -> dict:
+    """Relation -> candidate frames of the rules read with one changed lower literal as delta:
+    a positive atom over the ``positive`` facts of its relation, or a negated atom over the
+    ``negated`` facts of its relation (as a positive atom; with a ``_`` the negation is kept
+    too, read from ``scans``)."""
     candidates: dict = {}
     for rule_plan in stratum_plan.rules:
         rule = rule_plan.rule
         for i, literal in enumerate(rule.body):
-            if isinstance(literal, ast.Atom) and literal.predicate in changed:
-                plan = plan_rule(rule, checked, delta_position=i).plan
-                schema = checked.relations[rule_plan.relation]
-                candidates.setdefault(rule_plan.relation, []).append(
-                    conform(compile_node(plan, frames), schema))
+            if isinstance(literal, ast.Atom) and literal.predicate in positive:
+                relation, changed, variant = literal.predicate, positive, rule
+            elif isinstance(literal, ast.Negation) and literal.atom.predicate in negated:
+                relation, changed = literal.atom.predicate, negated
+                variant = _negation_variant(rule, i)
+            else:
+                continue
+            frames = dict(scans)
+            frames[(relation, "delta")] = changed[relation]
+            plan = plan_rule(variant, checked, delta_position=i).plan
+            schema = checked.relations[rule_plan.relation]
+            candidates.setdefault(rule_plan.relation, []).append(
+                conform(compile_node(plan, frames), schema))
     return candidates
+
+
+def _negation_variant(rule: ast.Rule, i: int) -> ast.Rule:
+    """``rule`` with the negated literal i read as a positive atom (over the changed facts);
+    a negation with ``_`` stays as well, since one changed fact does not decide it."""
+    literal = rule.body[i]
+    body = rule.body[:i] + (literal.atom,) + rule.body[i + 1:]
+    if any(isinstance(v, ast.Variable) and v.anonymous
+           for arg in literal.atom.args for v in ast.term_variables(arg)):
+        body += (literal,)
+    return dataclasses.replace(rule, body=body)
 
 
 def _propagate(spark, checked, stratum_plan, states: dict, seed: dict, scans: dict,

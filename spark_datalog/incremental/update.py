@@ -4,15 +4,21 @@ The strata are maintained in order; each stratum sees the net changes of every r
 it (EDB changes, then the changes the lower strata produced), so a deletion below can insert
 above through negation. Per stratum the method is:
 
-- ``unchanged``: nothing it reads changed (no work, no new version);
-- ``counting`` (``.counting``): non-recursive strata without aggregates;
-- ``dred`` (``.dred``): recursive strata (set relations; min/max relations on insertions);
+- ``unchanged``: nothing it reads changed (no work, no new version), or only multiplicities
+  changed below a stratum that reads sets (recursive or aggregate);
+- ``counting`` (``.counting``): non-recursive strata without aggregates (negated atoms with
+  ``_`` included);
+- ``groups`` (``.aggregates``): non-recursive strata of an aggregate relation (count, sum, avg,
+  min, max): only the groups touched by the changes are evaluated again, from the new state,
+  and their rows replace the old ones (any non-aggregate relation of such a stratum would be
+  maintained by counting);
+- ``dred`` (``.dred``): recursive strata (set relations, also under changed negated relations;
+  min/max relations on insertions);
 - ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
   against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
-  as the fallback of the others: a non-recursive stratum with an aggregate relation (the whole
-  stratum, not only the touched groups), a negated relation changed under a negated ``_``
-  atom or inside a recursive stratum, or a deletion reaching a min/max recursion. Its cost is the
-  stratum's full evaluation plus a diff with its stored state.
+  as the only fallback of the others: a removal (a deletion below, or an insertion under a
+  negation) reaching a min/max recursion. Its cost is the stratum's full evaluation plus a diff
+  with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
 as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
@@ -40,7 +46,8 @@ from ..spark.inputs import facts_frame
 from ..syntax import ast
 from .changes import (ON_MISSING_DELETE, apply_change, check_deletes, conform_changes, diff,
                       presence_changes, signed_presence)
-from .counting import counting_applies, counting_changes, negation_change
+from .aggregates import aggregate_changes
+from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
 
 METHODS = ("auto", "dred", "counting", "recompute")
@@ -280,31 +287,36 @@ class _Update:
     # -- one stratum ---------------------------------------------------------------------
 
     def _stratum(self, plan) -> str:
-        reads, negated = set(), set()
+        reads, positive, negated = set(), set(), set()
         for rule_plan in plan.rules:
             for literal in rule_plan.rule.body:
                 if isinstance(literal, ast.Atom):
-                    reads.add(literal.predicate)
+                    positive.add(literal.predicate)
                 elif isinstance(literal, ast.Negation):
-                    reads.add(literal.atom.predicate)
                     negated.add(literal.atom.predicate)
-        reads -= set(plan.relations)
+        reads = (positive | negated) - set(plan.relations)
         changed = {r for r in reads if r in self.deltas}
         if self.method != "recompute" and not changed:
             return "unchanged"
+        # the relations whose set of facts changed (not only multiplicities)
+        moved = {r for r in changed if r in self.presence
+                 and (self.presence[r][2] or self.presence[r][3])}
         if self.method == "recompute":
             used = "recompute"
         elif not plan.recursive:
-            used = "counting" if counting_applies(plan, changed) else "recompute"
+            used = "groups" if plan.aggregates else "counting"
+            if used == "groups" and not moved and set(plan.relations) <= set(plan.aggregates):
+                return "unchanged"  # aggregates range over sets: they are the same
         else:
-            moved = {r for r in changed if r in self.presence
-                     and (self.presence[r][2] or self.presence[r][3])}
-            deleted = any(self.presence[r][3] for r in moved)
-            used = "dred" if dred_applies(plan, deleted, moved & negated) else "recompute"
+            inserted = {r for r in moved if self.presence[r][2]}
+            deleted = {r for r in moved if self.presence[r][3]}
+            used = "dred" if dred_applies(plan, inserted, deleted) else "recompute"
             if used == "dred" and not moved:
                 return "unchanged"  # only multiplicities changed below: the sets are the same
-        if used == "counting":
+        if used in ("counting", "groups"):
             results = self._counting(plan, reads, changed, negated)
+            if plan.aggregates and moved:
+                results.update(self._groups(plan, reads, moved))
         elif used == "dred":
             results = self._dred(plan, reads, changed)
         else:
@@ -313,6 +325,8 @@ class _Update:
         return used
 
     def _counting(self, plan, reads, changed, negated) -> dict:
+        if set(plan.relations) <= set(plan.aggregates):
+            return {}
         old = {name: self.old[name] for name in reads}
         new = {name: self.new_state(name) for name in reads}
         changes = {name: self.deltas[name] for name in changed}
@@ -321,6 +335,15 @@ class _Update:
             inserted, deleted, _, _ = self.presence[name]
             negation[name] = negation_change(inserted, deleted)
         return counting_changes(self.spark, self.checked, plan, old, new, changes, negation)
+
+    def _groups(self, plan, reads, moved) -> dict:
+        old = {name: self.old[name].select(*self._columns(name)) for name in reads}
+        new = {name: self.new_state(name).select(*self._columns(name)) if name in self.deltas
+               else old[name] for name in reads}
+        facts = {name: self.presence[name][0].unionByName(self.presence[name][1])
+                 for name in moved}
+        stored = {name: self.old[name] for name in plan.aggregates}
+        return aggregate_changes(self.spark, self.checked, plan, old, new, facts, stored)
 
     def _dred(self, plan, reads, changed) -> dict:
         plain = {}
