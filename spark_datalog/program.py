@@ -144,7 +144,8 @@ class Program:
 
         ``changes`` maps EDB relations to signed change sets (columns + ``_count``); without it,
         the changes since the versions the last run consumed. ``method`` is ``"auto"`` (counting
-        for non-recursive strata, DRed for recursive ones), ``"dred"``, ``"counting"`` or
+        for non-recursive strata, touched groups for aggregate relations, DRed for recursive
+        strata), ``"dred"``, ``"counting"`` or
         ``"recompute"``. Returns an ``UpdateReport``.
         See :func:`spark_datalog.incremental.update`.
         """
