@@ -42,7 +42,7 @@ from ..spark.inputs import facts_frame
 from ..spark.types import spark_type
 from ..syntax import ast
 from .changes import diff
-from .counting import DELTA, NEW, OLD, aliased, body_atom, term
+from .counting import DELTA, aliased, body_atom, telescoping_frames, term
 
 TOUCHED = "@touched"
 
@@ -56,12 +56,7 @@ def aggregate_changes(spark, checked, stratum_plan, old: dict, new: dict, change
     such facts; ``stored``: aggregate relation -> its old state (counted frame). A relation
     whose groups all keep their rows gets no entry.
     """
-    frames = {}
-    for name in set(old) | set(new):
-        frames[(name + OLD, "full")] = old[name]
-        frames[(name + NEW, "full")] = new[name]
-    for name, facts in changed.items():
-        frames[(name + DELTA, "delta")] = facts
+    frames = telescoping_frames(old, new, changed)
     touched = {}
     for name in stratum_plan.aggregates:
         keys = _touched_keys(checked, stratum_plan, name, frames)

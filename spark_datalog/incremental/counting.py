@@ -43,6 +43,18 @@ from .changes import net
 OLD, NEW, DELTA, NEG_DELTA = "@old", "@new", "@delta", "@negdelta"
 
 
+def telescoping_frames(old: dict, new: dict, deltas: dict) -> dict:
+    """The scan frames of the telescoping terms: every relation's old and new state, and the
+    deltas of the changed ones, keyed as ``term`` reads them."""
+    frames = {}
+    for name in set(old) | set(new):
+        frames[(name + OLD, "full")] = old[name]
+        frames[(name + NEW, "full")] = new[name]
+    for name, delta in deltas.items():
+        frames[(name + DELTA, "delta")] = delta
+    return frames
+
+
 def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes: dict,
                      negation_changes: dict) -> dict:
     """Relation -> change of derivation counts of every non-aggregate relation of a
@@ -53,12 +65,7 @@ def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes
     ``negation_changes``: relation -> the condition change of ``not r(…)`` (+1 became absent,
     -1 became present) for changed relations that occur negated.
     """
-    frames = {}
-    for name in set(old) | set(new):
-        frames[(name + OLD, "full")] = old[name]
-        frames[(name + NEW, "full")] = new[name]
-    for name, change in changes.items():
-        frames[(name + DELTA, "delta")] = change
+    frames = telescoping_frames(old, new, changes)
     for name, change in negation_changes.items():
         frames[(name + NEG_DELTA, "delta")] = change
     patched = aliased(checked, frames)
