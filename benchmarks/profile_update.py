@@ -253,8 +253,8 @@ def main(argv=None) -> int:
         commits: list = []
         apply_changes = warehouse_module.Warehouse.apply_changes
 
-        def recorded(self, name, columns, changes, run):
-            result = apply_changes(self, name, columns, changes, run)
+        def recorded(self, name, columns, changes, run, **promises):
+            result = apply_changes(self, name, columns, changes, run, **promises)
             commits.append(result)
             return result
 

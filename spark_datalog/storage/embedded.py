@@ -1,12 +1,16 @@
-"""The embedded commit path: Spark writes Parquet, delta-rs commits it to the Delta log.
+"""The embedded commit path: Spark or pyarrow writes Parquet, delta-rs commits it to the Delta log.
 
 Used when the delta-spark jar is not on the classpath (the default here). A write goes in two
-steps: Spark writes the rows as ``part-*.parquet`` files under a fresh folder inside the table
-directory (``<root>/<relation>/run-<sequence>-<random>/``); then one delta-rs commit adds those
-files (exact size, modification time in ms, ``{"numRecords": n}`` stats read from the Parquet
-footers) and retires the files they replace, with the run's application transaction and its
-metadata (as ``userMetadata``). Files of a write that failed before its commit are in no Delta
-version: readers never see them and ``VACUUM`` removes them.
+steps: the rows are written, sorted on the relation's columns, as ``part-*.parquet`` files of at
+most ``rows_per_file`` rows under a fresh folder inside the table directory
+(``<root>/<relation>/run-<sequence>-<random>/``) — by pyarrow on the driver for small frames, by
+Spark otherwise (``datafiles``); then one delta-rs commit adds those files (exact size,
+modification time in ms, Delta statistics from the Parquet footers: ``numRecords``,
+``minValues``, ``maxValues``, ``nullCount``) and retires the files they replace, with the run's
+application transaction and its metadata (as ``userMetadata``). Files of a write that failed
+before its commit are in no Delta version: readers never see them and ``VACUUM`` removes them.
+Changes (``apply_changes``) find the files they may touch from those statistics and rewrite only
+the files that hold touched facts.
 
 Reads pin a version and hand its files (``DeltaTable.file_uris()``) to ``spark.read.parquet``
 with an explicit schema. Tables that need deletion vectors or column mapping cannot be read that
@@ -22,14 +26,13 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from dataclasses import dataclass
 from functools import reduce
 from typing import Optional, Type
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from ..errors import DatalogError, WarehouseError
-from . import uris
+from . import datafiles, uris
 from .runs import CommitResult
 from .schema import (COUNT_COLUMN, Columns, columns_from_delta, conform, delta_schema,
                      spark_schema)
@@ -359,17 +362,22 @@ def _file(action: dict) -> dict:
 
 
 def _add_actions(table) -> list[dict]:
-    """``path`` (as in the log), ``size``, ``num_records`` and ``partition_values`` of every file."""
+    """Every file of ``table``: ``path`` (as in the log), ``size``, ``num_records`` (``None`` when
+    unknown), ``partition_values``, and its statistics: ``min``, ``max`` and ``null_count`` dicts
+    holding the columns that have them."""
     import pyarrow as pa
 
     rows = pa.table(table.get_add_actions(flatten=True)).to_pylist()
     out = []
     for row in rows:
         partitions = {k[len("partition."):]: v for k, v in row.items() if k.startswith("partition.")}
+        stats = {kind: {k[len(kind) + 1:]: v for k, v in row.items()
+                        if k.startswith(kind + ".") and v is not None}
+                 for kind in ("min", "max", "null_count")}
         out.append({"path": row["path"], "size": row["size_bytes"],
-                    "num_records": row.get("num_records") or 0,
+                    "num_records": row.get("num_records"),
                     "partition_values": {k: None if v is None else str(v)
-                                         for k, v in partitions.items()}})
+                                         for k, v in partitions.items()}, **stats})
     return out
 
 
@@ -387,10 +395,16 @@ class EmbeddedBackend:
 
     name = "embedded"
 
-    def __init__(self, spark, root: str, storage_options: Optional[dict] = None):
+    def __init__(self, spark, root: str, storage_options: Optional[dict] = None,
+                 rows_per_file: Optional[int] = None):
+        if rows_per_file is not None and (isinstance(rows_per_file, bool)
+                                          or not isinstance(rows_per_file, int)
+                                          or rows_per_file < 1):
+            raise ValueError(f"rows_per_file must be a positive integer, not {rows_per_file!r}")
         self.spark = spark
         self.root = root
         self.storage_options = storage_options
+        self.rows_per_file = rows_per_file
 
     def table_uri(self, name: str) -> str:
         return uris.join(self.root, name)
@@ -443,18 +457,27 @@ class EmbeddedBackend:
 
     # ---- writing
 
+    @property
+    def file_rows(self) -> int:
+        """At most this many rows per written data file (``datafiles.ROWS_PER_FILE`` default)."""
+        return self.rows_per_file or datafiles.ROWS_PER_FILE
+
     def replace(self, name: str, columns: Columns, df, txn: tuple, metadata: dict,
                 new_schema: bool = False) -> CommitResult:
         """Make ``df`` (declared columns + ``_count``) the whole content of ``name`` in one commit.
 
         ``new_schema`` replaces the table's definition too (``CREATE OR REPLACE``, history kept).
+        The rows are written sorted on the columns, in files of at most ``file_rows`` rows.
         """
         from deltalake.transaction import create_table_with_add_actions
 
         table = self._open(name)
         if table is not None and not new_schema:
             check_readable(table, self.table_uri(name))
-        adds, rows = self._write_files(name, conform(df, columns, name), txn)
+        rows = conform(df, columns, name)
+        local = datafiles.collect_small(rows, datafiles.DRIVER_ROWS)
+        written = self._write_files(name, columns, rows if local is None else local, txn)
+        adds = [f.action for f in written]
         props = _commit_properties(txn, metadata)
         removed = _add_actions(table) if table is not None else []
         if table is None or new_schema:
@@ -466,86 +489,157 @@ class EmbeddedBackend:
         else:
             table.create_write_transaction(adds, "overwrite", delta_schema(columns),
                                            commit_properties=props)
-        return CommitResult(name, self.version(name), None, len(adds), len(removed), rows,
-                            sum(r["num_records"] for r in removed))
+        return CommitResult(name, self.version(name), None, len(adds), len(removed),
+                            sum(f.rows for f in written),
+                            sum(r["num_records"] or 0 for r in removed))
 
-    def apply_changes(self, name: str, columns: Columns, changes, txn: tuple,
-                      metadata: dict) -> CommitResult:
+    def apply_changes(self, name: str, columns: Columns, changes, txn: tuple, metadata: dict,
+                      new_facts_only: bool = False, netted: bool = False) -> CommitResult:
         """Add signed counts to ``name``: rewrite only the files holding touched rows.
 
         The net change per fact (the sum of its signed counts) is added to its stored count; rows
-        reaching 0 are deleted. One Spark job finds the touched files (and whether the change is
-        empty: then nothing is committed), one writes the rewritten rows; one commit adds the new
-        files and retires the touched ones.
+        reaching 0 are deleted; an empty net change commits nothing. The files that may hold a
+        changed fact are found from their statistics in the log (``datafiles.candidates``); of
+        those, the ones that do are rewritten with the change merged in, and one commit adds the
+        new files and retires the rewritten ones.
+
+        A change of at most ``datafiles.DRIVER_ROWS`` rows costs one Spark job (collecting it):
+        it is netted, merged with the candidate files' rows and written with pyarrow on the
+        driver. A larger one is netted, looked up in the candidate files, merged and written by
+        Spark. ``new_facts_only=True`` promises that no fact of the change has a stored row (not
+        even one with a count <= 0): when every net count is positive the change is then only
+        appended, without looking at the table's files. ``netted=True`` promises one row per
+        fact and no zero count (saves netting a large change with a shuffle).
         """
+        change = conform(changes, columns, name)
+        table = self._open(name)
+        if table is None:
+            return self.replace(name, columns, change if netted else net_changes(change, columns),
+                                txn, metadata)
+        check_readable(table, self.table_uri(name))
+        if table.metadata().partition_columns:
+            raise WarehouseError(f"relation {name}: the Delta table is partitioned, so it was not "
+                                 f"written by spark_datalog; changes cannot be applied to it")
+        files = _add_actions(table)
+        local = datafiles.collect_small(change, datafiles.DRIVER_ROWS)
+        if local is None:
+            net = change if netted else net_changes(change, columns).localCheckpoint()
+            return self._apply_spark(name, columns, table, files, net, txn, metadata,
+                                     new_facts_only)
+        local = datafiles.net_rows(local, columns)
+        if not local.num_rows:
+            return CommitResult(name, table.version(), "no change")
+        if new_facts_only and _all_positive(local):
+            return self._commit_files(name, columns, table, txn, metadata,
+                                      self._write_files(name, columns, local, txn), [])
+        found = datafiles.candidates(files, local, columns)
+        sizes = [f["num_records"] for f in found]
+        if None in sizes or sum(sizes) > datafiles.DRIVER_MERGE_ROWS:
+            from pyspark.sql import functions as F
+
+            change = F.broadcast(self.spark.createDataFrame(local, schema=spark_schema(columns)))
+            return self._apply_spark(name, columns, table, found, change, txn, metadata,
+                                     pruned=True)
+        stored = [datafiles.read_rows(_absolute(self.table_uri(name), f["path"]), columns)
+                  for f in found]
+        touched, merged = datafiles.merge_rows(stored, local, columns)
+        written = self._write_files(name, columns, merged, txn)
+        return self._commit_files(name, columns, table, txn, metadata, written,
+                                  [found[i] for i in touched])
+
+    def _apply_spark(self, name: str, columns: Columns, table, files: list, net, txn: tuple,
+                     metadata: dict, new_facts_only: bool = False,
+                     pruned: bool = False) -> CommitResult:
+        """``apply_changes`` of a net change with Spark; ``files`` are the candidates when
+        ``pruned``, else all files of the table (pruned here by the change's bounds)."""
         from pyspark.sql import functions as F
 
-        table = self._open(name)
-        net = net_changes(conform(changes, columns, name), columns)
-        if table is None:
-            return self.replace(name, columns, net, txn, metadata)
-        check_readable(table, self.table_uri(name))
-        names = [c for c, _ in columns]
-        existing = {uris.location_key(_absolute(self.table_uri(name), a["path"])): a
-                    for a in _add_actions(table)}
-        touched: list[dict] = []
-        if existing:
-            stored = self.spark.read.schema(spark_schema(columns)).parquet(
-                *[uris.for_spark(_absolute(self.table_uri(name), a["path"]))
-                  for a in existing.values()])
-            stored = stored.select(*[F.col(c).alias(f"__s{i}") for i, c in enumerate(names)],
-                                   F.col("_metadata.file_path").alias("__file"))
-            key = reduce(lambda a, b: a & b,
-                         [stored[f"__s{i}"].eqNullSafe(net[c]) for i, c in enumerate(names)])
-            # One job answers both questions: the null marker row is there iff the change is
-            # not empty, the other rows name the files holding touched facts.
-            marker = net.select(F.lit(None).cast("string").alias("__file")).limit(1)
-            found = (stored.join(net, key, "left_semi").select("__file").distinct()
-                     .unionByName(marker).collect())
-            if not found:
+        if new_facts_only:
+            written = self._write_files(name, columns, net, txn)
+            if not written:
                 return CommitResult(name, table.version(), "no change")
-            for row in found:
-                if row["__file"] is not None:
-                    touched.append(existing[uris.location_key(row["__file"])])
-        elif net.isEmpty():
+            if all(_stats(f)["minValues"].get(COUNT_COLUMN, 0) > 0 for f in written):
+                return self._commit_files(name, columns, table, txn, metadata, written, [])
+            # a count <= 0: those files are never committed, the change takes the general way
+        if not pruned:
+            rows, ranges = _spark_bounds(net, columns)
+            if not rows:
+                return CommitResult(name, table.version(), "no change")
+            files = datafiles.overlapping(files, ranges)
+            if rows <= datafiles.BROADCAST_ROWS:  # the lookup then scans the files map-side only
+                net = F.broadcast(net)
+        touched: list = []
+        if files:
+            by_key = {uris.location_key(_absolute(self.table_uri(name), f["path"])): f
+                      for f in files}
+            stored = self._read_files(name, columns, files).select(
+                *[F.col(c).alias(f"__s{i}") for i, (c, _) in enumerate(columns)],
+                F.col("_metadata.file_path").alias("__file"))
+            key = reduce(lambda a, b: a & b, [stored[f"__s{i}"].eqNullSafe(net[c])
+                                              for i, (c, _) in enumerate(columns)])
+            holders = stored.join(net, key, "left_semi").select("__file").distinct().collect()
+            touched = [by_key[uris.location_key(row["__file"])] for row in holders]
+        if touched:  # their rows and the change, summed per fact
+            written = self._write_files(name, columns, self._read_files(
+                name, columns, touched).unionByName(net), txn, net=True)
+        else:
+            written = self._write_files(name, columns, net, txn)
+        if not written and not touched:
             return CommitResult(name, table.version(), "no change")
-        merged = net
-        if touched:
-            kept = self.spark.read.schema(spark_schema(columns)).parquet(
-                *[uris.for_spark(_absolute(self.table_uri(name), a["path"])) for a in touched])
-            merged = net_changes(kept.unionByName(net), columns)
-        adds, rows = self._write_files(name, merged, txn)
+        return self._commit_files(name, columns, table, txn, metadata, written, touched)
+
+    def _read_files(self, name: str, columns: Columns, files: list):
+        return self.spark.read.schema(spark_schema(columns)).parquet(
+            *[uris.for_spark(_absolute(self.table_uri(name), f["path"])) for f in files])
+
+    def _write_files(self, name: str, columns: Columns, rows, txn: tuple,
+                     net: bool = False) -> list:
+        """Write ``rows`` under a fresh folder of the table; their ``datafiles.DataFile``s.
+
+        Arrow tables (one or a list: each gets files of its own) are written with pyarrow on the
+        driver, a Spark frame by Spark (summed per fact first when ``net``).
+        """
+        import pyarrow as pa
+
+        folder = datafiles.new_folder(txn[1])
+        if isinstance(rows, (pa.Table, list)):
+            return datafiles.write_with_arrow(rows, columns, self.table_uri(name), folder,
+                                              self.file_rows)
+        return datafiles.write_with_spark(rows, columns, self.table_uri(name), folder,
+                                          self.file_rows, net=net)
+
+    def _commit_files(self, name: str, columns: Columns, table, txn: tuple, metadata: dict,
+                      written: list, touched: list) -> CommitResult:
+        """One commit adding the ``written`` files and retiring the ``touched`` ones."""
         now_ms = int(time.time() * 1000)
         removes = [_remove_action(a, now_ms) for a in touched]
-        table.create_write_transaction(adds + removes, "append", delta_schema(columns),
+        table.create_write_transaction([f.action for f in written] + removes, "append",
+                                       delta_schema(columns),
                                        commit_properties=_commit_properties(txn, metadata))
-        return CommitResult(name, self.version(name), None, len(adds), len(removes), rows,
-                            sum(a["num_records"] for a in touched))
+        return CommitResult(name, self.version(name), None, len(written), len(removes),
+                            sum(f.rows for f in written),
+                            sum(a["num_records"] or 0 for a in touched))
 
-    def _write_files(self, name: str, df, txn: tuple):
-        """Write ``df`` with Spark under a fresh folder; the AddActions of its non-empty files."""
-        import pyarrow.parquet as pq
-        from deltalake.transaction import AddAction
-        from pyarrow.fs import FileSelector
 
-        folder = f"run-{txn[1]:06d}-{uuid.uuid4().hex[:12]}"
-        location = uris.join(self.table_uri(name), folder)
-        df.write.mode("errorifexists").parquet(uris.for_spark(location))
-        fs, path = uris.filesystem(location)
-        adds, total = [], 0
-        infos = sorted(fs.get_file_info(FileSelector(path)), key=lambda i: i.base_name)
-        for info in infos:
-            if not (info.base_name.startswith("part-") and info.base_name.endswith(".parquet")):
-                continue
-            rows = pq.read_metadata(info.path, filesystem=fs).num_rows
-            if rows == 0:  # Spark writes an empty file for an empty frame; the table needs none
-                continue
-            total += rows
-            adds.append(AddAction(
-                path=quote(f"{folder}/{info.base_name}"), size=info.size, partition_values={},
-                modification_time=info.mtime_ns // 1_000_000, data_change=True,
-                stats=json.dumps({"numRecords": rows})))
-        return adds, total
+def _all_positive(table) -> bool:
+    import pyarrow.compute as pc
+
+    return pc.min(table.column(COUNT_COLUMN)).as_py() > 0
+
+
+def _stats(written) -> dict:
+    return json.loads(written.action.stats)
+
+
+def _spark_bounds(df, columns: Columns) -> tuple:
+    """(rows, ``datafiles.bounds``) of a Spark frame, in one aggregation job."""
+    from pyspark.sql import functions as F
+
+    bounded = [c for c, t in columns if t != "double"]
+    row = df.agg(F.count(F.lit(1)), *[agg for c in bounded for agg in (
+        F.min(c), F.max(c), F.max(F.col(c).isNull()))]).first()
+    return row[0], {c: (row[1 + 3 * i], row[2 + 3 * i], bool(row[3 + 3 * i]))
+                    for i, c in enumerate(bounded)}
 
 
 def net_changes(df, columns: Columns):

@@ -74,12 +74,16 @@ class NativeBackend(EmbeddedBackend):
         return CommitResult(name, after.version(), None, len(after.file_uris()),
                             0 if before is None else len(before.file_uris()), after.count(), removed)
 
-    def apply_changes(self, name: str, columns: Columns, changes, txn: tuple,
-                      metadata: dict) -> CommitResult:
+    def apply_changes(self, name: str, columns: Columns, changes, txn: tuple, metadata: dict,
+                      new_facts_only: bool = False, netted: bool = False) -> CommitResult:
+        """One MERGE of the net change; ``new_facts_only`` is not needed by a MERGE (ignored),
+        ``netted`` skips netting (see ``EmbeddedBackend.apply_changes``)."""
         from delta.tables import DeltaTable
         from pyspark.sql import functions as F
 
-        net = net_changes(conform(changes, columns, name), columns)
+        net = conform(changes, columns, name)
+        if not netted:
+            net = net_changes(net, columns)
         if not self.exists(name):
             return self.replace(name, columns, net, txn, metadata)
         if net.isEmpty():

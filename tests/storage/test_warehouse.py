@@ -246,6 +246,7 @@ def test_names_and_missing_relations(wh):
 # ------------------------------------------------------------------------------ signed changes
 
 def test_apply_changes_rewrites_only_touched_files(spark, wh):
+    wh = Warehouse(spark, wh.root, backend="embedded", rows_per_file=1)
     initial = [(1, "a", 1), (2, "b", 2), (3, "c", 1)]
     _write(wh, "arc", ARC, frame(spark, initial, slices=3))  # one row per file
     before = set(DeltaTable(wh.root + "/arc").file_uris())

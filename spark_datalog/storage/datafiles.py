@@ -1,0 +1,372 @@
+"""Data files of the embedded path: Parquet files clustered by key, with Delta statistics.
+
+Every write sorts the rows on the relation's columns and cuts them into files of at most
+``rows_per_file`` rows, so that a file holds a narrow range of facts. Each file's AddAction
+carries the Delta statistics of its Parquet footer (``numRecords``, ``minValues``,
+``maxValues``, ``nullCount``; see ``file_stats``). From them a change finds the files it may
+touch in the log alone (``candidates``), and Spark and delta-rs readers skip files by them too.
+
+Two writers, one layout: frames of at most ``DRIVER_ROWS`` rows are collected and written with
+pyarrow from the driver (the collect is the only Spark job), larger ones by Spark (a global sort,
+then ``maxRecordsPerFile``). Small changes are also netted and merged with the files they touch
+on the driver (``net_rows``, ``merge_rows``), grouping as Spark does: nulls equal each other,
+``-0.0`` equals ``0.0`` and NaN equals NaN.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass
+from urllib.parse import quote
+
+from . import uris
+from .schema import COUNT_COLUMN, Columns, arrow_schema
+
+# At most this many rows per data file. A change rewrites the files holding facts it touches,
+# so a file is the unit of rewrite cost: at ~1M rows (about 8 MB for two long columns) reading,
+# merging and writing one file takes ~0.3 s with pyarrow, about a Spark job's fixed cost, while a
+# 100M-fact relation still has only ~100 files (a small log, and files not so small that Spark
+# scans suffer: it packs small files into 128 MB splits anyway).
+ROWS_PER_FILE = 1 << 20
+# Changes (and whole frames) of at most this many rows are collected and handled on the driver.
+DRIVER_ROWS = 50_000
+# Candidate files holding at most this many rows in all are merged with a change on the driver.
+DRIVER_MERGE_ROWS = 2_000_000
+# Larger changes of at most this many rows are broadcast to the files' scan when looked up.
+BROADCAST_ROWS = 200_000
+# Longer strings get no maximum in the statistics (Delta readers truncate to 32 characters too).
+STATS_STRING_CHARS = 32
+
+_FILE = "__file"
+# Stand-ins for nulls in join keys (a separate flag tells them from real values).
+_FILLS = {"int": 0, "long": 0, "double": 0.0, "string": "", "bool": False}
+_PYTHON_TYPES = {"int": int, "long": int, "string": str, "bool": bool}
+
+
+@dataclass
+class DataFile:
+    """A written data file: its Delta ``AddAction`` and its number of rows."""
+
+    action: object
+    rows: int
+
+
+def new_folder(sequence: int) -> str:
+    """A fresh folder name for the files of one write of run ``sequence``."""
+    return f"run-{sequence:06d}-{uuid.uuid4().hex[:12]}"
+
+
+# --------------------------------------------------------------------------------------------
+# writing
+
+def collect_small(df, limit: int):
+    """``df`` as an Arrow table when it has at most ``limit`` rows, else ``None`` (one job)."""
+    if limit <= 0:
+        return None
+    table = df.limit(limit + 1).toArrow()
+    return table if table.num_rows <= limit else None
+
+
+def write_with_spark(df, columns: Columns, table_uri: str, folder: str, rows_per_file: int,
+                     net: bool = False) -> list:
+    """Write ``df`` sorted on ``columns`` under ``table_uri/folder`` with Spark; its ``DataFile``s.
+
+    The rows are range-partitioned on the columns, so the files of different tasks hold disjoint
+    key ranges, sorted within each task and cut into bounded files by ``maxRecordsPerFile``.
+    ``net=True`` sums the counts per fact and drops zeros on the way; the range partitioning
+    already groups each fact, so that costs no second shuffle.
+    """
+    from pyarrow.fs import FileSelector
+    from pyspark.sql import functions as F
+
+    names = [name for name, _ in columns]
+    rows = df.repartitionByRange(*names)
+    if net:
+        rows = (rows.groupBy(*names).agg(F.sum(COUNT_COLUMN).cast("long").alias(COUNT_COLUMN))
+                .where(F.col(COUNT_COLUMN) != 0))
+    location = uris.join(table_uri, folder)
+    (rows.sortWithinPartitions(*names).write.mode("errorifexists")
+     .option("maxRecordsPerFile", rows_per_file).parquet(uris.for_spark(location)))
+    fs, path = uris.filesystem(location)
+    infos = sorted(fs.get_file_info(FileSelector(path)), key=lambda i: i.base_name)
+    files = [_described(fs, info, folder, columns) for info in infos
+             if info.base_name.startswith("part-") and info.base_name.endswith(".parquet")]
+    files = [f for f in files if f.rows]  # Spark writes an empty file for an empty frame
+    if not files:
+        fs.delete_dir(path)  # the fresh folder holds nothing any version will need
+    return files
+
+
+def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str,
+                     rows_per_file: int) -> list:
+    """Write Arrow tables under ``table_uri/folder``; their ``DataFile``s.
+
+    ``tables`` is one table or a list of them; each is sorted on ``columns`` and cut into files
+    of at most ``rows_per_file`` rows on its own (no file mixes rows of two tables). The files
+    are what Spark writes for the same rows: the exact column types of ``columns`` (``int``
+    int32, ``long`` int64, ...) plus ``_count`` int64, all optional, snappy-compressed.
+    """
+    import pyarrow.parquet as pq
+
+    names = [name for name, _ in columns]
+    tables = [tables] if not isinstance(tables, (list, tuple)) else tables
+    tables = [t.select(names + [COUNT_COLUMN]).cast(arrow_schema(columns))
+              .sort_by([(name, "ascending") for name in names]) for t in tables if t.num_rows]
+    if not tables:
+        return []
+    fs, path = uris.filesystem(uris.join(table_uri, folder))
+    fs.create_dir(path, recursive=True)
+    prefix = uuid.uuid4().hex
+    paths = []
+    for table in tables:
+        for start in range(0, table.num_rows, rows_per_file):
+            paths.append(f"{path}/part-{len(paths):05d}-{prefix}.snappy.parquet")
+            pq.write_table(table.slice(start, rows_per_file), paths[-1], filesystem=fs,
+                           compression="snappy")
+    return [_described(fs, info, folder, columns) for info in fs.get_file_info(paths)]
+
+
+def _described(fs, info, folder: str, columns: Columns) -> DataFile:
+    """The ``DataFile`` of a written file: exact size, mtime in ms, footer statistics."""
+    import pyarrow.parquet as pq
+    from deltalake.transaction import AddAction
+
+    stats = file_stats(pq.read_metadata(info.path, filesystem=fs), columns)
+    action = AddAction(path=quote(f"{folder}/{info.base_name}"), size=info.size,
+                       partition_values={}, modification_time=info.mtime_ns // 1_000_000,
+                       data_change=True, stats=json.dumps(stats))
+    return DataFile(action, stats["numRecords"])
+
+
+def file_stats(metadata, columns: Columns) -> dict:
+    """The Delta statistics of a Parquet file, from its footer.
+
+    ``numRecords``, and for every column (``_count`` included) its ``nullCount`` and, where the
+    footer bounds it, ``minValues`` / ``maxValues``. Double columns get no bounds: Parquet
+    statistics leave NaN out and need not order ``-0.0`` and ``0.0``, while Delta readers take NaN
+    as the largest value. A string longer than ``STATS_STRING_CHARS`` gives its prefix as the
+    minimum and no maximum (a prefix is a lower bound, not an upper one).
+    """
+    stats: dict = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {},
+                   "nullCount": {}}
+    if not metadata.num_row_groups:
+        return stats
+    first = metadata.row_group(0)
+    position = {first.column(j).path_in_schema: j for j in range(first.num_columns)}
+    for name, type_ in tuple(columns) + ((COUNT_COLUMN, "long"),):
+        if name not in position:
+            continue
+        nulls, low, high = _column_stats(metadata, position[name], type_)
+        if nulls is not None:
+            stats["nullCount"][name] = nulls
+        if low is not None:
+            if type_ == "string" and len(low) > STATS_STRING_CHARS:
+                low = low[:STATS_STRING_CHARS]
+            stats["minValues"][name] = low
+        if high is not None and not (type_ == "string" and len(high) > STATS_STRING_CHARS):
+            stats["maxValues"][name] = high
+    return stats
+
+
+def _column_stats(metadata, j: int, type_: str) -> tuple:
+    """(null count, minimum, maximum) of column ``j`` over all row groups; ``None`` if unknown."""
+    wanted = _PYTHON_TYPES.get(type_)
+    nulls, low, high, bounded = 0, None, None, wanted is not None
+    for index in range(metadata.num_row_groups):
+        group = metadata.row_group(index)
+        found = group.column(j).statistics
+        if found is None or not found.has_null_count:
+            nulls = None
+        elif nulls is not None:
+            nulls += found.null_count
+        if found is not None and found.has_min_max:
+            values = (found.min, found.max)
+            if wanted is None or not all(type(v) is wanted for v in values):
+                bounded = False
+            elif bounded:
+                low = values[0] if low is None else min(low, values[0])
+                high = values[1] if high is None else max(high, values[1])
+        elif not (found is not None and found.has_null_count
+                  and found.null_count == group.num_rows):  # an all-null group bounds nothing
+            bounded = False
+    return (nulls, low, high) if bounded else (nulls, None, None)
+
+
+# --------------------------------------------------------------------------------------------
+# finding the files a change may touch
+
+def bounds(table, columns: Columns) -> dict:
+    """Per column with bounds (not double): (minimum, maximum, has nulls) of an Arrow table."""
+    import pyarrow.compute as pc
+
+    found = {}
+    for name, type_ in columns:
+        if type_ == "double":
+            continue
+        values = table.column(name)
+        extremes = pc.min_max(values).as_py()
+        found[name] = (extremes["min"], extremes["max"], values.null_count > 0)
+    return found
+
+
+def overlapping(files: list, ranges: dict) -> list:
+    """The files whose statistics do not rule out every value range of ``ranges``.
+
+    ``files`` are ``embedded._add_actions`` entries (``min`` / ``max`` / ``null_count`` dicts,
+    ``num_records``); ``ranges`` maps columns to (minimum, maximum, has nulls) as ``bounds``
+    gives them (minimum ``None``: no non-null value).
+    """
+    return [f for f in files
+            if all(_may_overlap(f, name, *limits) for name, limits in ranges.items())]
+
+
+def _may_overlap(f: dict, name: str, low, high, has_nulls: bool) -> bool:
+    file_low, file_high = f["min"].get(name), f["max"].get(name)
+    nulls = f["null_count"].get(name)
+    if has_nulls and (nulls is None or nulls > 0):
+        return True
+    if low is None:  # the change has only nulls here, the file none
+        return False
+    if file_low is None and file_high is None:
+        return not _only_nulls(f, name)
+    return (file_low is None or high >= file_low) and (file_high is None or low <= file_high)
+
+
+def _only_nulls(f: dict, name: str) -> bool:
+    nulls = f["null_count"].get(name)
+    return nulls is not None and f["num_records"] is not None and nulls == f["num_records"]
+
+
+def candidates(files: list, change, columns: Columns) -> list:
+    """The files that may hold a fact of ``change`` (an Arrow table), judged by statistics.
+
+    A file is a candidate when one fact of the change lies within the file's bounds on every
+    bounded column (a null value: when the file has nulls there). Files without statistics are
+    always candidates. Costs one vectorised comparison per file and column, on the driver.
+    """
+    import pyarrow.compute as pc
+
+    found = []
+    for f in overlapping(files, bounds(change, columns)):
+        mask = None
+        for name, type_ in columns:
+            if type_ == "double":
+                continue
+            match = _matches(f, name, change.column(name))
+            if match is None:
+                continue
+            mask = match if mask is None else pc.and_(mask, match)
+        if mask is None or pc.any(mask).as_py():
+            found.append(f)
+    return found
+
+
+def _matches(f: dict, name: str, values):
+    """Which values may occur in column ``name`` of file ``f`` (``None``: all of them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    low, high = f["min"].get(name), f["max"].get(name)
+    nulls = f["null_count"].get(name)
+    if low is None and high is None:
+        return pc.is_null(values) if _only_nulls(f, name) else None
+    checks = []
+    if low is not None:
+        checks.append(pc.greater_equal(values, pa.scalar(low, values.type)))
+    if high is not None:
+        checks.append(pc.less_equal(values, pa.scalar(high, values.type)))
+    inside = pc.fill_null(checks[0] if len(checks) == 1 else pc.and_(*checks), False)
+    if nulls is None or nulls > 0:
+        inside = pc.or_(inside, pc.is_null(values))
+    return inside
+
+
+# --------------------------------------------------------------------------------------------
+# netting and merging on the driver
+
+def read_rows(path: str, columns: Columns):
+    """The rows of one data file (relation columns + ``_count``) as an Arrow table."""
+    import pyarrow.parquet as pq
+
+    fs, where = uris.filesystem(path)
+    names = [name for name, _ in columns] + [COUNT_COLUMN]
+    return pq.read_table(where, filesystem=fs, columns=names).cast(arrow_schema(columns))
+
+
+def net_rows(table, columns: Columns):
+    """Sum the signed counts per fact and drop facts whose sum is 0 (``net_changes`` in Arrow)."""
+    import pyarrow.compute as pc
+
+    names = [name for name, _ in columns]
+    table = _normalised(table.select(names + [COUNT_COLUMN]), columns)
+    summed = table.group_by(names, use_threads=False).aggregate([(COUNT_COLUMN, "sum")])
+    summed = summed.select(names + [f"{COUNT_COLUMN}_sum"]).rename_columns(names + [COUNT_COLUMN])
+    return summed.filter(pc.not_equal(summed.column(COUNT_COLUMN), 0)).cast(arrow_schema(columns))
+
+
+def merge_rows(stored: list, change, columns: Columns) -> tuple:
+    """Merge a net ``change`` into the ``stored`` tables (the rows of candidate files).
+
+    Returns (the indexes of the tables holding a fact of the change, sorted; the rows replacing
+    them, as one table per touched file followed by one table of the facts no file held). Facts
+    of the change get the sum of their stored and changed counts (left out when 0); the other
+    rows of a touched file are kept as they are. Keeping each file's facts apart keeps the
+    rewritten files as narrow in key range as the files they replace. Facts are matched with
+    hash joins (nulls match nulls), so the cost is linear in the rows of the candidate files.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    names = [name for name, _ in columns]
+    change = _normalised(change.select(names + [COUNT_COLUMN]), columns)
+    nullable = [i for i, name in enumerate(names) if change.column(name).null_count]
+    keys = [f"__key{i}" if i in nullable else name for i, name in enumerate(names)]
+    keys += [f"__null{i}" for i in nullable]
+
+    def keyed(table):
+        """The table with join keys: a column with nulls becomes a filled value and a flag."""
+        for i in nullable:
+            values = table.column(names[i])
+            table = table.append_column(f"__key{i}", pc.fill_null(values, _FILLS[columns[i][1]]))
+            table = table.append_column(f"__null{i}", pc.is_null(values))
+        return table
+
+    def tagged(table, index):
+        return _normalised(table.select(names + [COUNT_COLUMN]), columns).append_column(
+            _FILE, pa.repeat(pa.scalar(index, pa.int32()), table.num_rows))
+
+    wanted = keyed(change).select(keys)
+    rows = keyed(pa.concat_tables([tagged(t, i) for i, t in enumerate(stored)]
+                                  or [tagged(change.slice(0, 0), 0)]))
+    matched = rows.join(wanted, keys, join_type="left semi")
+    touched = sorted(pc.unique(matched.column(_FILE)).to_pylist())
+    rows = rows.filter(pc.is_in(rows.column(_FILE), value_set=pa.array(touched, pa.int32())))
+    kept = rows.join(wanted, keys, join_type="left anti").select(names + [COUNT_COLUMN, _FILE])
+    # the facts of the change: stored and changed counts summed, kept with a file that held them
+    summed = (pa.concat_tables([matched.select(names + [COUNT_COLUMN, _FILE]), tagged(change, -1)])
+              .group_by(names, use_threads=False)
+              .aggregate([(COUNT_COLUMN, "sum"), (_FILE, "max")]))
+    summed = summed.select(names + [f"{COUNT_COLUMN}_sum", f"{_FILE}_max"]).rename_columns(
+        names + [COUNT_COLUMN, _FILE])
+    summed = summed.filter(pc.not_equal(summed.column(COUNT_COLUMN), 0))
+    parts = []
+    for index in touched + [-1]:
+        part = pa.concat_tables([t.filter(pc.equal(t.column(_FILE), index))
+                                 for t in (kept, summed)])
+        parts.append(part.select(names + [COUNT_COLUMN]).cast(arrow_schema(columns)))
+    return touched, parts
+
+
+def _normalised(table, columns: Columns):
+    """Double columns with ``-0.0`` as ``0.0`` and one NaN, as Spark groups and joins them."""
+    import pyarrow.compute as pc
+
+    for name, type_ in columns:
+        if type_ != "double":
+            continue
+        values = table.column(name)
+        values = pc.if_else(pc.is_nan(values), float("nan"), values)
+        values = pc.if_else(pc.equal(values, 0.0), 0.0, values)
+        table = table.set_column(table.schema.get_field_index(name), name, values)
+    return table
