@@ -49,6 +49,11 @@ class SetState:
         self.partitions = partitions
         # the columns the leaves are hash-partitioned on (``plan.partitioning``): all by default
         self.key = [self.columns[i] for i in key] if key else list(self.columns)
+        # Column expressions built once: each F.col costs JVM round trips, every round
+        self._key_columns = [F.col(c) for c in self.key]
+        self._order = [F.col(c) for c in self.columns]
+        self._no_nulls = (reduce(lambda a, b: a & b, [c.isNotNull() for c in self._order])
+                          if self.columns else None)
         self._empty = empty
         self._base: Optional[DataFrame] = None
         self._pieces: list = []
@@ -71,10 +76,15 @@ class SetState:
         else:
             # free when the candidates kept the delta's partitioning on the key (Spark drops a
             # repartition its input already satisfies); then nothing in the round shuffles
-            fresh = candidates.repartition(self.partitions, *self.key).distinct()
+            fresh = candidates.repartition(self.partitions, *self._key_columns).distinct()
         for known in self._known():
             fresh = fresh.join(known.hint("merge"), self.columns, "left_anti")
-        return self._sorted(_not_null(fresh, self.columns))
+        # non-nullable leaves: without it the optimizer infers ``isnotnull`` filters on every
+        # read of a leaf and pushes them into the pieces' union, which then loses its
+        # partitioning (a shuffle of the relation per round)
+        if self._no_nulls is not None:
+            fresh = fresh.where(self._no_nulls)
+        return self._sorted(fresh)
 
     def _known(self) -> list:
         """What the candidates are anti-joined with: the base, and the union of the pieces
@@ -87,7 +97,7 @@ class SetState:
     def _sorted(self, frame: DataFrame) -> DataFrame:
         # A no-op on the anti-join's output (already in key order); it makes the first round's
         # leaf sorted too. A relation without columns has nothing to sort.
-        return frame.sortWithinPartitions(*self.columns) if self.columns else frame
+        return frame.sortWithinPartitions(*self._order) if self.columns else frame
 
     def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
         """Add the stored new rows (disjoint from what is known)."""
@@ -113,7 +123,7 @@ class SetState:
             return
         old = ([self._base] if self._base is not None else []) + pieces
         union = reduce(DataFrame.union, old)
-        partitioned = (union.repartition(self.partitions, *self.key) if self.key
+        partitioned = (union.repartition(self.partitions, *self._key_columns) if self.key
                        else union.coalesce(1))
         self._base = cut_lineage(self._sorted(partitioned), reliable)
         self._pieces = [self._delta] if self._delta is not None else []
@@ -207,11 +217,3 @@ class BestState:
     def release(self) -> None:
         """Nothing to free beyond the relation itself, which the caller may still read."""
 
-
-def _not_null(frame: DataFrame, columns: list) -> DataFrame:
-    """``frame`` with its columns marked non-nullable (stored facts never hold nulls). Without
-    it the optimizer infers ``isnotnull`` filters on every read of a stored leaf and pushes them
-    into unions, whose common partitioning is then lost (a shuffle of the relation per round)."""
-    if not columns:
-        return frame
-    return frame.where(reduce(lambda a, b: a & b, [F.col(c).isNotNull() for c in columns]))

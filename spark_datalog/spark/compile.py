@@ -11,7 +11,8 @@ exactly "this body literal failed".
 
 from __future__ import annotations
 
-from functools import reduce
+import itertools
+from functools import lru_cache, reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -63,14 +64,13 @@ def _select(node: ir.Select, frames: Frames) -> DataFrame:
     if not node.conditions:
         return child
     types = _operand_types(child, [e for c in node.conditions for e in (c.left, c.right)])
-    condition = reduce(lambda a, b: a & b, (compile_condition(c, types) for c in node.conditions))
-    return child.filter(condition)
+    return child.filter(_conjunction(node.conditions, _fractional(types), _context()))
 
 
 def _project(node: ir.Project, frames: Frames) -> DataFrame:
     child = compile_node(node.child, frames)
     types = _operand_types(child, [expr for _, expr in node.outputs])
-    projected = child.select(*[compile_expr(expr, types).alias(name) for name, expr in node.outputs])
+    projected = child.select(*_outputs(node.outputs, _fractional(types), _context()))
     partial = [name for name, expr in node.outputs if _may_be_undefined(expr)]
     return projected.dropna(subset=partial) if partial else projected
 
@@ -179,27 +179,72 @@ def _operand_types(frame: DataFrame, exprs) -> dict:
 
 def compile_expr(expr, types: dict) -> Column:
     """The Column computing a scalar IR expression (ColumnRef, Literal or Arithmetic)."""
-    return _expr(expr, types)[0]
+    return _cached_expr(expr, _fractional(types), _context())[0]
 
 
 def compile_condition(compare: ir.Compare, types: dict) -> Column:
     """The boolean Column of a comparison; null (undefined arithmetic) counts as false."""
-    left, _ = _expr(compare.left, types)
-    right, _ = _expr(compare.right, types)
+    return _cached_condition(compare, _fractional(types), _context())
+
+
+# A fixpoint compiles the same rules every round, and building a Column costs JVM round trips
+# (a few per function call): the Columns of an expression are built once per SparkContext.
+# They are unresolved expressions, valid in any frame of that context.
+
+_CONTEXTS = itertools.count()
+
+
+def _context():
+    """A key unique to the active SparkContext (an id() could be reused by a later one)."""
+    from pyspark import SparkContext
+
+    context = SparkContext._active_spark_context
+    if context is None:  # Spark Connect: Columns are plain Python objects
+        return None
+    key = getattr(context, "_spark_datalog_key", None)
+    if key is None:
+        key = context._spark_datalog_key = next(_CONTEXTS)
+    return key
+
+
+def _fractional(types: dict) -> frozenset:
+    return frozenset(name for name, t in types.items() if isinstance(t, T.FractionalType))
+
+
+@lru_cache(maxsize=4096)
+def _cached_expr(expr, fractional: frozenset, context) -> tuple:
+    return _expr(expr, fractional)
+
+
+@lru_cache(maxsize=4096)
+def _cached_condition(compare: ir.Compare, fractional: frozenset, context) -> Column:
+    left, _ = _cached_expr(compare.left, fractional, context)
+    right, _ = _cached_expr(compare.right, fractional, context)
     return _COMPARISONS[compare.op](left, right)
 
 
-def _expr(expr, types: dict) -> tuple:
-    """(Column, is_fractional) for an expression."""
+@lru_cache(maxsize=1024)
+def _conjunction(conditions: tuple, fractional: frozenset, context) -> Column:
+    return reduce(lambda a, b: a & b,
+                  (_cached_condition(c, fractional, context) for c in conditions))
+
+
+@lru_cache(maxsize=1024)
+def _outputs(outputs: tuple, fractional: frozenset, context) -> list:
+    return [_cached_expr(expr, fractional, context)[0].alias(name) for name, expr in outputs]
+
+
+def _expr(expr, fractional: frozenset) -> tuple:
+    """(Column, is_fractional) for an expression; ``fractional``: the double columns."""
     if isinstance(expr, ir.ColumnRef):
-        return F.col(expr.name), isinstance(types.get(expr.name), T.FractionalType)
+        return F.col(expr.name), expr.name in fractional
     if isinstance(expr, ir.Literal):
         return F.lit(expr.value).cast(spark_type(expr.type)), expr.type == "double"
     if isinstance(expr, ir.Arithmetic):
-        left, left_fractional = _expr(expr.left, types)
-        right, right_fractional = _expr(expr.right, types)
-        fractional = left_fractional or right_fractional
-        return _ARITHMETIC[expr.op](left, right, fractional), fractional
+        left, left_fractional = _cached_expr(expr.left, fractional, _context())
+        right, right_fractional = _cached_expr(expr.right, fractional, _context())
+        is_fractional = left_fractional or right_fractional
+        return _ARITHMETIC[expr.op](left, right, is_fractional), is_fractional
     raise TypeError(f"not an IR expression: {expr!r}")
 
 
