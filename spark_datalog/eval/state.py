@@ -79,9 +79,9 @@ class SetState:
             fresh = candidates.repartition(self.partitions, *self._key_columns).distinct()
         for known in self._known():
             fresh = fresh.join(known.hint("merge"), self.columns, "left_anti")
-        # non-nullable leaves: without it the optimizer infers ``isnotnull`` filters on every
-        # read of a leaf and pushes them into the pieces' union, which then loses its
-        # partitioning (a shuffle of the relation per round)
+        # non-nullable leaves: were constraint propagation on (``recursion_settings`` turns it
+        # off), the optimizer would infer ``isnotnull`` filters on every read of a leaf and push
+        # them into the pieces' union, which then loses its partitioning
         if self._no_nulls is not None:
             fresh = fresh.where(self._no_nulls)
         return self._sorted(fresh)
