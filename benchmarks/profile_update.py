@@ -145,11 +145,11 @@ def install(tracker: Tracker) -> None:
 
     upd = importlib.import_module("spark_datalog.incremental.update")
     tracker.wrap(upd, "update", "update")
-    for name in ("_typed", "_check_changes", "conform_changes", "check_deletes",
-                 "presence_changes", "materialise", "dred_changes", "counting_changes"):
+    for name in ("_typed", "_check_changes", "conform_changes", "assess", "signed",
+                 "store_assessed", "check_assessed", "dred_changes", "counting_changes"):
         tracker.wrap(upd, name)
     for name in ("run", "_state", "_edb_changes", "_absorb", "_stratum", "_dred", "_counting",
-                 "_recompute", "_commit", "new_state"):
+                 "_recompute", "_commit", "new_state", "new_facts"):
         tracker.wrap(upd._Update, name)
     for name in ("_propagate", "_lower_variants", "materialise"):
         tracker.wrap(dred, name, f"dred.{name}")

@@ -3,11 +3,19 @@
 A *counted* frame has a relation's columns plus ``_count``. A *change* (or delta) is a counted
 frame with one row per fact and a non-zero signed count: +n adds n copies (or derivations),
 -n removes them. A *state* is a counted frame of the present facts (count > 0).
+
+An *assessed* change also says, per row, how the fact's presence changes (``PRESENCE``: +1 it
+appears, -1 it disappears, 0 only its count changes) and whether the row is refused
+(``PROBLEM``: a null, or a deletion of copies that are not there). :func:`store_assessed`
+stores assessed changes and counts those kinds in one Spark job, so the questions "did facts
+appear or disappear?" and "is the change valid?" cost no job of their own.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from dataclasses import dataclass
+from functools import reduce
+from typing import Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -18,25 +26,26 @@ from ..spark.inputs import conform_input
 from ..spark.types import spark_type
 
 ON_MISSING_DELETE = ("error", "ignore")
+PRESENCE = "_presence"
+PROBLEM = "_problem"
 _OLD = "_count_old"
+_NULL = "_null"
 
 
 def conform_changes(schema, frame: DataFrame) -> DataFrame:
-    """A user's change set as a change of ``schema``'s relation, summed per fact.
+    """A user's change set as signed rows of ``schema``'s relation (lazy, no Spark job).
 
     ``frame`` holds the relation's columns (positionally) and optionally ``_count``; without it
-    every row inserts one copy. Nulls are refused (``InputError``).
+    every row inserts one copy. The rows are not summed per fact; a column ``_null`` marks rows
+    holding a null, which :func:`assess` keeps so that :func:`check_assessed` refuses them.
     """
     columns = [c for c in frame.columns if c != COUNT]
     conform_input(schema, frame.select(*[F.col(f"`{c}`") for c in columns]))  # arity and types
     weight = F.col(COUNT).cast("long") if COUNT in frame.columns else F.lit(1).cast("long")
     signed = frame.select(*[F.col(f"`{c}`").cast(spark_type(column.type)).alias(column.name)
                             for c, column in zip(columns, schema.columns)], weight.alias(COUNT))
-    nulls = signed.where(" OR ".join(f"`{c}` IS NULL" for c in signed.columns)).limit(1).collect()
-    if nulls:
-        raise InputError(f"the change set of {schema.name} holds nulls ({nulls[0]}), which "
-                         "Datalog cannot represent")
-    return net(signed, schema.column_names)
+    null = reduce(lambda a, b: a | b, [F.col(c).isNull() for c in signed.columns])
+    return signed.withColumn(_NULL, null)
 
 
 def net(frame: DataFrame, columns) -> DataFrame:
@@ -46,29 +55,99 @@ def net(frame: DataFrame, columns) -> DataFrame:
             .where(F.col(COUNT) != 0))
 
 
-def check_deletes(schema, old: DataFrame, change: DataFrame, on_missing_delete: str = "error",
-                  limit: int = 5) -> DataFrame:
-    """The change to apply to ``old`` (a state): deleting an absent fact or more copies than it
-    has raises ``InputError`` naming the facts (``"error"``), or is cut to what exists
-    (``"ignore"``)."""
-    if on_missing_delete not in ON_MISSING_DELETE:
+def assess(schema, change: DataFrame, old: DataFrame,
+           on_missing_delete: Optional[str] = None) -> DataFrame:
+    """``change`` set against the state ``old``, lazily: one row per fact with its non-zero
+    count, the count before (``_count_old``), ``PRESENCE`` and ``PROBLEM``.
+
+    A change from :func:`conform_changes` is summed per fact here (its rows with nulls are kept,
+    as problems); any other must already be one (one row per fact, no zero count). With
+    ``on_missing_delete="error"`` deleting an absent fact, or more copies than it has, is a
+    problem; with ``"ignore"`` such a deletion is cut to the copies there are; with ``None`` it
+    is not looked at (the change is known to be valid). One join with ``old``.
+    """
+    if on_missing_delete not in ON_MISSING_DELETE + (None,):
         raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not "
                          f"{on_missing_delete!r}")
     names = list(schema.column_names)
-    deletes = change.where(F.col(COUNT) < 0)
-    joined = deletes.join(old.withColumnRenamed(COUNT, _OLD), names, "left")
-    have = F.coalesce(F.col(_OLD), F.lit(0))
+    null = F.lit(False)
+    if _NULL in change.columns:
+        change = (change.groupBy(*names).agg(F.sum(COUNT).cast("long").alias(COUNT),
+                                             F.max(_NULL).alias(_NULL))
+                  .where((F.col(COUNT) != 0) | F.col(_NULL)))
+        null = F.col(_NULL)
+    joined = change.join(old.select(*names, F.col(COUNT).alias(_OLD)), names, "left")
+    before = F.coalesce(F.col(_OLD), F.lit(0).cast("long"))
+    count, problem = F.col(COUNT), null
     if on_missing_delete == "error":
-        bad = joined.where(have + F.col(COUNT) < 0).limit(limit).collect()
-        if bad:
-            shown = "; ".join(
-                f"{schema.name}({', '.join(repr(r[n]) for n in names)}): deleting {-r[COUNT]} "
-                f"of {r[_OLD] or 0} cop{'y' if (r[_OLD] or 0) == 1 else 'ies'}" for r in bad)
-            raise InputError(f"the changes delete facts that are not there (nothing was "
-                             f"applied): {shown}")
-        return change
-    capped = joined.select(*names, F.greatest(F.col(COUNT), -have).alias(COUNT))
-    return change.where(F.col(COUNT) > 0).unionByName(capped).where(F.col(COUNT) != 0)
+        problem = null | (before + count < 0)
+    elif on_missing_delete == "ignore":
+        count = F.greatest(count, -before)
+    after = before + count
+    presence = (F.when((before <= 0) & (after > 0), 1).when((before > 0) & (after <= 0), -1)
+                .otherwise(0))
+    problem = F.coalesce(problem, F.lit(True))  # a null count
+    assessed = joined.select(*names, count.alias(COUNT), before.alias(_OLD),
+                             presence.alias(PRESENCE), problem.alias(PROBLEM))
+    if on_missing_delete == "ignore":
+        assessed = assessed.where((F.col(COUNT) != 0) | F.col(PROBLEM))
+    return assessed
+
+
+def signed(change: DataFrame) -> DataFrame:
+    """An assessed change of a set-valued relation (count 1 per stored fact), whose +1 rows are
+    facts that appear and -1 rows facts that disappear: no join needed."""
+    return (change.withColumn(PRESENCE, F.signum(F.col(COUNT)).cast("int"))
+            .withColumn(PROBLEM, F.lit(False)))
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Row counts of a stored assessed change."""
+
+    rows: int = 0
+    inserted: int = 0  # facts that appear
+    deleted: int = 0  # facts that disappear
+    problems: int = 0
+
+
+def store_assessed(frames: Mapping) -> tuple:
+    """(leaves, tallies): each assessed frame computed once and stored as a local checkpoint,
+    with its ``Tally``, in one Spark job for all."""
+    leaves = {key: frame.localCheckpoint(eager=False) for key, frame in frames.items()}
+    if not leaves:
+        return {}, {}
+    keys = list(leaves)
+    tagged = reduce(DataFrame.union, [
+        leaf.select(F.lit(i).alias("_frame"), F.col(PRESENCE), F.col(PROBLEM))
+        for i, leaf in enumerate(leaves.values())])
+    counts = {key: [0, 0, 0, 0] for key in keys}
+    for row in tagged.groupBy("_frame", PRESENCE, PROBLEM).count().collect():
+        tally = counts[keys[row["_frame"]]]
+        tally[0] += row["count"]
+        tally[1] += row["count"] if row[PRESENCE] > 0 else 0
+        tally[2] += row["count"] if row[PRESENCE] < 0 else 0
+        tally[3] += row["count"] if row[PROBLEM] else 0
+    return leaves, {key: Tally(*c) for key, c in counts.items()}
+
+
+def check_assessed(schema, stored: DataFrame, tally: Tally, limit: int = 5) -> None:
+    """Raise ``InputError`` for the problems of a stored assessed change (no job without any):
+    rows with nulls first, else the deletions of absent facts, naming the facts."""
+    if not tally.problems:
+        return
+    names = list(schema.column_names)
+    null = reduce(lambda a, b: a | b, [F.col(c).isNull() for c in names + [COUNT]])
+    nulls = stored.where(F.col(PROBLEM) & null).select(*names, COUNT).limit(1).collect()
+    if nulls:
+        raise InputError(f"the change set of {schema.name} holds nulls ({nulls[0]}), which "
+                         "Datalog cannot represent")
+    bad = stored.where(F.col(PROBLEM)).limit(limit).collect()
+    shown = "; ".join(
+        f"{schema.name}({', '.join(repr(r[n]) for n in names)}): deleting {-r[COUNT]} "
+        f"of {r[_OLD]} cop{'y' if r[_OLD] == 1 else 'ies'}" for r in bad)
+    raise InputError(f"the changes delete facts that are not there (nothing was applied): "
+                     f"{shown}")
 
 
 def apply_change(old: DataFrame, change: Optional[DataFrame], columns) -> DataFrame:
@@ -81,17 +160,6 @@ def apply_change(old: DataFrame, change: Optional[DataFrame], columns) -> DataFr
 def diff(old: DataFrame, new: DataFrame, columns) -> DataFrame:
     """The change turning state ``old`` into state ``new`` (counts subtracted per fact)."""
     return net(new.unionByName(old.withColumn(COUNT, -F.col(COUNT))), columns)
-
-
-def presence_changes(old: DataFrame, change: DataFrame, columns) -> tuple:
-    """(inserted, deleted): facts of the relation's columns that become present / absent."""
-    names = list(columns)
-    joined = change.join(old.withColumnRenamed(COUNT, _OLD), names, "left")
-    before = F.coalesce(F.col(_OLD), F.lit(0))
-    after = before + F.col(COUNT)
-    inserted = joined.where((before <= 0) & (after > 0)).select(*names)
-    deleted = joined.where((before > 0) & (after <= 0)).select(*names)
-    return inserted, deleted
 
 
 def signed_presence(inserted: DataFrame, deleted: DataFrame) -> DataFrame:

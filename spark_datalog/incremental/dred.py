@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 
 from ..errors import NonTerminationError
 from ..eval.checkpoint import cut_lineage, materialise
-from ..eval.driver import conform
+from ..eval.driver import conform, recursion_settings
 from ..eval.state import IMPROVED, BestState, SetState
 from ..plan.translate import plan_rule
 from ..spark.compile import compile_node
@@ -72,8 +72,16 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
     ``old``: relation -> old facts (plain frames) of the stratum's relations and every lower
     relation its rules read; ``new``: relation -> new facts of those lower relations;
     ``inserted`` / ``deleted``: lower relation -> facts that appeared / disappeared (only the
-    relations that changed), read positively or negated.
+    relations that changed), read positively or negated. The rounds run with the settings of
+    the driver's recursive strata (``eval.driver.recursion_settings``: no adaptive execution).
     """
+    with recursion_settings(spark, adaptive=False):
+        return _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterations,
+                     checkpoint_interval)
+
+
+def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterations,
+          checkpoint_interval) -> dict:
     relations = stratum_plan.relations
     schemas = {name: checked.relations[name] for name in relations}
     empties = {name: empty_frame(spark, schemas[name]) for name in relations}
@@ -89,15 +97,23 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
     over_deleted = {name: state.full for name, state in over.items()}
     any_over = any(state.rows for state in over.values())
 
-    # 2. what remains, and the over-deleted facts it still derives
-    remaining = {}
+    # 2. what remains, and the over-deleted facts it still derives. What remains is phase 3's
+    # starting state; a set relation's is stored once as its state's base, partitioned and
+    # sorted like the driver's (``SetState.compact``), so no round shuffles or sorts it again.
+    states, remaining = {}, {}
     for name in relations:
         frame = old[name]
         if over[name].rows:
             frame = frame.join(over_deleted[name], list(frame.columns), "left_anti")
-        remaining[name] = frame
-    if any_over:
-        remaining = materialise(remaining)[0]
+        state = _state(spark, stratum_plan, schemas[name], empties[name], partitions)
+        if isinstance(state, BestState):  # its stored frame carries the improved flag
+            state.absorb(frame.withColumn(IMPROVED, F.lit(False)), 0, None)
+        else:  # known non-empty or not, it is the starting state (count 1 keeps it)
+            state.absorb(frame, 1, None)
+            state.absorb_nothing()  # not a delta: the first round reads the seed
+            state.compact(False)
+        states[name] = state
+        remaining[name] = state.full
     scans = {(name, "full"): frame for name, frame in new.items()}
     scans.update({(name, "full"): frame for name, frame in remaining.items()})
     seed: dict = {}
@@ -118,14 +134,6 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
     # 3. insert semi-naively over the new state
     for name, parts in _lower_variants(checked, stratum_plan, scans, inserted, deleted).items():
         seed.setdefault(name, []).extend(parts)
-    states = {}
-    for name in relations:
-        state = _state(spark, stratum_plan, schemas[name], empties[name], partitions)
-        if isinstance(state, BestState):  # its stored frame carries the improved flag
-            state.absorb(remaining[name].withColumn(IMPROVED, F.lit(False)), 0, None)
-        else:  # known non-empty or not, it is the starting state (count 1 keeps it)
-            state.absorb(remaining[name], 1, None)
-        states[name] = state
     added = _propagate(spark, checked, stratum_plan, states, seed, scans, True, max_iterations,
                        checkpoint_interval)
 
@@ -137,9 +145,13 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
             final = states[name].full
             result[name] = (final.join(old[name], columns, "left_anti"),
                             old[name].join(final, columns, "left_anti"))
-        else:
-            result[name] = (gained.join(old[name], columns, "left_anti"),
+        elif over[name].rows:
+            # the found facts are new to what remained: of the old facts, only the
+            # over-deleted ones (re-derived) can be among them
+            result[name] = (gained.join(over_deleted[name], columns, "left_anti"),
                             over_deleted[name].join(gained, columns, "left_anti"))
+        else:
+            result[name] = (gained, empties[name])
     return result
 
 

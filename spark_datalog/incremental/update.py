@@ -24,10 +24,18 @@ above through negation. Per stratum the method is:
 as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
 terminate on recursive ones. The report says which method each stratum used.
 
+Every change is stored once, together with how it moves the relation's facts (its presence
+changes) and, for EDB changes, whether it deletes absent facts — one Spark job per stratum
+(``changes.store_assessed``). The presence of a set-valued relation's change (recursive strata
+and aggregate relations, which store count 1 per fact) is the sign of its rows; other changes
+are joined with the relation's old state.
+
 All changed tables are committed with ``Warehouse.apply_changes`` inside one warehouse run
 (``mode="incremental"``); the changes are computed from the tables' versions at the run's
 first start (``RunInfo.base_versions``), so a failed run re-run with the same run id computes
 the same changes and the warehouse's application transactions skip the tables already done.
+Every change has one row per fact (``netted``), and a set-valued relation's change that only
+adds facts is appended without reading the table (``new_facts_only``).
 """
 
 from __future__ import annotations
@@ -40,12 +48,11 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..errors import InputError, WarehouseError
-from ..eval.checkpoint import materialise
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
 from ..syntax import ast
-from .changes import (ON_MISSING_DELETE, apply_change, check_deletes, conform_changes, diff,
-                      presence_changes, signed_presence)
+from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, check_assessed,
+                      conform_changes, diff, signed, signed_presence, store_assessed)
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
@@ -150,20 +157,25 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
 
 
 def _check_changes(checked, warehouse, changes) -> dict:
-    """Raise ``InputError`` for deletions of absent facts, against the tables as they are.
+    """Raise ``InputError`` for nulls and deletions of absent facts, against the tables as they
+    are (one Spark job for all the changes, which are stored).
 
-    Returns relation -> (conformed change, table version it was checked against), so the run
-    checks again only a table that changed since.
+    Returns relation -> (stored assessed change, its ``Tally``, table version it was checked
+    against), so the run assesses again only a table that changed since.
     """
-    result = {}
+    frames, versions = {}, {}
     for name, frame in changes.items():
         schema = checked.relations[name]
         change = conform_changes(schema, frame)
         if warehouse.exists(name):
-            version = warehouse.version(name)
-            old = warehouse.read(name, with_counts=True, version=version).where(F.col(COUNT) > 0)
-            result[name] = (check_deletes(schema, old, change, "error"), version)
-    return result
+            versions[name] = warehouse.version(name)
+            old = warehouse.read(name, with_counts=True, version=versions[name]).where(
+                F.col(COUNT) > 0)
+            frames[name] = assess(schema, change, old, "error")
+    leaves, tallies = store_assessed(frames)
+    for name, leaf in leaves.items():
+        check_assessed(checked.relations[name], leaf, tallies[name])
+    return {name: (leaves[name], tallies[name], versions[name]) for name in leaves}
 
 
 def _typed(program, warehouse):
@@ -188,8 +200,12 @@ class _Update:
         self.max_iterations = max_iterations
         self.checkpoint_interval = checkpoint_interval
         self.old: dict = {}  # relation -> old state (counted)
-        self.deltas: dict = {}  # relation -> non-empty change (counted, stored)
+        self.deltas: dict = {}  # relation -> non-empty change (counted, stored, one row per fact)
         self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
+        self.tallies: dict = {}  # relation -> Tally of its delta
+        # relations storing count 1 per present fact: recursive strata, aggregate relations
+        self.set_valued = {name for plan in program.plans for name in plan.relations
+                           if plan.recursive or name in plan.aggregates}
 
     # -- driving -------------------------------------------------------------------------
 
@@ -221,16 +237,17 @@ class _Update:
     def _edb_changes(self, changes, base, checked_changes) -> tuple:
         """Set the EDB deltas; return (changes to apply to EDB tables, consumed versions)."""
         checked, wh = self.checked, self.wh
-        applied, consumed, found = {}, {}, {}
+        applied, consumed, found, stored = set(), {}, {}, {}
         if changes is not None:
             for name, frame in changes.items():
                 schema = checked.relations[name]
-                change, version = checked_changes.get(name, (None, None))
-                if change is None or version != base[name]:
-                    change = conform_changes(schema, frame)
-                    change = check_deletes(schema, self.old[name], change, self.on_missing_delete)
-                found[name] = change
-            applied = found
+                leaf, tally, version = checked_changes.get(name, (None, None, None))
+                if leaf is not None and version == base[name]:
+                    stored[name] = (leaf, tally)
+                else:
+                    found[name] = assess(schema, conform_changes(schema, frame), self.old[name],
+                                         self.on_missing_delete)
+            applied = set(changes)
         else:
             committed = [r for r in wh.runs() if r["status"] == "committed"]
             for name in checked.edb:
@@ -247,42 +264,67 @@ class _Update:
 
                     table = load_input_changes(self.spark, source, wh.schema(name), name, since)
                     schema = checked.relations[name]
-                    change = table.df.toDF(*schema.column_names, COUNT)
-                    found[name] = applied[name] = check_deletes(schema, self.old[name], change,
-                                                                self.on_missing_delete)
+                    change = table.df.toDF(*schema.column_names, COUNT)  # summed per fact
+                    found[name] = assess(schema, change, self.old[name], self.on_missing_delete)
+                    applied.add(name)
                     consumed[name] = (table.version, source)
                 elif since != base[name]:
                     self.old[name] = self._state(name, since)
-                    found[name] = wh.changes(name, since, base[name]).toDF(
-                        *self._columns(name), COUNT)
+                    # the table's own changes (summed per fact): valid by construction
+                    found[name] = assess(checked.relations[name], wh.changes(
+                        name, since, base[name]).toDF(*self._columns(name), COUNT),
+                        self.old[name])
                     consumed[name] = (base[name], None)
-        self._absorb(found)
+        self._absorb(found, stored=stored)
         applied = {name: self.deltas[name] for name in applied if name in self.deltas}
         return applied, consumed
 
-    def _absorb(self, changes: dict) -> None:
-        """Store the non-empty ``changes`` as deltas, with their presence changes."""
-        if not changes:
-            return
+    def _absorb(self, changes: dict, stored: Optional[dict] = None) -> None:
+        """Store the non-empty ``changes`` as deltas, with their presence changes, in one Spark
+        job (``changes.store_assessed``).
+
+        ``changes``: relation -> an assessed change (``changes.assess``), a change of a
+        set-valued relation (its sign is its presence), or another change (assessed here,
+        against the relation's old state). ``stored``: relation -> (leaf, ``Tally``) of
+        assessed changes stored already. Refused changes raise ``InputError``.
+        """
         frames = {}
         for name, change in changes.items():
-            frames[(name, "change")] = change
-        leaves, sizes, _ = materialise(frames)
-        present = {}
-        for (name, _), leaf in leaves.items():
-            if sizes[(name, "change")]:
-                self.deltas[name] = leaf
-                inserted, deleted = presence_changes(self.old[name], leaf, self._columns(name))
-                present[(name, "+")] = inserted
-                present[(name, "-")] = deleted
-        if present:
-            leaves, sizes, _ = materialise(present)
-            for name in {n for n, _ in leaves}:
-                self.presence[name] = (leaves[(name, "+")], leaves[(name, "-")],
-                                       sizes[(name, "+")], sizes[(name, "-")])
+            if PRESENCE in change.columns:
+                frames[name] = change
+            elif name in self.set_valued:
+                frames[name] = signed(change)
+            else:
+                frames[name] = assess(self.checked.relations[name], change, self.old[name])
+        leaves, tallies = store_assessed(frames)
+        for name, (leaf, tally) in (stored or {}).items():
+            leaves[name], tallies[name] = leaf, tally
+        for name, leaf in leaves.items():
+            check_assessed(self.checked.relations[name], leaf, tallies[name])
+        for name, leaf in leaves.items():
+            tally = tallies[name]
+            if not tally.rows:
+                continue
+            columns = self._columns(name)
+            self.deltas[name] = leaf.select(*columns, COUNT)
+            self.presence[name] = (leaf.where(F.col(PRESENCE) > 0).select(*columns),
+                                   leaf.where(F.col(PRESENCE) < 0).select(*columns),
+                                   tally.inserted, tally.deleted)
+            self.tallies[name] = tally
 
     def new_state(self, name):
         return apply_change(self.old[name], self.deltas.get(name), self._columns(name))
+
+    def new_facts(self, name):
+        """The relation's facts after its change (plain). Without facts that disappeared, the
+        old ones and those that appeared: no shuffle of the old state."""
+        plain = self.old[name].select(*self._columns(name))
+        if name not in self.deltas:
+            return plain
+        inserted, _, n_inserted, n_deleted = self.presence[name]
+        if n_deleted:
+            return self.new_state(name).select(*self._columns(name))
+        return plain.union(inserted) if n_inserted else plain
 
     # -- one stratum ---------------------------------------------------------------------
 
@@ -338,8 +380,7 @@ class _Update:
 
     def _groups(self, plan, reads, moved) -> dict:
         old = {name: self.old[name].select(*self._columns(name)) for name in reads}
-        new = {name: self.new_state(name).select(*self._columns(name)) if name in self.deltas
-               else old[name] for name in reads}
+        new = {name: self.new_facts(name) for name in reads}
         facts = {name: self.presence[name][0].unionByName(self.presence[name][1])
                  for name in moved}
         stored = {name: self.old[name] for name in plan.aggregates}
@@ -349,12 +390,14 @@ class _Update:
         plain = {}
         for name in list(reads) + list(plan.relations):
             plain[name] = self.old[name].select(*self._columns(name))
-        # the changed lower relations' new states are stored once: every round reads them
-        new = {name: plain[name] for name in reads if name not in self.deltas}
-        changed_new = {name: self.new_state(name).select(*self._columns(name))
-                       for name in reads if name in self.deltas}
-        if changed_new:
-            new.update(materialise(changed_new)[0])
+        # every round reads the changed lower relations' new states: those that lost facts are
+        # stored (when first read), the others are their old facts and the stored ones that
+        # appeared
+        new = {}
+        for name in reads:
+            new[name] = self.new_facts(name)
+            if name in self.deltas and self.presence[name][3]:
+                new[name] = new[name].localCheckpoint(eager=False)
         inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
         deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
         results = dred_changes(self.spark, self.checked, plan, plain, new, inserted, deleted,
@@ -404,8 +447,13 @@ class _Update:
         order += [n for plan in self.program.plans for n in plan.relations if n in self.deltas]
         for name in order:
             schema = checked.relations[name]
+            tally = self.tallies[name]
+            # a set-valued relation's change that only adds facts adds rows it does not store
+            # (its tables hold count 1 per present fact and no other row)
+            new_facts_only = (name in self.set_valued and not tally.deleted
+                              and tally.inserted == tally.rows)
             wh.apply_changes(name, list(zip(schema.column_names, schema.types)),
-                             self.deltas[name], run)
+                             self.deltas[name], run, netted=True, new_facts_only=new_facts_only)
         for name in checked.edb:
             if name in consumed:
                 version, source = consumed[name]
