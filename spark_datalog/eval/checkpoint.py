@@ -65,20 +65,31 @@ def _count_leaf(leaf: DataFrame) -> int:
 
 
 def _count_together(leaves: Mapping[str, DataFrame], flags: Mapping[str, str]) -> tuple[dict, dict]:
-    # One job for several frames: tag each frame's rows with its index and flag, count per tag.
-    names = list(leaves)
-    tagged = reduce(DataFrame.union, [
-        leaf.select(F.lit(i).alias("frame"),
-                    (F.col(flags[name]) if name in flags else F.lit(True)).alias("new"))
-        for i, (name, leaf) in enumerate(leaves.items())])
-    new = {name: 0 for name in names}
-    total = {name: 0 for name in names}
-    for row in tagged.groupBy("frame", "new").count().collect():
-        name = names[row["frame"]]
-        total[name] += row["count"]
-        if row["new"]:
-            new[name] += row["count"]
+    keys = {name: [F.col(flags[name]) if name in flags else F.lit(True)] for name in leaves}
+    counts = count_groups(leaves, keys)
+    new = {name: sum(n for (flag,), n in groups.items() if flag) for name, groups in counts.items()}
+    total = {name: sum(groups.values()) for name, groups in counts.items()}
     return new, total
+
+
+def count_groups(frames: Mapping, keys: Mapping) -> dict:
+    """Rows of every frame counted per value of its key columns, in one Spark job for all.
+
+    ``keys``: frame key -> list of Column expressions, of the same types for every frame.
+    Returns frame key -> {tuple of key values: row count} (groups without rows left out)."""
+    names = list(frames)
+    counts: dict = {name: {} for name in names}
+    if not names:
+        return counts
+    # tag each frame's rows with its index, count per tag and key
+    tagged = reduce(DataFrame.union, [
+        frames[name].select(F.lit(i).alias("_frame"),
+                            *[key.alias(f"_key{k}") for k, key in enumerate(keys[name])])
+        for i, name in enumerate(names)])
+    width = len(keys[names[0]])
+    for row in tagged.groupBy(*tagged.columns).count().collect():
+        counts[names[row[0]]][tuple(row[1:1 + width])] = row["count"]
+    return counts
 
 
 def _checkpointed_rdd(frame: DataFrame):

@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..errors import InputError
+from ..eval.checkpoint import count_groups
 from ..spark.counted import COUNT
 from ..spark.inputs import conform_input
 from ..spark.types import spark_type
@@ -115,20 +116,15 @@ def store_assessed(frames: Mapping) -> tuple:
     """(leaves, tallies): each assessed frame computed once and stored as a local checkpoint,
     with its ``Tally``, in one Spark job for all."""
     leaves = {key: frame.localCheckpoint(eager=False) for key, frame in frames.items()}
-    if not leaves:
-        return {}, {}
-    keys = list(leaves)
-    tagged = reduce(DataFrame.union, [
-        leaf.select(F.lit(i).alias("_frame"), F.col(PRESENCE), F.col(PROBLEM))
-        for i, leaf in enumerate(leaves.values())])
-    counts = {key: [0, 0, 0, 0] for key in keys}
-    for row in tagged.groupBy("_frame", PRESENCE, PROBLEM).count().collect():
-        tally = counts[keys[row["_frame"]]]
-        tally[0] += row["count"]
-        tally[1] += row["count"] if row[PRESENCE] > 0 else 0
-        tally[2] += row["count"] if row[PRESENCE] < 0 else 0
-        tally[3] += row["count"] if row[PROBLEM] else 0
-    return leaves, {key: Tally(*c) for key, c in counts.items()}
+    counts = count_groups(leaves, {key: [F.col(PRESENCE), F.col(PROBLEM)] for key in leaves})
+    tallies = {}
+    for key, groups in counts.items():
+        tallies[key] = Tally(
+            rows=sum(groups.values()),
+            inserted=sum(n for (presence, _), n in groups.items() if presence > 0),
+            deleted=sum(n for (presence, _), n in groups.items() if presence < 0),
+            problems=sum(n for (_, problem), n in groups.items() if problem))
+    return leaves, tallies
 
 
 def check_assessed(schema, stored: DataFrame, tally: Tally, limit: int = 5) -> None:
