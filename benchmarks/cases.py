@@ -17,7 +17,7 @@ from . import workloads as w
 
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 
-ENGINE = ("engine-seminaive", "engine-naive")
+ENGINE = ("engine-seminaive", "engine-rounds", "engine-naive")
 SPARK_ANCHORS = ("spark-cte", "pyspark-loop")
 PYTHON_ANCHORS = ("reference", "duckdb", "networkx")
 # The order systems run in for each size: the quick single-machine ones first, so their fact

@@ -25,10 +25,12 @@ def load(task):
     return sd.Program.from_file(task.program_path)
 
 
-def run(spark, frames: dict, task, program, strategy: str) -> Outcome:
+def run(spark, frames: dict, task, program, strategy: str, decompose: bool = True) -> Outcome:
     """Materialize the program and count its output relation (the one action that forces it).
-    ``max_iterations`` is lifted so that long chains are bounded by the case's time budget."""
-    result = program.materialize(spark, inputs=frames, strategy=strategy, max_iterations=1_000_000)
+    ``max_iterations`` is lifted so that long chains are bounded by the case's time budget.
+    ``decompose=False`` is the rounds driver even where a stratum decomposes."""
+    result = program.materialize(spark, inputs=frames, strategy=strategy, max_iterations=1_000_000,
+                                 decompose=decompose)
     output = result[task.output]
     facts = output.count()
     return Outcome(facts=facts, iterations=_iterations(result.stats),

@@ -28,6 +28,9 @@ def bench_session(master: str = "local[2]", conf: dict | None = None):
     """Create (or reuse) the benchmark SparkSession with a fresh checkpoint directory."""
     from pyspark.sql import SparkSession
 
+    from spark_datalog.spark.session import workers_use_this_python
+
+    workers_use_this_python()
     builder = SparkSession.builder.master(master).appName("spark_datalog-bench")
     for key, value in {**BENCH_CONF, **(conf or {})}.items():
         builder = builder.config(key, value)

@@ -15,6 +15,7 @@ class System:
     kind: str  # "spark" | "python"
     module_name: str
     strategy: Optional[str] = None  # the engine's evaluation strategy
+    decompose: bool = True  # the engine: partition-local fixpoints where a stratum decomposes
 
     @property
     def module(self):
@@ -30,7 +31,7 @@ class System:
 
     def run_spark(self, spark, frames: dict, task, prepared):
         if self.strategy:
-            return self.module.run(spark, frames, task, prepared, self.strategy)
+            return self.module.run(spark, frames, task, prepared, self.strategy, self.decompose)
         return self.module.run(spark, frames, task)
 
 
@@ -42,6 +43,8 @@ SYSTEMS = {
         System("spark-cte", "spark", "benchmarks.anchors.spark_cte"),
         System("pyspark-loop", "spark", "benchmarks.anchors.pyspark_loop"),
         System("engine-seminaive", "spark", "benchmarks.engine", strategy="seminaive"),
+        System("engine-rounds", "spark", "benchmarks.engine", strategy="seminaive",
+               decompose=False),
         System("engine-naive", "spark", "benchmarks.engine", strategy="naive"),
     )
 }

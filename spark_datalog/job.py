@@ -88,6 +88,7 @@ class JobArgs:
     mode: str = "full"
     replace: bool = False
     strategy: str = "seminaive"
+    decompose: bool = True        # partition-local fixpoints where a stratum decomposes
     max_iterations: Optional[int] = None
     checkpoint_interval: int = 10
     on_null: str = "error"
@@ -182,6 +183,9 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     add("--replace", action="store_true", default=None,
         help="allow replacing a warehouse that holds another program's results")
     add("--strategy", choices=STRATEGIES, help="fixpoint strategy (default seminaive)")
+    add("--no-decompose", dest="decompose", action="store_false", default=None,
+        help="run every recursive stratum in rounds of Spark joins, also where it could run as "
+             "one job of partition-local fixpoints")
     add("--max-iterations", type=_positive, metavar="N",
         help="bound on the iterations of each recursive stratum")
     add("--checkpoint-interval", type=_positive, metavar="N",
@@ -237,7 +241,8 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
 
 
 _KEYS = ("program", "inputs", "warehouse", "outputs", "run_id", "mode", "replace", "strategy",
-         "max_iterations", "checkpoint_interval", "on_null", "show", "config", "changes", "method")
+         "decompose", "max_iterations", "checkpoint_interval", "on_null", "show", "config",
+         "changes", "method")
 _ALIASES = {"input": "inputs", "output": "outputs"}
 
 
@@ -300,7 +305,7 @@ def _config_value(path: str, name: str, value, base: Path):
     if name == "outputs":
         items = value if isinstance(value, list) else [value]
         return split_outputs([_text(where, item) for item in items])
-    if name == "replace":
+    if name in ("replace", "decompose"):
         if not isinstance(value, bool):
             raise UsageError(f"{where} must be true or false, not {value!r}")
         return value
@@ -455,7 +460,7 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     result = program.materialize(
         spark, inputs=inputs, strategy=args.strategy, max_iterations=args.max_iterations,
         checkpoint_interval=args.checkpoint_interval, on_null=args.on_null, warehouse=warehouse,
-        run_id=run_id, replace=args.replace)
+        run_id=run_id, replace=args.replace, decompose=args.decompose)
     summary = JobSummary(run_id=run_id, program=args.program, warehouse=warehouse.root,
                          spark=f"{spark.version}, {spark.sparkContext.master}")
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}

@@ -119,6 +119,7 @@ class Program:
         warehouse=None,
         run_id: Optional[str] = None,
         replace: bool = False,
+        decompose: bool = True,
     ) -> "Materialization":
         """Evaluate the program on Spark and return every IDB relation as a DataFrame.
 
@@ -126,14 +127,17 @@ class Program:
         ``strategy`` is ``"seminaive"`` (default) or ``"naive"``. ``max_iterations`` bounds each
         recursive stratum (``NonTerminationError`` beyond it). Lineage is cut every
         ``checkpoint_interval`` iterations. Rows with nulls raise ``InputError`` unless
-        ``on_null="drop"``.
+        ``on_null="drop"``. ``decompose`` (default on) evaluates a recursive stratum whose
+        recursion keeps some columns in place (``tc(X, Z) :- tc(X, Y), arc(Y, Z).``) as one
+        Spark job in which each partition runs its own fixpoint; ``decompose=False`` always
+        runs rounds of Spark joins.
         """
         from .eval.materialize import materialize
 
         return materialize(
             self, spark, inputs=inputs or {}, strategy=strategy, max_iterations=max_iterations,
             checkpoint_interval=checkpoint_interval, on_null=on_null, warehouse=warehouse,
-            run_id=run_id, replace=replace,
+            run_id=run_id, replace=replace, decompose=decompose,
         )
 
     def update(self, spark, warehouse, changes: Optional[Mapping[str, object]] = None,

@@ -46,6 +46,9 @@ def spark():
     """A local[2] SparkSession shared by every test that needs Spark, stopped at session end."""
     from pyspark.sql import SparkSession
 
+    from spark_datalog.spark.session import workers_use_this_python
+
+    workers_use_this_python()
     checkpoint_dir = tempfile.mkdtemp(prefix="spark_datalog_test_ckpt_")
     builder = SparkSession.builder.master("local[2]").appName("spark_datalog-tests")
     for key, value in SPARK_TEST_CONF.items():

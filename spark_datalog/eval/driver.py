@@ -27,11 +27,12 @@ from pyspark.sql import functions as F
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..errors import NonTerminationError
 from ..plan.ir import StratumPlan
-from ..plan.partitioning import stable_positions
+from ..plan.partitioning import decomposition, stable_positions
 from ..spark.compile import aggregate_frame, compile_node
 from ..spark.inputs import empty_frame, facts_frame
 from ..spark.types import spark_type
 from .checkpoint import materialise
+from .partitioned import evaluate_partitioned
 from .state import BestState, SetState
 from .stats import IterationStats, StratumStats
 
@@ -43,7 +44,7 @@ STRATEGIES = ("seminaive", "naive")
 def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames: Mapping[str, DataFrame],
              strategy: str = "seminaive", max_iterations: Optional[int] = None,
              checkpoint_interval: int = 10, checkpoint_dir: Optional[str] = None,
-             adaptive: bool = False) -> tuple[dict, list]:
+             adaptive: bool = False, decompose: bool = True) -> tuple[dict, list]:
     """Evaluate ``stratum_plans`` (from ``plan.translate.plan_program(checked)``) over the EDB
     ``frames`` (relation -> frame with the relation's columns, see ``spark.inputs``).
 
@@ -60,6 +61,11 @@ def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames
     of most rounds costs more than its re-planning saves (measured: 5 jobs per round instead of
     2, and about a third slower). Non-recursive strata and reading results use the session's
     setting.
+
+    ``decompose`` lets a semi-naive recursive stratum whose recursion keeps some columns in
+    place run as one Spark job in which every partition computes its own fixpoint
+    (``eval.partitioned``); without it, or where that does not apply, each round is Spark
+    joins.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
@@ -74,7 +80,8 @@ def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames
 
     edb = {name: frame.persist() for name, frame in frames.items()}
     relations: dict = dict(edb)
-    run = _Run(spark, checked, strategy, max_iterations, checkpoint_interval, reliable, adaptive)
+    run = _Run(spark, checked, strategy, max_iterations, checkpoint_interval, reliable, adaptive,
+               decompose)
     stats = []
     try:
         for plan in stratum_plans:
@@ -93,7 +100,7 @@ class _Run:
     """Settings and helpers shared by the strata of one evaluation."""
 
     def __init__(self, spark, checked, strategy, max_iterations, checkpoint_interval, reliable,
-                 adaptive):
+                 adaptive, decompose):
         self.spark = spark
         self.checked = checked
         self.strategy = strategy
@@ -101,6 +108,7 @@ class _Run:
         self.checkpoint_interval = checkpoint_interval
         self.reliable = reliable
         self.adaptive = adaptive
+        self.decompose = decompose and strategy == "seminaive"
         self.partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
         self._conforms: dict = {}  # id(RulePlan) -> whether its output needs conform()
 
@@ -134,8 +142,14 @@ class _Run:
         return results, stats
 
     def recursive(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
-        """Rounds until no relation of the stratum gains a fact (or improves a min/max group)."""
+        """Rounds until no relation of the stratum gains a fact (or improves a min/max group):
+        in one partition-local job where the stratum decomposes, else as rounds of Spark joins."""
         with recursion_settings(self.spark, self.adaptive):
+            split = decomposition(plan) if self.decompose else None
+            if split is not None:
+                evaluated = evaluate_partitioned(self, plan, split, relations)
+                if evaluated is not None:
+                    return evaluated
             return self._iterate(plan, relations)
 
     def _iterate(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
@@ -243,10 +257,12 @@ class _Run:
         return conform(aggregate_frame(contributions, group, func, value, value)
                        .select(*schema.column_names), schema)
 
-    def _describe(self, plan: StratumPlan, iteration: Optional[int]) -> None:
+    def _describe(self, plan: StratumPlan, iteration: Optional[int], what: str = "") -> None:
         text = f"stratum {plan.index} · {', '.join(plan.relations)}"
         if iteration is not None:
             text += f" · iteration {iteration}"
+        if what:
+            text += f" · {what}"
         self.spark.sparkContext.setJobDescription(text)
 
 

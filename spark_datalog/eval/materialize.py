@@ -20,7 +20,7 @@ ON_NULL = ("error", "drop")
 def materialize(program, spark, inputs: Mapping[str, object], strategy: str = "seminaive",
                 max_iterations: Optional[int] = None, checkpoint_interval: int = 10,
                 on_null: str = "error", warehouse=None, run_id: Optional[str] = None,
-                replace: bool = False):
+                replace: bool = False, decompose: bool = True):
     """See :meth:`spark_datalog.Program.materialize`."""
     from ..program import Materialization
     from ..spark.inputs import input_types, prepare_inputs
@@ -51,7 +51,7 @@ def materialize(program, spark, inputs: Mapping[str, object], strategy: str = "s
     frames = prepare_inputs(spark, checked, frames_in, on_null=on_null)
     results, stats = evaluate(
         spark, checked, program.plans, frames, strategy=strategy, max_iterations=max_iterations,
-        checkpoint_interval=checkpoint_interval,
+        checkpoint_interval=checkpoint_interval, decompose=decompose,
     )
     outputs = {name: results[name] for name in checked.idb if name in results}
     result = Materialization(frames=outputs, stats=stats, program=program)

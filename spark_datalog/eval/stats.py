@@ -36,6 +36,7 @@ class StratumStats:
     seconds: float = 0.0
     rounds: list = field(default_factory=list)  # list[IterationStats]
     rows: dict = field(default_factory=dict)  # relation -> Optional[int]
+    partitioned: bool = False  # one job, each partition running its fixpoint (eval.partitioned)
 
     @property
     def rows_per_iteration(self) -> list:
@@ -47,6 +48,8 @@ class StratumStats:
 
     def __str__(self) -> str:
         kind = f"recursive, {self.strategy}" if self.recursive else "non-recursive"
+        if self.partitioned:
+            kind += ", partition-local"
         sizes = ", ".join(f"{n}={'?' if c is None else c}" for n, c in self.rows.items())
         return (f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "
                 f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}, "

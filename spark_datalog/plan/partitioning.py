@@ -10,9 +10,11 @@ results, only where data moves.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from ..syntax import ast
+from . import ir
 
 
 def stable_positions(relation: str, delta_rules: Iterable) -> Optional[tuple]:
@@ -36,3 +38,44 @@ def stable_positions(relation: str, delta_rules: Iterable) -> Optional[tuple]:
 def _same_variable(head, body) -> bool:
     return (isinstance(head, ast.Variable) and isinstance(body, ast.Variable)
             and not head.anonymous and head.name == body.name)
+
+
+@dataclass(frozen=True)
+class Decomposition:
+    """How a recursive stratum splits into independent fixpoints, one per partition.
+
+    ``relation`` is the stratum's one relation and ``key`` the positions every round keeps in
+    place: partitioned on them, no fact ever derives a fact of another partition, so each
+    partition can run the whole fixpoint by itself when it can read every other relation of the
+    recursive rules (``static``: relation names) in full. ``exit_rules`` are the rules that do
+    not read the relation (round 0); ``delta_rules`` the semi-naive variants of the others.
+    """
+
+    relation: str
+    key: tuple
+    static: tuple
+    exit_rules: tuple
+    delta_rules: tuple
+
+
+def decomposition(plan) -> Optional[Decomposition]:
+    """The decomposition of a recursive ``StratumPlan`` (seed 002's decomposable plans with a
+    discriminating set), or None: the stratum must define one relation, every recursive rule
+    must read it once (linear recursion), and some position must be stable
+    (:func:`stable_positions`)."""
+    if not plan.recursive or len(plan.relations) != 1:
+        return None
+    relation, = plan.relations
+    key = stable_positions(relation, plan.delta_rules)
+    if not key:
+        return None
+    static: set = set()
+    for rule_plan in plan.delta_rules:
+        reads = ir.scans(rule_plan.plan)
+        own = [scan for scan in reads if scan.relation == relation]
+        if len(own) != 1 or own[0].source != "delta":
+            return None
+        static.update(scan.relation for scan in reads if scan.relation != relation)
+    exit_rules = tuple(rule_plan for rule_plan in plan.rules
+                       if all(scan.relation != relation for scan in ir.scans(rule_plan.plan)))
+    return Decomposition(relation, key, tuple(sorted(static)), exit_rules, tuple(plan.delta_rules))

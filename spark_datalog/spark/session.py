@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 from typing import Optional
 
@@ -19,6 +21,14 @@ LOCAL_DEFAULTS = {
 }
 
 
+def workers_use_this_python() -> None:
+    """Make Spark start its Python workers with this interpreter (unless ``PYSPARK_PYTHON`` says
+    otherwise): PySpark defaults to ``python3`` on PATH, which outside an activated virtual
+    environment cannot import ``spark_datalog`` for the partition-local fixpoints
+    (``eval.partitioned``). Takes effect for SparkContexts created afterwards."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
 def local_session(app_name: str = "spark_datalog", shuffle_partitions: int = 2,
                   master: str = "local[2]", checkpoint_dir: Optional[str] = None,
                   log_level: str = "WARN", conf: Optional[dict] = None):
@@ -34,6 +44,7 @@ def local_session(app_name: str = "spark_datalog", shuffle_partitions: int = 2,
     """
     from pyspark.sql import SparkSession
 
+    workers_use_this_python()
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(LOCAL_DEFAULTS)
     settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)

@@ -17,8 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import spark_datalog as sd
-from programs import aggregate_programs, positive_programs, prem_programs, stratified_programs
+from programs import (aggregate_programs, any_program, positive_programs, prem_programs,
+                      stratified_programs)
 from seed_programs import SEED_PROGRAMS
+from spark_datalog.plan.partitioning import decomposition
 from spark_datalog.spark.types import schema as spark_schema
 
 SPARK_EXAMPLES = int(os.environ.get("SD_SPARK_EXAMPLES", "4"))
@@ -48,9 +50,10 @@ def input_frames(spark, program, edb: dict) -> dict:
     return frames
 
 
-def spark_result(spark, program, edb: dict, strategy: str = "seminaive") -> dict:
+def spark_result(spark, program, edb: dict, strategy: str = "seminaive", decompose: bool = True
+                 ) -> dict:
     result = program.materialize(spark, inputs=input_frames(spark, program, edb), strategy=strategy,
-                                 max_iterations=500)
+                                 max_iterations=500, decompose=decompose)
     return {name: _normal_set(tuple(row) for row in result[name].collect()) for name in result}
 
 
@@ -58,10 +61,11 @@ def reference_result(program, edb: dict) -> dict:
     return {name: _normal_set(rows) for name, rows in sd.reference.evaluate(program, edb).items()}
 
 
-def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive") -> None:
+def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive",
+                decompose: bool = True) -> None:
     program = sd.Program.parse(text)
     expected = reference_result(program, edb)
-    actual = spark_result(spark, program, edb, strategy)
+    actual = spark_result(spark, program, edb, strategy, decompose)
     assert actual.keys() == expected.keys()
     for name in expected:
         assert actual[name] == expected[name], (
@@ -106,3 +110,16 @@ def test_random_programs_with_aggregates(spark, case):
 @given(case=prem_programs())
 def test_random_programs_with_min_max_in_recursion(spark, case):
     assert_same(spark, *case)
+
+
+def _decomposes(case) -> bool:
+    return any(decomposition(plan) is not None for plan in sd.Program.parse(case[0]).plans)
+
+
+@spark_settings
+@given(case=any_program().filter(_decomposes))
+def test_random_decomposable_programs_partition_local_and_in_rounds(spark, case):
+    """Programs with a stratum that runs partition-local (eval.partitioned) by default: that
+    path and the rounds driver (``decompose=False``) must both give the reference's facts."""
+    assert_same(spark, *case)
+    assert_same(spark, *case, decompose=False)

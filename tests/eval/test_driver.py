@@ -243,14 +243,16 @@ def test_max_iterations_is_not_hit_by_a_fixpoint_within_it(spark):
 
 def test_checkpointing_every_round(spark):
     edges = {(i, i + 1) for i in range(12)} | {(12, 0)}
-    result, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=1)
+    result, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=1,
+                        decompose=False)
     assert as_set(result["tc"]) == closure(edges)
     assert stats[0].rows == {"tc": 13 * 13}
 
 
-def test_one_log_line_per_iteration_and_job_description_reset(spark, caplog):
+@pytest.mark.parametrize("decompose", [True, False], ids=["partition-local", "rounds"])
+def test_one_log_line_per_iteration_and_job_description_reset(spark, caplog, decompose):
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
-        _, stats = run(spark, TC + "arc(1, 2). arc(2, 3). arc(3, 4).")
+        _, stats = run(spark, TC + "arc(1, 2). arc(2, 3). arc(3, 4).", decompose=decompose)
     lines = [r.getMessage() for r in caplog.records if "iteration" in r.getMessage()]
     assert len(lines) == stats[0].iterations == 4
     assert lines[0].startswith("stratum 0 · tc · iteration 0: 3 new rows")
@@ -263,7 +265,8 @@ def test_one_materialisation_per_iteration(spark):
     context = spark.sparkContext
     context.setJobGroup("driver-cost", "driver cost")
     try:
-        _, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=100)
+        _, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=100,
+                       decompose=False)
     finally:
         context.setJobGroup("", "")
     jobs = len(context.statusTracker().getJobIdsForGroup("driver-cost"))
@@ -320,7 +323,8 @@ def test_rounds_shuffle_only_where_a_column_moves(spark, monkeypatch, text, rela
     moves both columns, so its rounds shuffle the candidates — but never the known facts."""
     plans = _round_plans(monkeypatch)
     edges = {(i, i + 1) for i in range(12)} | {(0, 20), (20, 21), (21, 22)}
-    results, _ = run(spark, text, {"arc": arcs(spark, edges)}, checkpoint_interval=4)
+    results, _ = run(spark, text, {"arc": arcs(spark, edges)}, checkpoint_interval=4,
+                     decompose=False)
     assert len(plans) >= 3
     delta_rounds = plans[1:]
     exchanges = [plan.count("Exchange hashpartitioning") for plan in delta_rounds]

@@ -78,6 +78,7 @@ def test_defaults_when_only_program_and_warehouse_are_given():
     assert args == JobArgs(program="p.dl", warehouse="wh")
     assert (args.mode, args.strategy, args.on_null, args.replace) == ("full", "seminaive", "error", False)
     assert args.run_id is None and args.outputs == () and args.checkpoint_interval == 10
+    assert args.decompose is True
 
 
 def test_every_flag_is_parsed():
@@ -85,8 +86,9 @@ def test_every_flag_is_parsed():
         "--program", "p.dl", "--warehouse", "s3a://lake/wh", "--output", "tc,sg", "--output", "path",
         "--run-id", "scheduled__2024-06-01T00:00:00+00:00", "--mode", "full", "--replace",
         "--strategy", "naive", "--max-iterations", "50", "--checkpoint-interval", "3",
-        "--on-null", "drop", "--show", "0"])
+        "--on-null", "drop", "--show", "0", "--no-decompose"])
     assert args.outputs == ("tc", "sg", "path")
+    assert args.decompose is False
     assert args.run_id == "scheduled__2024-06-01T00:00:00+00:00"
     assert (args.replace, args.strategy, args.max_iterations, args.checkpoint_interval,
             args.on_null, args.show) == (True, "naive", 50, 3, "drop", 0)
@@ -156,6 +158,7 @@ def test_flags_override_the_config_and_inputs_merge_per_relation(tmp_path):
           node: nodes.csv
         output: [tc]
         strategy: naive
+        decompose: false
         show: 3
     """)
     args = job.parse_args(["--config", str(config), "--warehouse", "/elsewhere",
@@ -167,6 +170,7 @@ def test_flags_override_the_config_and_inputs_merge_per_relation(tmp_path):
                            "node": InputSpec(str(tmp_path / "nodes.csv"))}
     assert args.outputs == ("sg",)
     assert (args.strategy, args.show, args.run_id) == ("naive", 0, "r1")
+    assert args.decompose is False
 
 
 def test_null_config_values_mean_the_default(tmp_path):

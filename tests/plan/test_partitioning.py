@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spark_datalog.plan import plan_program
-from spark_datalog.plan.partitioning import stable_positions
+from spark_datalog.plan.partitioning import decomposition, stable_positions
 
 from .helpers import checked
 
@@ -43,3 +43,44 @@ def test_mutual_recursion_reading_another_relations_delta_has_no_stable_position
     text = "p(X,Y) :- e(X,Y). p(X,Z) :- q(X,Y), e(Y,Z). q(X,Z) :- p(X,Y), e(Y,Z)."
     assert _positions(text, "p") is None
     assert _positions(text, "q") is None
+
+
+def _decomposition(text: str, relation: str):
+    strata = plan_program(checked(text))
+    return decomposition(next(s for s in strata if relation in s.relations))
+
+
+@pytest.mark.parametrize("text, relation, key, static", [
+    ("tc(X,Y) :- arc(X,Y). tc(X,Z) :- tc(X,Y), arc(Y,Z).", "tc", (0,), ("arc",)),
+    ("tc(X,Y) :- arc(X,Y). tc(X,Z) :- arc(X,Y), tc(Y,Z).", "tc", (1,), ("arc",)),
+    # min/max in recursion: the group's source stays
+    ("path(X,Y,min<D>) :- e(X,Y,D). path(X,Y,min<D>) :- path(X,Z,D1), e(Z,Y,D2), D = D1 + D2.",
+     "path", (0,), ("e",)),
+    # negation of a lower stratum inside the recursion: that relation is broadcast too
+    ("b(3). r(X,Y) :- e(X,Y). r(X,Z) :- r(X,Y), e(Y,Z), not b(Z).", "r", (0,), ("b", "e")),
+])
+def test_decomposable_strata(text, relation, key, static):
+    split = _decomposition(text, relation)
+    assert split is not None
+    assert (split.relation, split.key, split.static) == (relation, key, static)
+    assert [len(r.rule.body) for r in split.exit_rules] == [1] * len(split.exit_rules)
+    assert all(r.delta_position is not None for r in split.delta_rules)
+
+
+@pytest.mark.parametrize("text, relation", [
+    # non-linear recursion reads the relation twice
+    ("tc(X,Y) :- arc(X,Y). tc(X,Z) :- tc(X,Y), tc(Y,Z).", "tc"),
+    # nothing stays in place
+    ("sg(X,Y) :- arc(P,X), arc(P,Y), X != Y. sg(X,Y) :- arc(A,X), sg(A,B), arc(B,Y).", "sg"),
+    ("reach(1). reach(Y) :- reach(X), e(X,Y).", "reach"),
+    # mutual recursion: two relations in the stratum
+    ("p(X,Y) :- e(X,Y). p(X,Z) :- q(X,Y), e(Y,Z). q(X,Z) :- p(X,Y), e(Y,Z).", "p"),
+    # a linear rule that also reads the relation in full at another atom is not linear
+    ("p(X,Y) :- e(X,Y). p(X,Z) :- p(X,Y), e(Y,Z), p(Z,Z).", "p"),
+])
+def test_strata_that_do_not_decompose(text, relation):
+    assert _decomposition(text, relation) is None
+
+
+def test_a_non_recursive_stratum_does_not_decompose():
+    assert _decomposition("p(X,Y) :- e(X,Y).", "p") is None

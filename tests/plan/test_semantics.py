@@ -1,6 +1,6 @@
-"""Plans evaluated to a fixpoint by the test-only IR evaluator must give the facts a program
-means — the seeds' hand-checked programs, random graphs against plain Python, and the reference
-interpreter. Naive evaluation runs the full plans; semi-naive runs the delta variants."""
+"""Plans evaluated to a fixpoint by the local backend (see ir_eval.py) must give the facts a
+program means — the seeds' hand-checked programs, random graphs against plain Python, and the
+reference interpreter. Naive evaluation runs the full plans; semi-naive runs the delta variants."""
 
 from __future__ import annotations
 

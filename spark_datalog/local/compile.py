@@ -1,0 +1,264 @@
+"""Compile the relational-algebra IR into Python functions over in-memory tuples.
+
+The second backend the IR was made for: where the Spark backend builds DataFrames, this one
+builds small closures that evaluate a plan on rows held in one process (a Spark task, see
+``eval.partitioned``). A row is a tuple in the node's ``columns`` order.
+
+A subtree that reads no *dynamic* relation (the relations of the stratum being evaluated) gives
+the same rows every round: it is evaluated once, and a join or anti-join against it builds its
+hash index once, so each round costs only the work on the delta. Values follow
+``reference.terms``, the language's specification: integer ``/`` truncates toward zero, ``mod``
+keeps the dividend's sign, and a zero divisor makes the row fail.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Callable, Iterable, Mapping
+
+from ..plan import ir
+from ..reference.aggregates import reduce_values
+from ..reference.terms import Undefined, arithmetic, coerce, compare
+
+Rows = Iterable[tuple]
+Frames = Mapping  # (relation, "full" | "delta") -> collection of tuples
+
+
+class Plan:
+    """A compiled node: ``rows(frames)`` yields its rows; ``static`` when it reads no dynamic
+    relation, in which case its rows are computed once and kept."""
+
+    def __init__(self, columns: tuple, static: bool, produce: Callable[[Frames], Rows]):
+        self.columns = columns
+        self.static = static
+        self._produce = produce
+        self._kept = None
+
+    def rows(self, frames: Frames) -> Rows:
+        if not self.static:
+            return self._produce(frames)
+        if self._kept is None:
+            self._kept = list(self._produce(frames))
+        return self._kept
+
+
+def compile_plan(node, dynamic: frozenset) -> Plan:
+    """The compiled form of ``node``; ``dynamic``: names of relations that change between
+    evaluations (scans of any other relation are read once)."""
+    try:
+        compiler = _NODE_COMPILERS[type(node)]
+    except KeyError:
+        raise TypeError(f"not an IR node: {node!r}") from None
+    return compiler(node, dynamic)
+
+
+# ---------------------------------------------------------------------------------------------
+# Relational nodes
+
+
+def _scan(node: ir.Scan, dynamic) -> Plan:
+    key = (node.relation, node.source)
+
+    def produce(frames):
+        if key not in frames:
+            raise KeyError(f"no rows for {node.source} relation {node.relation!r}")
+        return frames[key]
+
+    return Plan(node.columns, node.relation not in dynamic, produce)
+
+
+def _unit(node: ir.Unit, dynamic) -> Plan:
+    return Plan((), True, lambda frames: [()])
+
+
+def _select(node: ir.Select, dynamic) -> Plan:
+    child = compile_plan(node.child, dynamic)
+    holds = _predicate(node.conditions, child.columns)
+    return Plan(child.columns, child.static, lambda frames: filter(holds, child.rows(frames)))
+
+
+def _project(node: ir.Project, dynamic) -> Plan:
+    child = compile_plan(node.child, dynamic)
+    outputs = [_expression(expr, child.columns) for _, expr in node.outputs]
+
+    def produce(frames):
+        for row in child.rows(frames):
+            try:
+                yield tuple(output(row) for output in outputs)
+            except Undefined:
+                continue
+
+    return Plan(node.columns, child.static, produce)
+
+
+def _join(node: ir.Join, dynamic) -> Plan:
+    left = compile_plan(node.left, dynamic)
+    right = compile_plan(node.right, dynamic)
+    left_key = _key(node.on, left.columns)
+    right_key = _key(node.on, right.columns)
+    rest = [i for i, c in enumerate(right.columns) if c not in node.on]
+    right_rest = itemgetter(*rest) if len(rest) > 1 else (
+        (lambda row: (row[rest[0]],)) if rest else (lambda row: ()))
+    if right.static or not left.static:
+        # probe the right side's index with each left row (the index is built once if static)
+        index = _Index(right, right_key, right_rest)
+
+        def produce(frames):
+            lookup = index.get(frames)
+            for row in left.rows(frames):
+                for tail in lookup.get(left_key(row), ()):
+                    yield row + tail
+    else:
+        # a static left side against a dynamic right side: index the left side once
+        index = _Index(left, left_key, lambda row: row)
+
+        def produce(frames):
+            lookup = index.get(frames)
+            for row in right.rows(frames):
+                heads = lookup.get(right_key(row))
+                if heads:
+                    tail = right_rest(row)
+                    for head in heads:
+                        yield head + tail
+
+    return Plan(node.columns, left.static and right.static, produce)
+
+
+def _antijoin(node: ir.AntiJoin, dynamic) -> Plan:
+    left = compile_plan(node.left, dynamic)
+    right = compile_plan(node.right, dynamic)
+    left_key = _key(node.on, left.columns)
+    right_key = _key(node.on, right.columns)
+    kept_keys = [None]
+
+    def keys(frames):
+        if right.static and kept_keys[0] is not None:
+            return kept_keys[0]
+        found = {right_key(row) for row in right.rows(frames)}
+        if right.static:
+            kept_keys[0] = found
+        return found
+
+    def produce(frames):
+        absent = keys(frames)
+        return (row for row in left.rows(frames) if left_key(row) not in absent)
+
+    return Plan(node.columns, left.static and right.static, produce)
+
+
+def _union(node: ir.Union_, dynamic) -> Plan:
+    parts = []
+    for child in node.children:
+        compiled = compile_plan(child, dynamic)
+        order = [compiled.columns.index(c) for c in node.columns]
+        parts.append((compiled, None if order == list(range(len(order))) else itemgetter(*order)))
+
+    def produce(frames):
+        for compiled, reorder in parts:
+            rows = compiled.rows(frames)
+            if reorder is None:
+                yield from rows
+            elif len(node.columns) == 1:
+                yield from ((reorder(row),) for row in rows)
+            else:
+                yield from (reorder(row) for row in rows)
+
+    return Plan(node.columns, all(c.static for c, _ in parts), produce)
+
+
+def _distinct(node: ir.Distinct, dynamic) -> Plan:
+    child = compile_plan(node.child, dynamic)
+    return Plan(child.columns, child.static, lambda frames: set(child.rows(frames)))
+
+
+def _aggregate(node: ir.Aggregate, dynamic) -> Plan:
+    child = compile_plan(node.child, dynamic)
+    group = _key(node.group_by, child.columns)
+    argument = child.columns.index(node.argument)
+    width = len(node.group_by)
+
+    def produce(frames):
+        groups: dict = {}
+        for row in child.rows(frames):
+            groups.setdefault(group(row), []).append(row[argument])
+        for key, values in groups.items():
+            head = key if width > 1 else ((key,) if width == 1 else ())
+            yield head + (reduce_values(node.func, values),)
+
+    return Plan(node.columns, child.static, produce)
+
+
+_NODE_COMPILERS = {
+    ir.Scan: _scan,
+    ir.Unit: _unit,
+    ir.Select: _select,
+    ir.Project: _project,
+    ir.Join: _join,
+    ir.AntiJoin: _antijoin,
+    ir.Union_: _union,
+    ir.Distinct: _distinct,
+    ir.Aggregate: _aggregate,
+}
+
+
+class _Index:
+    """Rows of a plan grouped by a key (key -> tuple of projected rows); built once when the
+    plan is static, on every call otherwise."""
+
+    def __init__(self, plan: Plan, key, project):
+        self.plan, self.key, self.project = plan, key, project
+        self._built = None
+
+    def get(self, frames) -> dict:
+        if self._built is not None:
+            return self._built
+        index: dict = {}
+        for row in self.plan.rows(frames):
+            index.setdefault(self.key(row), []).append(self.project(row))
+        if self.plan.static:
+            self._built = index
+        return index
+
+
+def _key(names: tuple, columns: tuple):
+    """A function from a row to its values at ``names`` (hashable; equal for equal values)."""
+    positions = [columns.index(n) for n in names]
+    if not positions:
+        return lambda row: ()
+    return itemgetter(*positions)  # a value for one position, a tuple for several
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalar expressions
+
+
+def _expression(expr, columns: tuple) -> Callable[[tuple], object]:
+    """A function from a row to the value of ``expr``; raises Undefined on a zero divisor."""
+    if isinstance(expr, ir.ColumnRef):
+        return itemgetter(columns.index(expr.name))
+    if isinstance(expr, ir.Literal):
+        value = coerce(expr.value, expr.type)  # a double literal is a float, as Spark casts it
+        return lambda row: value
+    if isinstance(expr, ir.Arithmetic):
+        left = _expression(expr.left, columns)
+        right = _expression(expr.right, columns)
+        op = expr.op
+        return lambda row: arithmetic(op, left(row), right(row))
+    raise TypeError(f"not an IR expression: {expr!r}")
+
+
+def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
+    """A function from a row to whether every condition holds (an undefined value fails)."""
+    tests = []
+    for condition in conditions:
+        left = _expression(condition.left, columns)
+        right = _expression(condition.right, columns)
+        tests.append((condition.op, left, right))
+
+    def holds(row) -> bool:
+        try:
+            return all(compare(op, left(row), right(row)) for op, left, right in tests)
+        except Undefined:
+            return False
+
+    return holds

@@ -1,0 +1,127 @@
+"""A semi-naive fixpoint of one recursive stratum, in memory.
+
+Given the round-0 facts of the stratum's relations (their exit rules and stated facts) and the
+compiled delta variants of the recursive rules, run rounds until no relation gains a fact (or,
+for a min/max relation, no group improves). Rounds are counted as the Spark driver counts them:
+round 0 stores the base facts, and the last round is the first that derives nothing new.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+from ..reference.aggregates import better, group_of, with_value
+
+
+@dataclass
+class Outcome:
+    """What a fixpoint computed: the facts of every relation, the new rows of every round (one
+    dict per round) and its seconds, and why it stopped early if it did: ``exceeded`` (the
+    round limit, with new facts still coming) or ``overflow`` (more facts than allowed)."""
+
+    facts: dict = field(default_factory=dict)
+    sizes: list = field(default_factory=list)
+    seconds: list = field(default_factory=list)
+    exceeded: bool = False
+    overflow: bool = False
+
+
+def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
+             best: Optional[Mapping[str, tuple]] = None, max_rounds: Optional[int] = None,
+             max_facts: Optional[int] = None) -> Outcome:
+    """Evaluate the relations of ``base`` (name -> round-0 rows) with the delta ``variants``
+    (``(relation, compiled plan)`` pairs reading ``(name, "delta")`` and ``(name, "full")``),
+    the other relations in ``static`` (``(name, "full") -> rows``). ``best``: name ->
+    ``(func, position)`` for min/max relations, which keep one row per group with the best value
+    at ``position``. Stops after ``max_rounds`` rounds, or when the relations together hold
+    more than ``max_facts`` facts (facts are then incomplete: the caller must not use them)."""
+    best = best or {}
+    states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
+    outcome = Outcome()
+    started = time.perf_counter()
+    deltas = {name: states[name].merge(rows) for name, rows in base.items()}
+    _record(outcome, deltas, started)
+    while any(deltas.values()):
+        if _too_many(states, max_facts):
+            outcome.overflow = True
+            break
+        if max_rounds is not None and len(outcome.sizes) >= max_rounds:
+            outcome.exceeded = True
+            break
+        started = time.perf_counter()
+        frames = dict(static)
+        for name, state in states.items():
+            frames[(name, "delta")] = deltas[name]
+            frames[(name, "full")] = state.rows()
+        candidates: dict = {name: [] for name in states}
+        for relation, plan in variants:
+            candidates[relation].extend(plan.rows(frames))
+        deltas = {name: states[name].merge(rows) for name, rows in candidates.items()}
+        _record(outcome, deltas, started)
+    if _too_many(states, max_facts):
+        outcome.overflow = True
+    outcome.facts = {name: state.facts() for name, state in states.items()}
+    return outcome
+
+
+def _too_many(states: dict, max_facts: Optional[int]) -> bool:
+    return max_facts is not None and sum(len(s) for s in states.values()) > max_facts
+
+
+def _record(outcome: Outcome, deltas: dict, started: float) -> None:
+    outcome.sizes.append({name: len(rows) for name, rows in deltas.items()})
+    outcome.seconds.append(time.perf_counter() - started)
+
+
+class _SetState:
+    def __init__(self):
+        self.known: set = set()
+
+    def __len__(self) -> int:
+        return len(self.known)
+
+    def merge(self, candidates) -> list:
+        """The candidates not known yet (each once), now known."""
+        known = self.known
+        new = []
+        for row in candidates:
+            if row not in known:
+                known.add(row)
+                new.append(row)
+        return new
+
+    def rows(self):
+        return self.known
+
+    def facts(self) -> list:
+        return list(self.known)
+
+
+class _BestState:
+    def __init__(self, func: str, position: int):
+        self.func, self.position = func, position
+        self.best: dict = {}  # group -> best value
+
+    def __len__(self) -> int:
+        return len(self.best)
+
+    def merge(self, candidates) -> list:
+        """Rows of the groups whose value improved, with their new best value."""
+        func, position, best = self.func, self.position, self.best
+        improved: dict = {}
+        for row in candidates:
+            group = group_of(row, position)
+            value = row[position]
+            current = best.get(group)
+            if current is None or better(func, value, current):
+                best[group] = value
+                improved[group] = value
+        return [with_value(group, position, value) for group, value in improved.items()]
+
+    def rows(self) -> list:
+        return self.facts()
+
+    def facts(self) -> list:
+        return [with_value(group, self.position, value) for group, value in self.best.items()]

@@ -1,0 +1,158 @@
+"""Decomposable recursive strata evaluated partition by partition (eval.partitioned).
+
+Each program is run three ways: partition-local (the default for these programs), in rounds of
+Spark joins (``decompose=False``) and by the reference interpreter. The facts must agree, and
+the partition-local statistics must tell the same rounds as the rounds driver.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+import spark_datalog as sd
+import spark_datalog.eval.partitioned as partitioned
+from spark_datalog.errors import NonTerminationError
+
+from .test_driver import TC, arcs, as_set, run
+
+pytestmark = pytest.mark.spark
+
+LEFT_LINEAR_TC = """
+.decl arc(src: long, dst: long)
+tc(X, Y) :- arc(X, Y).
+tc(X, Z) :- arc(X, Y), tc(Y, Z).
+"""
+
+SHORTEST = """
+.decl arc(src: long, dst: long, w: long)
+path(X, Y, min<D>) :- arc(X, Y, D).
+path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.
+"""
+
+AVOIDING = """
+.decl arc(src: long, dst: long)
+blocked(3). blocked(7).
+reach(X, Y) :- arc(X, Y).
+reach(X, Z) :- reach(X, Y), arc(Y, Z), not blocked(Z), Z != X.
+"""
+
+COUNTDOWN = """
+.decl start(x: long)
+.decl cost(x: long, c: double)
+cost(X, 0) :- start(X).
+cost(X, C) :- cost(X, D), C = D + 1.5, C < 6.
+steps(X, N) :- start(X), N = 0.
+steps(X, M) :- steps(X, N), M = N + 1, M <= 4, M / 2 != 1.
+"""
+
+NAMES = """
+.decl link(a: string, b: string)
+linked(A, B) :- link(A, B).
+linked(A, C) :- linked(A, B), link(B, C).
+"""
+
+GRAPH = {(1, 2), (2, 3), (3, 4), (4, 2), (4, 5), (5, 6), (6, 7), (7, 8), (9, 9), (10, 1)}
+
+CASES = [
+    ("right-linear tc", TC, {"arc": GRAPH}),
+    ("left-linear tc", LEFT_LINEAR_TC, {"arc": GRAPH}),
+    ("min in recursion", SHORTEST,
+     {"arc": {(a, b, (a * 7 + b) % 5 + 1) for a, b in GRAPH} | {(1, 5, 1), (2, 8, 20)}}),
+    ("negation and comparison", AVOIDING, {"arc": GRAPH}),
+    ("arithmetic, doubles", COUNTDOWN, {"start": {(1,), (2,), (5,)}}),
+    ("strings", NAMES, {"link": {("a", "b"), ("b", "c"), ("c", "a"), ("d", "é")}}),
+]
+
+
+def _frames(spark, text, edb):
+    program = sd.Program.parse(text)
+    frames = {}
+    for name, rows in edb.items():
+        schema = program.relations[name]
+        columns = ", ".join(f"{c} {'double' if t == 'double' else t}"
+                            for c, t in zip(schema.column_names, schema.types))
+        frames[name] = spark.createDataFrame(sorted(rows), columns)
+    return program, frames
+
+
+@pytest.mark.parametrize("name, text, edb", CASES, ids=[c[0] for c in CASES])
+def test_partition_local_equals_rounds_and_reference(spark, name, text, edb):
+    program, frames = _frames(spark, text, edb)
+    local = program.materialize(spark, inputs=frames)
+    rounds = program.materialize(spark, inputs=frames, decompose=False)
+    expected = sd.reference.evaluate(program, edb)
+    for relation in expected:
+        assert as_set(local[relation]) == expected[relation], relation
+        assert as_set(rounds[relation]) == expected[relation], relation
+    recursive = [stratum for stratum in local.stats if stratum.recursive]
+    assert recursive and all(stratum.partitioned for stratum in recursive)
+    assert not any(stratum.partitioned for stratum in rounds.stats)
+    for by_partition, by_rounds in zip(local.stats, rounds.stats):
+        assert by_partition.rows_per_iteration == by_rounds.rows_per_iteration
+        assert by_partition.iterations == by_rounds.iterations
+
+
+def test_a_deep_chain_is_one_job_not_one_per_round(spark):
+    edges = {(i, i + 1) for i in range(40)}
+    context = spark.sparkContext
+    context.setJobGroup("partition-local", "partition-local cost")
+    try:
+        result, stats = run(spark, TC, {"arc": arcs(spark, edges)})
+    finally:
+        context.setJobGroup("", "")
+    jobs = len(context.statusTracker().getJobIdsForGroup("partition-local"))
+    assert stats[0].partitioned and stats[0].iterations == 41
+    assert stats[0].rows == {"tc": 40 * 41 // 2}
+    # collecting arc, then the fixpoint job (its shuffle may run as a job of its own)
+    assert jobs <= 3, jobs
+    assert result["tc"].count() == 40 * 41 // 2
+
+
+def test_runaway_recursion_raises_the_same_error_both_ways(spark):
+    text = """
+    .decl start(x: long)
+    count(X, 0) :- start(X).
+    count(X, M) :- count(X, N), M = N + 1.
+    """
+    starts = spark.createDataFrame([(1,), (2,)], "x long")
+    messages = []
+    for decompose in (True, False):
+        with pytest.raises(NonTerminationError) as error:
+            run(spark, text, {"start": starts}, max_iterations=15, decompose=decompose)
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    assert "stratum 0" in messages[0] and "15 iterations" in messages[0]
+    assert "derived 2 new rows" in messages[0]
+
+
+def test_a_large_broadcast_relation_falls_back_to_rounds(spark, monkeypatch, caplog):
+    monkeypatch.setattr(partitioned, "MAX_BROADCAST_ROWS", 3)
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        result, stats = run(spark, TC, {"arc": arcs(spark, GRAPH)})
+    assert any("over 3 rows" in r.getMessage() for r in caplog.records)
+    assert not stats[0].partitioned
+    expected = sd.reference.evaluate(sd.Program.parse(TC), {"arc": GRAPH})["tc"]
+    assert as_set(result["tc"]) == expected
+
+
+def _cannot_import(batches, *args):
+    raise ModuleNotFoundError("No module named 'spark_datalog'")
+
+
+def test_workers_without_the_package_fall_back_to_rounds(spark, monkeypatch, caplog):
+    monkeypatch.setattr(partitioned, "run_partition", _cannot_import)
+    with caplog.at_level(logging.WARNING, logger="spark_datalog"):
+        result, stats = run(spark, TC, {"arc": arcs(spark, GRAPH)})
+    assert any("PYSPARK_PYTHON" in r.getMessage() for r in caplog.records)
+    assert not stats[0].partitioned
+    expected = sd.reference.evaluate(sd.Program.parse(TC), {"arc": GRAPH})["tc"]
+    assert as_set(result["tc"]) == expected
+
+
+def test_an_empty_base_gives_an_empty_relation(spark):
+    empty = spark.createDataFrame([], "a long, b long")
+    result, stats = run(spark, TC, {"arc": empty})
+    assert result["tc"].count() == 0
+    assert stats[0].rows == {"tc": 0}
