@@ -25,7 +25,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..analysis.checked import CheckedProgram, RelationSchema
-from ..errors import NonTerminationError
 from ..plan.ir import StratumPlan
 from ..plan.partitioning import decomposition, stable_positions
 from ..spark.compile import aggregate_frame, compile_node
@@ -34,7 +33,7 @@ from ..spark.types import spark_type
 from .checkpoint import materialise
 from .partitioned import evaluate_partitioned
 from .state import BestState, SetState
-from .stats import IterationStats, StratumStats
+from .stats import IterationStats, StratumStats, non_termination, per_relation
 
 log = logging.getLogger("spark_datalog")
 
@@ -62,10 +61,10 @@ def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames
     2, and about a third slower). Non-recursive strata and reading results use the session's
     setting.
 
-    ``decompose`` lets a semi-naive recursive stratum whose recursion keeps some columns in
-    place run as one Spark job in which every partition computes its own fixpoint
-    (``eval.partitioned``); without it, or where that does not apply, each round is Spark
-    joins.
+    ``decompose`` lets a semi-naive recursive stratum run as one Spark job in which each
+    partition computes its own fixpoint (``eval.partitioned``): partitioned on the columns its
+    rounds keep in place where there are such, else in one partition when its facts are few.
+    Without it, or where that does not apply, each round is Spark joins.
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
@@ -143,7 +142,8 @@ class _Run:
 
     def recursive(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
         """Rounds until no relation of the stratum gains a fact (or improves a min/max group):
-        in one partition-local job where the stratum decomposes, else as rounds of Spark joins."""
+        in one job of partition-local fixpoints where that applies, else as rounds of Spark
+        joins."""
         with recursion_settings(self.spark, self.adaptive):
             split = decomposition(plan) if self.decompose else None
             if split is not None:
@@ -187,14 +187,11 @@ class _Run:
                 stats.rounds.append(IterationStats(iteration - 1, sizes, seconds))
                 log.info("stratum %d · %s · iteration %d: %d new rows%s in %.2fs", plan.index,
                          ", ".join(plan.relations), iteration - 1, sum(sizes.values()),
-                         _per_relation(sizes), seconds)
+                         per_relation(sizes), seconds)
                 if not any(sizes.values()):
                     break
                 if self.max_iterations is not None and iteration >= self.max_iterations:
-                    raise NonTerminationError(
-                        f"stratum {plan.index} ({', '.join(plan.relations)}) did not reach a "
-                        f"fixpoint within {self.max_iterations} iterations; the last iteration "
-                        f"derived {sum(sizes.values())} new rows{_per_relation(sizes)}")
+                    raise non_termination(plan, self.max_iterations, sizes)
             results = {}
             for name, state in states.items():
                 state.finish(self.reliable)
@@ -305,9 +302,3 @@ def recursion_settings(spark: SparkSession, adaptive: bool):
     finally:
         for key, value in previous.items():
             spark.conf.set(key, value)
-
-
-def _per_relation(sizes: dict) -> str:
-    if len(sizes) < 2:
-        return ""
-    return " (" + ", ".join(f"{name} {size}" for name, size in sizes.items()) + ")"

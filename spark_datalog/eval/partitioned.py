@@ -1,18 +1,24 @@
-"""A decomposable recursive stratum as one Spark job: every partition runs its own fixpoint.
+"""A recursive stratum as one Spark job in which each partition runs its own fixpoint.
 
-When a stratum's recursion keeps some columns in place (``plan.partitioning.decomposition``:
-``tc(X, Z) :- tc(X, Y), arc(Y, Z).`` never changes X), hash-partitioning the round-0 facts on
-those columns splits the fixpoint into independent ones, one per partition (seed 002's
-decomposable plans, BigDatalog's "decomposable" programs). The other relations the recursive
-rules read are collected once and broadcast to every task; each task then runs the semi-naive
-rounds in memory with the local backend (``spark_datalog.local``). The whole stratum costs one
-Spark job (plus one to collect each broadcast relation) instead of one or two per round, which
-on this kind of machine is the per-round cost that dominates deep fixpoints.
+Each round of the rounds driver is one or two Spark jobs, and on small data those jobs' fixed
+cost, not the data, is the time. This module evaluates the whole fixpoint inside Spark tasks
+instead, with the local backend (``spark_datalog.local``) running the semi-naive rounds in
+memory, so the stratum costs a few jobs however many rounds it takes:
 
-It is used only when the broadcast relations are small (``max_broadcast_rows`` rows each; a
-larger one falls back to rounds of Spark joins), and a partition's facts must fit in one Python
-worker's memory: with many facts, raise ``spark.sql.shuffle.partitions``. Executors need the
-``spark_datalog`` package importable, as any Python UDF library.
+- When the stratum *decomposes* (``plan.partitioning.decomposition`` has a key:
+  ``tc(X, Z) :- tc(X, Y), arc(Y, Z).`` never changes X), its round-0 facts are hash-partitioned
+  on the key and every partition computes its own, independent fixpoint (seed 002's
+  decomposable plans with a discriminating set; BigDatalog's decomposable programs). This
+  scales with the cluster: no fact ever moves between partitions.
+- Otherwise (several relations, non-linear rules, nothing kept in place) the stratum runs in one
+  task, when its round-0 facts are few (``MAX_LOCAL_FACTS``): small recursive problems finish
+  in one job instead of hundreds.
+
+The other relations the recursive rules read are collected once and broadcast to every task;
+each must have at most ``MAX_BROADCAST_ROWS`` rows. A task stops when its relations exceed
+``MAX_LOCAL_FACTS`` facts; the stratum then runs in rounds of Spark joins (the work done is
+lost, the result is the same). Executors need the ``spark_datalog`` package importable, as any
+Python UDF library; where they cannot import it, rounds are used as well, with a warning.
 """
 
 from __future__ import annotations
@@ -23,89 +29,131 @@ from functools import reduce
 from typing import Optional
 
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 
-from ..errors import NonTerminationError
-from ..local.partition import PartitionTask, ReportsParam, run_partition
+from ..local.partition import (TAG, LocalRelation, PartitionTask, ReportsParam, run_partition,
+                               wide_columns)
 from ..plan.partitioning import Decomposition
 from ..spark.inputs import empty_frame
 from ..spark.types import schema as spark_schema
-from .checkpoint import cut_lineage
-from .stats import IterationStats, StratumStats
+from ..spark.types import spark_type
+from .checkpoint import cut_lineage, materialise, release
+from .stats import IterationStats, StratumStats, non_termination, per_relation
 
 log = logging.getLogger("spark_datalog")
 
 MAX_BROADCAST_ROWS = 1_000_000
+MAX_LOCAL_FACTS = 5_000_000
 
 
-def evaluate_partitioned(run, plan, decomposition: Decomposition, relations: dict,
-                         max_broadcast_rows: Optional[int] = None
+def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
                          ) -> Optional[tuple[dict, StratumStats]]:
-    """(results, stats) of the stratum ``plan`` evaluated partition by partition, or None when
-    a relation to broadcast has more than ``max_broadcast_rows`` rows (default
-    ``MAX_BROADCAST_ROWS``). ``run`` is the driver's ``_Run`` (session, settings, candidate
-    compilation)."""
-    if max_broadcast_rows is None:
-        max_broadcast_rows = MAX_BROADCAST_ROWS
+    """(results, stats) of the recursive stratum ``plan`` evaluated by partition-local
+    fixpoints, or None when it should run in rounds instead (a broadcast relation or the facts
+    are too many, or the executors cannot run the local backend). ``run`` is the driver's
+    ``_Run`` (session, settings, candidate compilation)."""
     started = time.perf_counter()
-    spark = run.spark
-    name = decomposition.relation
-    schema = run.checked.relations[name]
+    names = ", ".join(plan.relations)
     run._describe(plan, None, "partition-local fixpoint")
-    static = _collect_static(decomposition.static, relations, max_broadcast_rows)
+    static = _collect_static(split.static, relations, MAX_BROADCAST_ROWS)
     if static is None:
-        log.info("stratum %d · %s · a broadcast relation has over %d rows: rounds of Spark joins",
-                 plan.index, name, max_broadcast_rows)
+        log.info("stratum %d · %s · a relation to broadcast has over %d rows: rounds of Spark "
+                 "joins", plan.index, names, MAX_BROADCAST_ROWS)
         return None
 
+    task = _task(run, plan, split)
+    columns = wide_columns(task.relations)
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
-    candidates = run._candidates(decomposition.exit_rules, scans, plan, with_facts=True)
-    parts = candidates.get(name)
-    spec = plan.aggregates.get(name)
-    task = PartitionTask(
-        relation=name, column_names=tuple(schema.column_names),
-        column_types=tuple(column.type for column in schema.columns),
-        variants=tuple(rule_plan.plan for rule_plan in decomposition.delta_rules),
-        best=(spec.func, spec.position) if spec is not None else None,
-        max_rounds=run.max_iterations)
+    candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
+    base = _tagged(candidates, task.relations, columns)
+    stored_base = None
+    if base is None:
+        partitioned = None
+    elif split.key:
+        first = task.relations[0]
+        key = [f"r0_{first.column_names[i]}" for i in split.key]
+        partitioned = base.repartition(run.partitions, *key)
+    else:
+        leaves, counts, _ = materialise({"base": base})
+        stored_base = leaves["base"]
+        if counts["base"] > MAX_LOCAL_FACTS:
+            release(stored_base)
+            log.info("stratum %d · %s · %d round-0 facts are too many for one task: rounds of "
+                     "Spark joins", plan.index, names, counts["base"])
+            return None
+        partitioned = stored_base.coalesce(1)
 
-    context = spark.sparkContext
-    broadcast = context.broadcast(static)
-    reports = context.accumulator({}, ReportsParam())
-    try:
-        if parts:
-            base = reduce(DataFrame.union, parts)
-            key = [schema.column_names[i] for i in decomposition.key]
-            facts = base.repartition(run.partitions, *key).mapInArrow(
-                lambda batches: run_partition(batches, task, broadcast, reports),
-                spark_schema(task.column_names, task.column_types))
-            try:
-                result = cut_lineage(facts, run.reliable)
-            except Exception as error:  # noqa: BLE001 - only a missing module is handled
-                if "ModuleNotFoundError" not in str(error):
-                    raise
-                log.warning("stratum %d · %s · Spark's Python workers cannot import what the "
-                            "partition-local fixpoint needs (%s); evaluating in rounds of Spark "
-                            "joins. Point PYSPARK_PYTHON at this environment's interpreter, or "
-                            "install spark_datalog on the executors.", plan.index, name,
-                            _missing_module(str(error)))
-                return None
-        else:
-            result = empty_frame(spark, schema)
-    finally:
-        broadcast.unpersist(blocking=False)
+    stored, reports = None, {}
+    if partitioned is not None:
+        context = run.spark.sparkContext
+        broadcast = context.broadcast(static)
+        accumulator = context.accumulator({}, ReportsParam())
+        facts = partitioned.mapInArrow(
+            lambda batches: run_partition(batches, task, broadcast, accumulator),
+            spark_schema([c for c, _ in columns], [t for _, t in columns]))
+        try:
+            stored = cut_lineage(facts, run.reliable)
+        except Exception as error:  # noqa: BLE001 - only a missing module is handled
+            if "ModuleNotFoundError" not in str(error):
+                raise
+            log.warning("stratum %d · %s · Spark's Python workers cannot import what the "
+                        "partition-local fixpoint needs (%s); evaluating in rounds of Spark "
+                        "joins. Point PYSPARK_PYTHON at this environment's interpreter, or "
+                        "install spark_datalog on the executors.", plan.index, names,
+                        _missing_module(str(error)))
+            return None
+        finally:
+            broadcast.unpersist(blocking=False)
+            release(stored_base)
+        reports = accumulator.value
 
-    stats = _stats(plan, name, run.strategy, reports.value, time.perf_counter() - started)
+    if any(report.overflow for report in reports.values()):
+        release(stored)
+        log.warning("stratum %d · %s · a partition exceeded %d facts: rounds of Spark joins "
+                    "instead (raise spark.sql.shuffle.partitions to spread a decomposable "
+                    "stratum wider)", plan.index, names, MAX_LOCAL_FACTS)
+        return None
+    stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
     for round_stats in stats.rounds:
-        log.info("stratum %d · %s · iteration %d: %d new rows (partition-local) in %.2fs",
-                 plan.index, name, round_stats.iteration, round_stats.total, round_stats.seconds)
-    if any(report.exceeded for report in reports.value.values()):
-        last = stats.rounds[-1].total if stats.rounds else 0
-        raise NonTerminationError(
-            f"stratum {plan.index} ({name}) did not reach a fixpoint within "
-            f"{run.max_iterations} iterations; the last iteration derived {last} new rows")
-    log.debug("stratum %d · %s · %d iterations in one partition-local job, %s rows in %.2fs",
-             plan.index, name, stats.iterations, stats.rows[name], stats.seconds)
-    return {name: result}, stats
+        log.info("stratum %d · %s · iteration %d: %d new rows%s (partition-local) in %.2fs",
+                 plan.index, names, round_stats.iteration, round_stats.total,
+                 per_relation(round_stats.new_rows), round_stats.seconds)
+    if any(report.exceeded for report in reports.values()):
+        release(stored)
+        raise non_termination(plan, run.max_iterations, stats.rounds[-1].new_rows)
+    results = {}
+    for tag, relation in enumerate(task.relations):
+        if stored is None:
+            results[relation.name] = empty_frame(run.spark, run.checked.relations[relation.name])
+        else:
+            results[relation.name] = stored.where(F.col(TAG) == tag).select(
+                *[F.col(f"r{tag}_{c}").alias(c) for c in relation.column_names])
+    return results, stats
+
+
+def _task(run, plan, split: Decomposition) -> PartitionTask:
+    relations = []
+    for name in plan.relations:
+        schema = run.checked.relations[name]
+        spec = plan.aggregates.get(name)
+        relations.append(LocalRelation(
+            name, tuple(schema.column_names), tuple(column.type for column in schema.columns),
+            (spec.func, spec.position) if spec is not None else None))
+    variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
+    return PartitionTask(tuple(relations), variants, run.max_iterations, MAX_LOCAL_FACTS)
+
+
+def _tagged(candidates: dict, relations, columns) -> Optional[DataFrame]:
+    """The round-0 candidates of every relation in the wide schema (None if there are none)."""
+    parts = []
+    for tag, relation in enumerate(relations):
+        for frame in candidates.get(relation.name, ()):
+            values = dict(zip((f"r{tag}_{c}" for c in relation.column_names), frame.columns))
+            parts.append(frame.select(*[
+                (F.lit(tag) if name == TAG else
+                 F.col(f"`{values[name]}`") if name in values else F.lit(None))
+                .cast(spark_type(type_)).alias(name) for name, type_ in columns]))
+    return reduce(DataFrame.union, parts) if parts else None
 
 
 def _missing_module(message: str) -> str:
@@ -126,18 +174,22 @@ def _collect_static(names, relations: dict, max_rows: int) -> Optional[dict]:
     return tables
 
 
-def _stats(plan, name: str, strategy: str, reports: dict, seconds: float) -> StratumStats:
+def _stats(plan, strategy: str, reports: dict, seconds: float) -> StratumStats:
     """The stratum's rounds as the rounds driver reports them: per round, the new rows of all
     partitions together and the seconds of the slowest partition."""
+    names = tuple(plan.relations)
     rounds = max((len(report.sizes) for report in reports.values()), default=1)
-    sizes = [0] * rounds
+    sizes = [{name: 0 for name in names} for _ in range(rounds)]
     times = [0.0] * rounds
+    rows = {name: 0 for name in names}
     for report in reports.values():
-        for i, (size, spent) in enumerate(zip(report.sizes, report.seconds)):
-            sizes[i] += size
+        for i, (counts, spent) in enumerate(zip(report.sizes, report.seconds)):
+            for name, count in counts.items():
+                sizes[i][name] += count
             times[i] = max(times[i], spent)
-    stats = StratumStats(plan.index, (name,), True, strategy, iterations=rounds, seconds=seconds,
-                         rows={name: sum(report.rows for report in reports.values())},
-                         partitioned=True)
-    stats.rounds = [IterationStats(i, {name: sizes[i]}, times[i]) for i in range(rounds)]
+        for name, count in report.rows.items():
+            rows[name] += count
+    stats = StratumStats(plan.index, names, True, strategy, iterations=rounds, seconds=seconds,
+                         rows=rows, partitioned=True)
+    stats.rounds = [IterationStats(i, sizes[i], times[i]) for i in range(rounds)]
     return stats

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Optional
 
+from ..errors import NonTerminationError
+
 
 @dataclass
 class IterationStats:
@@ -54,3 +56,19 @@ class StratumStats:
         return (f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "
                 f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}, "
                 f"{self.seconds:.2f}s, rows {sizes}")
+
+
+def per_relation(sizes: dict) -> str:
+    """`` (p 3, q 0)`` for a round of several relations, nothing for one."""
+    if len(sizes) < 2:
+        return ""
+    return " (" + ", ".join(f"{name} {size}" for name, size in sizes.items()) + ")"
+
+
+def non_termination(plan, max_iterations: int, sizes: dict) -> NonTerminationError:
+    """The error for a stratum still deriving ``sizes`` (relation -> new rows) in its last
+    allowed round."""
+    return NonTerminationError(
+        f"stratum {plan.index} ({', '.join(plan.relations)}) did not reach a fixpoint within "
+        f"{max_iterations} iterations; the last iteration derived {sum(sizes.values())} new "
+        f"rows{per_relation(sizes)}")

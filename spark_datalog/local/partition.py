@@ -1,9 +1,11 @@
 """One partition's fixpoint as a Spark task: Arrow batches in, Arrow batches out.
 
-``eval.partitioned`` hands :func:`run_partition` to ``DataFrame.mapInArrow``; each task reads
-its partition's round-0 facts, runs :func:`local.fixpoint.fixpoint` against the broadcast
-relations, yields the facts, and reports its rounds through an accumulator keyed by partition,
-so a recomputed task overwrites its report instead of adding to it.
+``eval.partitioned`` hands :func:`run_partition` to ``DataFrame.mapInArrow``. The rows in and
+out use one *wide* schema for all the stratum's relations (:func:`wide_columns`): a relation
+tag, then each relation's columns in turn, null outside the tagged relation's own block. Each
+task reads its partition's round-0 facts, runs :func:`local.fixpoint.fixpoint` against the
+broadcast relations, yields the facts, and reports its rounds through an accumulator keyed by
+partition, so a recomputed task overwrites its report instead of adding to it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from .compile import compile_plan
 from .fixpoint import fixpoint
 
 BATCH_ROWS = 65536
+TAG = "__relation"
 
 ARROW_TYPES = {
     "int": pa.int32(),
@@ -29,25 +32,33 @@ ARROW_TYPES = {
 
 
 @dataclass(frozen=True)
+class LocalRelation:
+    name: str
+    column_names: tuple
+    column_types: tuple  # Datalog type names
+    best: Optional[tuple] = None  # (func, position) of a min/max relation
+
+
+@dataclass(frozen=True)
 class PartitionTask:
     """What every task needs (pickled once into the Spark job)."""
 
-    relation: str
-    column_names: tuple
-    column_types: tuple  # Datalog type names
-    variants: tuple  # IR plans of the delta variants
-    best: Optional[tuple]  # (func, position) of a min/max relation
+    relations: tuple  # LocalRelation, in tag order
+    variants: tuple  # (relation name, IR plan) of the delta variants
     max_rounds: Optional[int]
+    max_facts: Optional[int]
 
 
 @dataclass
 class PartitionReport:
-    """One task's rounds: new rows and seconds per round, final rows, round limit hit."""
+    """One task's rounds: new rows per relation and seconds per round, final rows per relation,
+    and whether it hit the round limit or the fact limit."""
 
     sizes: list
     seconds: list
-    rows: int
+    rows: dict
     exceeded: bool
+    overflow: bool
 
 
 class ReportsParam(AccumulatorParam):
@@ -61,43 +72,86 @@ class ReportsParam(AccumulatorParam):
         return first
 
 
+def wide_columns(relations) -> list:
+    """(column name, Datalog type) of the wide schema: the tag (``int``), then every relation's
+    columns, named ``r<tag>_<column>``."""
+    columns = [(TAG, "int")]
+    for tag, relation in enumerate(relations):
+        columns += [(f"r{tag}_{name}", type_)
+                    for name, type_ in zip(relation.column_names, relation.column_types)]
+    return columns
+
+
 def run_partition(batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
                   ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: pyarrow.Table}``,
     ``reports`` an accumulator of :class:`ReportsParam`."""
     from pyspark import TaskContext
 
-    base = [row for batch in batches for row in _rows(batch)]
-    frames = {(name, "full"): list(_rows(table)) for name, table in static.value.items()}
-    dynamic = frozenset({task.relation})
-    variants = [compile_plan(plan, dynamic) for plan in task.variants]
-    outcome = fixpoint({task.relation: base}, [(task.relation, v) for v in variants], frames,
-                       {task.relation: task.best} if task.best else None, task.max_rounds)
-    facts = outcome.facts[task.relation]
+    base = _split(batches, task.relations)
+    frames = {(name, "full"): list(_rows(table.columns, table.num_rows))
+              for name, table in static.value.items()}
+    dynamic = frozenset(base)
+    variants = [(relation, compile_plan(plan, dynamic)) for relation, plan in task.variants]
+    best = {r.name: r.best for r in task.relations if r.best is not None}
+    outcome = fixpoint(base, variants, frames, best, task.max_rounds, task.max_facts)
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
-    reports.add({partition: PartitionReport([s[task.relation] for s in outcome.sizes],
-                                            outcome.seconds, len(facts), outcome.exceeded)})
-    yield from _batches(facts, task)
+    reports.add({partition: PartitionReport(
+        outcome.sizes, outcome.seconds, {n: len(f) for n, f in outcome.facts.items()},
+        outcome.exceeded, outcome.overflow)})
+    if outcome.overflow:
+        return  # incomplete: the driver evaluates the stratum otherwise
+    for tag, relation in enumerate(task.relations):
+        yield from _batches(outcome.facts[relation.name], tag, task.relations)
 
 
-def arrow_schema(task: PartitionTask) -> pa.Schema:
-    return pa.schema([pa.field(name, ARROW_TYPES[type_]) for name, type_
-                      in zip(task.column_names, task.column_types)])
+def _split(batches, relations) -> dict:
+    """Relation name -> rows (tuples of Python values) of the wide batches."""
+    blocks, start = [], 1
+    for relation in relations:
+        blocks.append((relation.name, start, start + len(relation.column_names)))
+        start += len(relation.column_names)
+    base: dict = {relation.name: [] for relation in relations}
+    for batch in batches:
+        if len(relations) == 1:
+            name, first, last = blocks[0]
+            base[name].extend(_rows(batch.columns[first:last], batch.num_rows))
+            continue
+        tags = batch.column(0).to_pylist()
+        for tag, (name, first, last) in enumerate(blocks):
+            mine = [i for i, t in enumerate(tags) if t == tag]
+            if mine:
+                taken = batch.take(pa.array(mine))
+                base[name].extend(_rows(taken.columns[first:last], taken.num_rows))
+    return base
 
 
-def _rows(data) -> Iterator[tuple]:
-    """The rows of an Arrow batch or table as tuples of Python values."""
-    return zip(*[column.to_pylist() for column in data.columns])
+def _rows(columns, count: int):
+    """The ``count`` rows of Arrow columns as tuples of Python values."""
+    if not columns:
+        return [()] * count  # a relation without columns
+    return zip(*[column.to_pylist() for column in columns])
 
 
-def _batches(facts: list, task: PartitionTask) -> Iterator[pa.RecordBatch]:
-    schema = arrow_schema(task)
-    doubles = [i for i, type_ in enumerate(task.column_types) if type_ == "double"]
+def _batches(facts: list, tag: int, relations) -> Iterator[pa.RecordBatch]:
+    relation = relations[tag]
+    types = relation.column_types
+    doubles = [i for i, type_ in enumerate(types) if type_ == "double"]
     for start in range(0, len(facts), BATCH_ROWS):
-        columns = [list(values) for values in zip(*facts[start:start + BATCH_ROWS])]
+        chunk = facts[start:start + BATCH_ROWS]
+        size = len(chunk)
+        columns = [list(values) for values in zip(*chunk)] if relation.column_names else []
         for i in doubles:  # an integer computed into a double column (Spark casts it)
             columns[i] = [float(v) for v in columns[i]]
-        yield pa.RecordBatch.from_arrays(
-            [pa.array(values, type=field.type) for values, field in zip(columns, schema)],
-            schema=schema)
+        arrays = [pa.array([tag] * size, type=pa.int32())]
+        for other, block in enumerate(relations):
+            for i, type_ in enumerate(block.column_types):
+                arrow_type = ARROW_TYPES[type_]
+                arrays.append(pa.array(columns[i], type=arrow_type) if other == tag
+                              else pa.nulls(size, type=arrow_type))
+        yield pa.RecordBatch.from_arrays(arrays, schema=_schema(relations))
+
+
+def _schema(relations) -> pa.Schema:
+    return pa.schema([pa.field(name, ARROW_TYPES[type_]) for name, type_ in wide_columns(relations)])

@@ -1,8 +1,9 @@
 """A deterministic, readable text of stratum plans: the basis of golden tests and debugging.
 
-Example output::
+Example output (a recursive stratum whose rounds keep some columns in place *decomposes* by
+them, see ``partitioning.decomposition``)::
 
-    stratum 1: tc (recursive)
+    stratum 1: tc (recursive, decomposes by src)
       % tc(X, Z) :- tc(X, Y), arc(Y, Z).
       Project[src=X, dst=Z]
         Join on (Y)
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from ..syntax import ast
 from . import ir
+from .partitioning import decomposition
 
 INDENT = "  "
 
@@ -72,6 +74,10 @@ def explain_node(node, depth: int = 0) -> list:
 
 def _stratum_header(stratum) -> str:
     tags = (["recursive"] if stratum.recursive else []) + (["PreM"] if stratum.uses_prem else [])
+    split = decomposition(stratum)
+    if split is not None and split.key:
+        columns = next(r.plan.columns for r in stratum.rules if r.relation == split.relations[0])
+        tags.append("decomposes by " + _names(columns[i] for i in split.key))
     suffix = f" ({', '.join(tags)})" if tags else ""
     return f"stratum {stratum.index}: {', '.join(stratum.relations)}{suffix}"
 

@@ -42,16 +42,18 @@ def _same_variable(head, body) -> bool:
 
 @dataclass(frozen=True)
 class Decomposition:
-    """How a recursive stratum splits into independent fixpoints, one per partition.
+    """How a recursive stratum splits into fixpoints that each run inside one partition.
 
-    ``relation`` is the stratum's one relation and ``key`` the positions every round keeps in
-    place: partitioned on them, no fact ever derives a fact of another partition, so each
-    partition can run the whole fixpoint by itself when it can read every other relation of the
-    recursive rules (``static``: relation names) in full. ``exit_rules`` are the rules that do
-    not read the relation (round 0); ``delta_rules`` the semi-naive variants of the others.
+    With a ``key`` (positions of the stratum's one relation that every round keeps in place),
+    partitioned on the key no fact ever derives a fact of another partition, so each partition
+    runs the whole fixpoint by itself (seed 002's decomposable plans with a discriminating set).
+    Without one (``()``: several relations, non-linear rules, nothing kept in place), the only
+    such split is a single partition. Either way every partition reads the other relations of
+    the recursive rules (``static``) in full. ``exit_rules`` are the rules that read no relation
+    of the stratum (round 0); ``delta_rules`` the semi-naive variants of the others.
     """
 
-    relation: str
+    relations: tuple
     key: tuple
     static: tuple
     exit_rules: tuple
@@ -59,23 +61,23 @@ class Decomposition:
 
 
 def decomposition(plan) -> Optional[Decomposition]:
-    """The decomposition of a recursive ``StratumPlan`` (seed 002's decomposable plans with a
-    discriminating set), or None: the stratum must define one relation, every recursive rule
-    must read it once (linear recursion), and some position must be stable
-    (:func:`stable_positions`)."""
-    if not plan.recursive or len(plan.relations) != 1:
+    """The decomposition of a recursive ``StratumPlan`` (None for a non-recursive one). It has
+    a key when the stratum defines one relation, every recursive rule reads it once (linear
+    recursion), and some position is stable (:func:`stable_positions`)."""
+    if not plan.recursive:
         return None
-    relation, = plan.relations
-    key = stable_positions(relation, plan.delta_rules)
-    if not key:
-        return None
+    own = set(plan.relations)
     static: set = set()
+    linear = True
     for rule_plan in plan.delta_rules:
         reads = ir.scans(rule_plan.plan)
-        own = [scan for scan in reads if scan.relation == relation]
-        if len(own) != 1 or own[0].source != "delta":
-            return None
-        static.update(scan.relation for scan in reads if scan.relation != relation)
+        mine = [scan for scan in reads if scan.relation in own]
+        linear = linear and len(mine) == 1 and mine[0].source == "delta"
+        static.update(scan.relation for scan in reads if scan.relation not in own)
+    key = ()
+    if linear and len(plan.relations) == 1:
+        key = stable_positions(plan.relations[0], plan.delta_rules) or ()
     exit_rules = tuple(rule_plan for rule_plan in plan.rules
-                       if all(scan.relation != relation for scan in ir.scans(rule_plan.plan)))
-    return Decomposition(relation, key, tuple(sorted(static)), exit_rules, tuple(plan.delta_rules))
+                       if all(scan.relation not in own for scan in ir.scans(rule_plan.plan)))
+    return Decomposition(tuple(plan.relations), key, tuple(sorted(static)), exit_rules,
+                         tuple(plan.delta_rules))

@@ -1,8 +1,9 @@
 """The Spark engine against the reference interpreter, on the same programs and data.
 
 Every seed program, under both strategies, and random programs drawn by ``tests/programs.py``
-(positive, with negation, with aggregates, with min/max in recursion): the materialized relations
-must equal the reference result. Doubles are compared rounded (Spark sums in another order).
+(positive, with negation, with aggregates, with min/max in recursion), each evaluated either by
+partition-local fixpoints or in rounds of Spark joins (drawn): the materialized relations must
+equal the reference result. Doubles are compared rounded (Spark sums in another order).
 
 Each random example costs a few Spark jobs per iteration, so the default example count is small;
 ``SD_SPARK_EXAMPLES`` raises it (for example ``SD_SPARK_EXAMPLES=200 make test``).
@@ -15,6 +16,7 @@ import os
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import spark_datalog as sd
 from programs import (aggregate_programs, any_program, positive_programs, prem_programs,
@@ -89,37 +91,38 @@ def test_naive_strategy_on_spark_equals_reference(spark, seed):
 
 
 @spark_settings
-@given(case=positive_programs())
-def test_random_positive_programs(spark, case):
-    assert_same(spark, *case)
+@given(case=positive_programs(), decompose=st.booleans())
+def test_random_positive_programs(spark, case, decompose):
+    assert_same(spark, *case, decompose=decompose)
 
 
 @spark_settings
-@given(case=stratified_programs())
-def test_random_programs_with_negation(spark, case):
-    assert_same(spark, *case)
+@given(case=stratified_programs(), decompose=st.booleans())
+def test_random_programs_with_negation(spark, case, decompose):
+    assert_same(spark, *case, decompose=decompose)
 
 
 @spark_settings
-@given(case=aggregate_programs())
-def test_random_programs_with_aggregates(spark, case):
-    assert_same(spark, *case)
+@given(case=aggregate_programs(), decompose=st.booleans())
+def test_random_programs_with_aggregates(spark, case, decompose):
+    assert_same(spark, *case, decompose=decompose)
 
 
 @spark_settings
-@given(case=prem_programs())
-def test_random_programs_with_min_max_in_recursion(spark, case):
-    assert_same(spark, *case)
+@given(case=prem_programs(), decompose=st.booleans())
+def test_random_programs_with_min_max_in_recursion(spark, case, decompose):
+    assert_same(spark, *case, decompose=decompose)
 
 
 def _decomposes(case) -> bool:
-    return any(decomposition(plan) is not None for plan in sd.Program.parse(case[0]).plans)
+    return any(getattr(decomposition(plan), "key", None) for plan in sd.Program.parse(case[0]).plans)
 
 
 @spark_settings
 @given(case=any_program().filter(_decomposes))
 def test_random_decomposable_programs_partition_local_and_in_rounds(spark, case):
-    """Programs with a stratum that runs partition-local (eval.partitioned) by default: that
-    path and the rounds driver (``decompose=False``) must both give the reference's facts."""
+    """Programs with a stratum that decomposes on a key (eval.partitioned): partition-local
+    fixpoints and the rounds driver (``decompose=False``) must both give the reference's
+    facts. The other random tests draw which of the two paths they take."""
     assert_same(spark, *case)
     assert_same(spark, *case, decompose=False)

@@ -1,8 +1,10 @@
-"""Decomposable recursive strata evaluated partition by partition (eval.partitioned).
+"""Recursive strata evaluated by partition-local fixpoints (eval.partitioned).
 
-Each program is run three ways: partition-local (the default for these programs), in rounds of
-Spark joins (``decompose=False``) and by the reference interpreter. The facts must agree, and
-the partition-local statistics must tell the same rounds as the rounds driver.
+Each program is run three ways: partition-local (the default), in rounds of Spark joins
+(``decompose=False``) and by the reference interpreter. The facts must agree, and the
+partition-local statistics must tell the same rounds as the rounds driver. Strata with a key
+run one fixpoint per hash partition; the others (several relations, non-linear rules, nothing
+kept in place) run in a single partition.
 """
 
 from __future__ import annotations
@@ -53,6 +55,34 @@ linked(A, B) :- link(A, B).
 linked(A, C) :- linked(A, B), link(B, C).
 """
 
+NON_LINEAR_TC = """
+.decl arc(src: long, dst: long)
+tc(X, Y) :- arc(X, Y).
+tc(X, Z) :- tc(X, Y), tc(Y, Z).
+"""
+
+SAME_GENERATION = """
+.decl arc(src: long, dst: long)
+sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
+sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
+"""
+
+EVEN_ODD = """
+.decl arc(src: long, dst: long)
+even(1).
+odd(Y) :- even(X), arc(X, Y).
+even(Y) :- odd(X), arc(X, Y), Y != 8.
+both(X) :- even(X), odd(X).
+"""
+
+COMPONENTS = """
+.decl arc(src: long, dst: long)
+node(X) :- arc(X, _).
+node(Y) :- arc(_, Y).
+label(X, min<X>) :- node(X).
+label(Y, min<L>) :- label(X, L), arc(X, Y).
+"""
+
 GRAPH = {(1, 2), (2, 3), (3, 4), (4, 2), (4, 5), (5, 6), (6, 7), (7, 8), (9, 9), (10, 1)}
 
 CASES = [
@@ -63,6 +93,11 @@ CASES = [
     ("negation and comparison", AVOIDING, {"arc": GRAPH}),
     ("arithmetic, doubles", COUNTDOWN, {"start": {(1,), (2,), (5,)}}),
     ("strings", NAMES, {"link": {("a", "b"), ("b", "c"), ("c", "a"), ("d", "é")}}),
+    ("non-linear tc, one partition", NON_LINEAR_TC, {"arc": GRAPH}),
+    ("same generation, one partition", SAME_GENERATION,
+     {"arc": {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (6, 7), (4, 8)}}),
+    ("mutual recursion, one partition", EVEN_ODD, {"arc": GRAPH}),
+    ("min label propagation, one partition", COMPONENTS, {"arc": GRAPH}),
 ]
 
 
@@ -156,3 +191,16 @@ def test_an_empty_base_gives_an_empty_relation(spark):
     result, stats = run(spark, TC, {"arc": empty})
     assert result["tc"].count() == 0
     assert stats[0].rows == {"tc": 0}
+
+
+@pytest.mark.parametrize("text", [TC, SAME_GENERATION], ids=["by key", "one partition"])
+def test_too_many_facts_for_a_task_falls_back_to_rounds(spark, monkeypatch, caplog, text):
+    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 5)
+    edges = {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (6, 7), (4, 8), (8, 9)}
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        result, stats = run(spark, text, {"arc": arcs(spark, edges)})
+    assert any("rounds of Spark joins" in r.getMessage() for r in caplog.records)
+    assert not stats[0].partitioned
+    program = sd.Program.parse(text)
+    (name,) = program.strata[0]
+    assert as_set(result[name]) == sd.reference.evaluate(program, {"arc": edges})[name]

@@ -16,7 +16,7 @@ def test_transitive_closure_with_its_delta_variant():
         tc(X, Z) :- tc(X, Y), arc(Y, Z).
     """
     assert explained(text) == golden("""
-        stratum 0: tc (recursive)
+        stratum 0: tc (recursive, decomposes by src)
           % tc(X, Y) :- arc(X, Y).
           Project[src=X, dst=Y]
             Scan arc(X, Y)
@@ -244,7 +244,7 @@ def test_min_in_recursion_computes_the_candidate_in_the_head():
         path(X, Y, min<D>) :- path(X, Z, D1), w(Z, Y, D2), D = D1 + D2.
     """
     assert explained(text) == golden("""
-        stratum 0: path (recursive, PreM)
+        stratum 0: path (recursive, PreM, decomposes by c0)
           aggregate path: min on column 2
           % path(X, Y, min<D>) :- w(X, Y, D).
           Project[c0=X, c1=Y, c2=D]

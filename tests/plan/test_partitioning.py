@@ -62,7 +62,7 @@ def _decomposition(text: str, relation: str):
 def test_decomposable_strata(text, relation, key, static):
     split = _decomposition(text, relation)
     assert split is not None
-    assert (split.relation, split.key, split.static) == (relation, key, static)
+    assert (split.relations, split.key, split.static) == ((relation,), key, static)
     assert [len(r.rule.body) for r in split.exit_rules] == [1] * len(split.exit_rules)
     assert all(r.delta_position is not None for r in split.delta_rules)
 
@@ -78,8 +78,17 @@ def test_decomposable_strata(text, relation, key, static):
     # a linear rule that also reads the relation in full at another atom is not linear
     ("p(X,Y) :- e(X,Y). p(X,Z) :- p(X,Y), e(Y,Z), p(Z,Z).", "p"),
 ])
-def test_strata_that_do_not_decompose(text, relation):
-    assert _decomposition(text, relation) is None
+def test_strata_without_a_key_run_in_one_partition(text, relation):
+    split = _decomposition(text, relation)
+    assert split is not None and split.key == ()
+    assert relation in split.relations
+
+
+def test_mutual_recursion_reads_no_relation_of_its_own_as_static():
+    split = _decomposition(
+        "p(X,Y) :- e(X,Y). p(X,Z) :- q(X,Y), e(Y,Z). q(X,Z) :- p(X,Y), e(Y,Z).", "p")
+    assert split.relations == ("p", "q") and split.static == ("e",)
+    assert [r.relation for r in split.exit_rules] == ["p"]
 
 
 def test_a_non_recursive_stratum_does_not_decompose():
