@@ -146,7 +146,8 @@ def install(tracker: Tracker) -> None:
     upd = importlib.import_module("spark_datalog.incremental.update")
     tracker.wrap(upd, "update", "update")
     for name in ("_typed", "_check_changes", "conform_changes", "assess", "signed",
-                 "store_assessed", "check_assessed", "dred_changes", "counting_changes"):
+                 "store_assessed", "check_assessed", "dred_changes", "local_dred_changes",
+                 "counting_changes"):
         tracker.wrap(upd, name)
     for name in ("run", "_state", "_edb_changes", "_absorb", "_stratum", "_dred", "_counting",
                  "_recompute", "_commit", "new_state", "new_facts"):
@@ -155,6 +156,7 @@ def install(tracker: Tracker) -> None:
         tracker.wrap(dred, name, f"dred.{name}")
     tracker.wrap(driver, "evaluate", "driver.evaluate")
     tracker.wrap(driver._Run, "_iterate")
+    tracker.wrap(driver, "evaluate_partitioned", "driver.evaluate_partitioned")
     tracker.wrap(driver._Run, "non_recursive")
     for name in ("start_run", "commit_run", "runs", "pending_run", "apply_changes", "read",
                  "version", "exists", "schema"):

@@ -487,7 +487,7 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
         changes[name] = snapshot_change(spark, program, warehouse, name, spec)
     report = update(program, spark, warehouse, changes=changes or None, method=args.method,
                     run_id=run_id, max_iterations=args.max_iterations,
-                    checkpoint_interval=args.checkpoint_interval)
+                    checkpoint_interval=args.checkpoint_interval, decompose=args.decompose)
     summary = JobSummary(run_id=report.run_id, program=args.program, warehouse=warehouse.root,
                          spark=f"{spark.version}, {spark.sparkContext.master}", update=report)
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}

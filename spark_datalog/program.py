@@ -143,21 +143,23 @@ class Program:
     def update(self, spark, warehouse, changes: Optional[Mapping[str, object]] = None,
                method: str = "auto", on_missing_delete: str = "error",
                run_id: Optional[str] = None, max_iterations: Optional[int] = None,
-               checkpoint_interval: int = 10):
+               checkpoint_interval: int = 10, decompose: bool = True):
         """Fold EDB changes into the relations this program materialized in ``warehouse``.
 
         ``changes`` maps EDB relations to signed change sets (columns + ``_count``); without it,
         the changes since the versions the last run consumed. ``method`` is ``"auto"`` (counting
         for non-recursive strata, touched groups for aggregate relations, DRed for recursive
         strata), ``"dred"``, ``"counting"`` or
-        ``"recompute"``. Returns an ``UpdateReport``.
+        ``"recompute"``. ``decompose=False`` runs every recursive stratum's maintenance in
+        rounds of Spark joins (see ``materialize``). Returns an ``UpdateReport``.
         See :func:`spark_datalog.incremental.update`.
         """
         from .incremental import update
 
         return update(self, spark, warehouse, changes=changes, method=method,
                       on_missing_delete=on_missing_delete, run_id=run_id,
-                      max_iterations=max_iterations, checkpoint_interval=checkpoint_interval)
+                      max_iterations=max_iterations, checkpoint_interval=checkpoint_interval,
+                      decompose=decompose)
 
     def __repr__(self) -> str:
         return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"

@@ -62,10 +62,10 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
         return None
 
     task = _task(run, plan, split)
-    columns = wide_columns(task.relations)
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
     candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
-    base = _tagged(candidates, task.relations, columns)
+    base = wide_frame([(tag, frame) for tag, relation in enumerate(task.relations)
+                       for frame in candidates.get(relation.name, ())], task.relations)
     stored_base = None
     if base is None:
         partitioned = None
@@ -85,27 +85,17 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
 
     stored, reports = None, {}
     if partitioned is not None:
-        context = run.spark.sparkContext
-        broadcast = context.broadcast(static)
-        accumulator = context.accumulator({}, ReportsParam())
-        facts = partitioned.mapInArrow(
-            lambda batches: run_partition(batches, task, broadcast, accumulator),
-            spark_schema([c for c, _ in columns], [t for _, t in columns]))
+        broadcast = run.spark.sparkContext.broadcast(static)
         try:
-            stored = cut_lineage(facts, run.reliable)
-        except Exception as error:  # noqa: BLE001 - only a missing module is handled
-            if "ModuleNotFoundError" not in str(error):
-                raise
-            log.warning("stratum %d · %s · Spark's Python workers cannot import what the "
-                        "partition-local fixpoint needs (%s); evaluating in rounds of Spark "
-                        "joins. Point PYSPARK_PYTHON at this environment's interpreter, or "
-                        "install spark_datalog on the executors.", plan.index, names,
-                        _missing_module(str(error)))
-            return None
+            stored, reports = run_tasks(
+                partitioned, lambda batches, accumulator: run_partition(
+                    batches, task, broadcast, accumulator),
+                task.relations, run.reliable, f"stratum {plan.index} · {names}")
         finally:
             broadcast.unpersist(blocking=False)
             release(stored_base)
-        reports = accumulator.value
+        if stored is None:
+            return None
 
     if any(report.overflow for report in reports.values()):
         release(stored)
@@ -121,14 +111,55 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
     if any(report.exceeded for report in reports.values()):
         release(stored)
         raise non_termination(plan, run.max_iterations, stats.rounds[-1].new_rows)
-    results = {}
-    for tag, relation in enumerate(task.relations):
-        if stored is None:
-            results[relation.name] = empty_frame(run.spark, run.checked.relations[relation.name])
-        else:
-            results[relation.name] = stored.where(F.col(TAG) == tag).select(
+    if stored is None:
+        return ({relation.name: empty_frame(run.spark, run.checked.relations[relation.name])
+                 for relation in task.relations}, stats)
+    return split_wide(stored, task.relations), stats
+
+
+def wide_frame(parts, relations) -> Optional[DataFrame]:
+    """The union of ``parts`` (``(tag, frame)``: a frame with the columns of
+    ``relations[tag]``) in the wide schema of ``relations`` (``local.partition.wide_columns``),
+    or None when there are no parts."""
+    columns = wide_columns(relations)
+    frames = []
+    for tag, frame in parts:
+        names = (f"r{tag}_{c}" for c in relations[tag].column_names)
+        values = dict(zip(names, frame.columns))
+        frames.append(frame.select(*[
+            (F.lit(tag) if name == TAG else
+             F.col(f"`{values[name]}`") if name in values else F.lit(None))
+            .cast(spark_type(type_)).alias(name) for name, type_ in columns]))
+    return reduce(DataFrame.union, frames) if frames else None
+
+
+def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str):
+    """``(stored, reports)``: ``function(batches, accumulator)`` run on every partition of the
+    wide ``frame`` by ``mapInArrow``, its wide output stored with its lineage cut, and the
+    ``local.partition.PartitionReport`` of every partition. ``(None, {})`` when Spark's Python
+    workers cannot import the local backend (logged as a warning naming ``what``)."""
+    columns = wide_columns(relations)
+    accumulator = frame.sparkSession.sparkContext.accumulator({}, ReportsParam())
+    output = frame.mapInArrow(lambda batches: function(batches, accumulator),
+                              spark_schema([c for c, _ in columns], [t for _, t in columns]))
+    try:
+        stored = cut_lineage(output, reliable)
+    except Exception as error:  # noqa: BLE001 - only a missing module is handled
+        if "ModuleNotFoundError" not in str(error):
+            raise
+        log.warning("%s · Spark's Python workers cannot import what the partition-local "
+                    "evaluation needs (%s); running rounds of Spark joins instead. Point "
+                    "PYSPARK_PYTHON at this environment's interpreter, or install "
+                    "spark_datalog on the executors.", what, _missing_module(str(error)))
+        return None, {}
+    return stored, accumulator.value
+
+
+def split_wide(stored: DataFrame, relations) -> dict:
+    """Relation name -> its rows of a stored wide frame, with the relation's column names."""
+    return {relation.name: stored.where(F.col(TAG) == tag).select(
                 *[F.col(f"r{tag}_{c}").alias(c) for c in relation.column_names])
-    return results, stats
+            for tag, relation in enumerate(relations)}
 
 
 def _task(run, plan, split: Decomposition) -> PartitionTask:
@@ -141,19 +172,6 @@ def _task(run, plan, split: Decomposition) -> PartitionTask:
             (spec.func, spec.position) if spec is not None else None))
     variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
     return PartitionTask(tuple(relations), variants, run.max_iterations, MAX_LOCAL_FACTS)
-
-
-def _tagged(candidates: dict, relations, columns) -> Optional[DataFrame]:
-    """The round-0 candidates of every relation in the wide schema (None if there are none)."""
-    parts = []
-    for tag, relation in enumerate(relations):
-        for frame in candidates.get(relation.name, ()):
-            values = dict(zip((f"r{tag}_{c}" for c in relation.column_names), frame.columns))
-            parts.append(frame.select(*[
-                (F.lit(tag) if name == TAG else
-                 F.col(f"`{values[name]}`") if name in values else F.lit(None))
-                .cast(spark_type(type_)).alias(name) for name, type_ in columns]))
-    return reduce(DataFrame.union, parts) if parts else None
 
 
 def _missing_module(message: str) -> str:

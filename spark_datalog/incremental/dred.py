@@ -168,23 +168,34 @@ def _lower_variants(checked, stratum_plan, scans: dict, positive: dict, negated:
     ``negated`` facts of its relation (as a positive atom; with a ``_`` the negation is kept
     too, read from ``scans``)."""
     candidates: dict = {}
+    for relation, plan, lower, is_positive in seed_plans(checked, stratum_plan, positive, negated):
+        frames = dict(scans)
+        frames[(lower, "delta")] = (positive if is_positive else negated)[lower]
+        schema = checked.relations[relation]
+        candidates.setdefault(relation, []).append(conform(compile_node(plan, frames), schema))
+    return candidates
+
+
+def seed_plans(checked, stratum_plan, positive, negated) -> list:
+    """``(relation, plan, lower, is_positive)`` for every rule of the stratum and every literal
+    of it over a changed lower relation: a positive atom over a relation of ``positive``, or a
+    negated atom over one of ``negated``. The plan derives ``relation`` reading that literal
+    from ``(lower, "delta")`` (a negated one as a positive atom, see
+    :func:`_negation_variant`)."""
+    seeds = []
     for rule_plan in stratum_plan.rules:
         rule = rule_plan.rule
         for i, literal in enumerate(rule.body):
             if isinstance(literal, ast.Atom) and literal.predicate in positive:
-                relation, changed, variant = literal.predicate, positive, rule
+                lower, is_positive, variant = literal.predicate, True, rule
             elif isinstance(literal, ast.Negation) and literal.atom.predicate in negated:
-                relation, changed = literal.atom.predicate, negated
+                lower, is_positive = literal.atom.predicate, False
                 variant = _negation_variant(rule, i)
             else:
                 continue
-            frames = dict(scans)
-            frames[(relation, "delta")] = changed[relation]
             plan = plan_rule(variant, checked, delta_position=i).plan
-            schema = checked.relations[rule_plan.relation]
-            candidates.setdefault(rule_plan.relation, []).append(
-                conform(compile_node(plan, frames), schema))
-    return candidates
+            seeds.append((rule_plan.relation, plan, lower, is_positive))
+    return seeds
 
 
 def _negation_variant(rule: ast.Rule, i: int) -> ast.Rule:

@@ -13,7 +13,9 @@ above through negation. Per stratum the method is:
   and their rows replace the old ones (any non-aggregate relation of such a stratum would be
   maintained by counting);
 - ``dred`` (``.dred``): recursive strata (set relations, also under changed negated relations;
-  min/max relations on insertions);
+  min/max relations on insertions). A stratum whose inputs fit one task runs the three phases
+  there, in memory (``.dred_local``: one Spark job instead of one or two per round); a larger
+  one, or ``decompose=False``, runs them as rounds of Spark joins;
 - ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
   against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
   as the only fallback of the others: a removal (a deletion below, or an insertion under a
@@ -56,6 +58,7 @@ from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, check_a
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
+from .dred_local import local_dred_changes
 
 METHODS = ("auto", "dred", "counting", "recompute")
 
@@ -107,7 +110,8 @@ class UpdateReport:
 
 def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]] = None,
            method: str = "auto", on_missing_delete: str = "error", run_id: Optional[str] = None,
-           max_iterations: Optional[int] = None, checkpoint_interval: int = 10) -> UpdateReport:
+           max_iterations: Optional[int] = None, checkpoint_interval: int = 10,
+           decompose: bool = True) -> UpdateReport:
     """Maintain the program's relations in ``warehouse`` under changes of its EDB relations.
 
     ``changes`` maps EDB relations to change sets (the relation's columns, and ``_count``: +n
@@ -118,7 +122,9 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
     nothing is applied (``on_missing_delete="ignore"`` drops such deletions). ``method`` is one
     of ``METHODS`` (see the module docstring). ``max_iterations`` bounds the rounds of each
     semi-naive phase (``NonTerminationError``); every ``checkpoint_interval`` rounds the
-    phases compact their states, as the driver does.
+    phases compact their states, as the driver does. ``decompose`` (as in ``materialize``)
+    lets a small recursive stratum run DRed in one Spark task (``incremental.dred_local``) and
+    a recomputed stratum use partition-local fixpoints; ``False`` always runs Spark rounds.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
@@ -147,7 +153,8 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
             report = UpdateReport(run.run_id, already_committed=True, consumed=dict(run.consumed))
         else:
             report = _Update(program, spark, warehouse, run, method, on_missing_delete,
-                             max_iterations, checkpoint_interval).run(changes, checked_changes)
+                             max_iterations, checkpoint_interval, decompose
+                             ).run(changes, checked_changes)
     except BaseException:
         warehouse.abort_run(run)
         raise
@@ -189,7 +196,7 @@ def _typed(program, warehouse):
 
 class _Update:
     def __init__(self, program, spark, warehouse, run, method, on_missing_delete, max_iterations,
-                 checkpoint_interval=10):
+                 checkpoint_interval=10, decompose=True):
         self.program = program
         self.checked = program.checked
         self.spark = spark
@@ -199,6 +206,7 @@ class _Update:
         self.on_missing_delete = on_missing_delete
         self.max_iterations = max_iterations
         self.checkpoint_interval = checkpoint_interval
+        self.decompose = decompose
         self.old: dict = {}  # relation -> old state (counted)
         self.deltas: dict = {}  # relation -> non-empty change (counted, stored, one row per fact)
         self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
@@ -400,8 +408,13 @@ class _Update:
                 new[name] = new[name].localCheckpoint(eager=False)
         inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
         deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
-        results = dred_changes(self.spark, self.checked, plan, plain, new, inserted, deleted,
-                               self.max_iterations, self.checkpoint_interval)
+        results = None
+        if self.decompose:
+            results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,
+                                         deleted, self.max_iterations)
+        if results is None:
+            results = dred_changes(self.spark, self.checked, plan, plain, new, inserted, deleted,
+                                   self.max_iterations, self.checkpoint_interval)
         return {name: signed_presence(ins, dels) for name, (ins, dels) in results.items()}
 
     def _recompute(self, plan, reads) -> dict:
@@ -411,7 +424,8 @@ class _Update:
         frames = {name: frame.select(*self._columns(name)) for name, frame in counted.items()}
         results, _ = evaluate(self.spark, self.checked, [plan], frames,
                               max_iterations=self.max_iterations,
-                              checkpoint_interval=self.checkpoint_interval)
+                              checkpoint_interval=self.checkpoint_interval,
+                              decompose=self.decompose)
         changes = {}
         for name in plan.relations:
             if plan.recursive or name in plan.aggregates:

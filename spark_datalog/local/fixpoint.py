@@ -30,15 +30,22 @@ class Outcome:
 
 def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
              best: Optional[Mapping[str, tuple]] = None, max_rounds: Optional[int] = None,
-             max_facts: Optional[int] = None) -> Outcome:
+             max_facts: Optional[int] = None, known: Optional[Mapping[str, list]] = None,
+             fixed_full: bool = False) -> Outcome:
     """Evaluate the relations of ``base`` (name -> round-0 rows) with the delta ``variants``
     (``(relation, compiled plan)`` pairs reading ``(name, "delta")`` and ``(name, "full")``),
     the other relations in ``static`` (``(name, "full") -> rows``). ``best``: name ->
     ``(func, position)`` for min/max relations, which keep one row per group with the best value
     at ``position``. Stops after ``max_rounds`` rounds, or when the relations together hold
-    more than ``max_facts`` facts (facts are then incomplete: the caller must not use them)."""
+    more than ``max_facts`` facts (facts are then incomplete: the caller must not use them).
+
+    Maintenance starts from a state: ``known`` (name -> rows) is held before round 0 without
+    being a delta, and with ``fixed_full`` the variants read the relations' ``full`` from
+    ``static`` (an old state) instead of from what the fixpoint holds."""
     best = best or {}
     states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
+    for name, rows in (known or {}).items():
+        states[name].merge(rows)
     outcome = Outcome()
     started = time.perf_counter()
     deltas = {name: states[name].merge(rows) for name, rows in base.items()}
@@ -54,7 +61,8 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
         frames = dict(static)
         for name, state in states.items():
             frames[(name, "delta")] = deltas[name]
-            frames[(name, "full")] = state.rows()
+            if not fixed_full:
+                frames[(name, "full")] = state.rows()
         candidates: dict = {name: [] for name in states}
         for relation, plan in variants:
             candidates[relation].extend(plan.rows(frames))

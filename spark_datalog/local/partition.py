@@ -155,3 +155,44 @@ def _batches(facts: list, tag: int, relations) -> Iterator[pa.RecordBatch]:
 
 def _schema(relations) -> pa.Schema:
     return pa.schema([pa.field(name, ARROW_TYPES[type_]) for name, type_ in wide_columns(relations)])
+
+
+@dataclass(frozen=True)
+class DredTask:
+    """A stratum's DRed in one task: the input blocks (``old:R``, ``new:L``, ``inserted:L``,
+    ``deleted:L``) and the output blocks (``inserted:R``, ``deleted:R``) of the wide schema."""
+
+    plans: object  # local.dred.DredPlans
+    inputs: tuple  # LocalRelation
+    outputs: tuple  # LocalRelation
+    max_rounds: Optional[int]
+    max_facts: Optional[int]
+
+
+def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports
+             ) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function of ``incremental.dred_local``: all of the stratum's inputs
+    arrive in this one partition; it yields the changes, or nothing when the inputs are more
+    than ``task.max_facts`` rows (reported as an overflow)."""
+    from .dred import dred
+
+    data = _split(batches, task.inputs)
+    if task.max_facts is not None and sum(len(rows) for rows in data.values()) > task.max_facts:
+        reports.add({0: PartitionReport([], [], {}, False, True)})
+        return
+    blocks: dict = {"old": {}, "new": {}, "inserted": {}, "deleted": {}}
+    for name, rows in data.items():
+        kind, relation = name.split(":", 1)
+        blocks[kind][relation] = rows
+    old = {name: rows for name, rows in blocks["old"].items() if name in task.plans.relations}
+    lower_old = {name: rows for name, rows in blocks["old"].items() if name not in old}
+    changed = {(kind, name): rows for kind in ("inserted", "deleted")
+               for name, rows in blocks[kind].items()}
+    outcome = dred(task.plans, old, lower_old, blocks["new"], changed, task.max_rounds)
+    reports.add({0: PartitionReport([], [], {}, outcome.exceeded, False)})
+    if outcome.exceeded:
+        return
+    tags = {relation.name: tag for tag, relation in enumerate(task.outputs)}
+    for name, (inserted, deleted) in outcome.changes.items():
+        yield from _batches(inserted, tags[f"inserted:{name}"], task.outputs)
+        yield from _batches(deleted, tags[f"deleted:{name}"], task.outputs)

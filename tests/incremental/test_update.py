@@ -6,6 +6,7 @@ non-recursive strata with a fresh materialization into a second warehouse.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections import Counter
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 
 import spark_datalog as sd
 from spark_datalog.errors import InputError
+from spark_datalog.eval import partitioned
 from spark_datalog.incremental import update
 from spark_datalog.reference import evaluate as reference
 from spark_datalog.storage.warehouse import Warehouse
@@ -146,10 +148,12 @@ BASES = {"tc": (TC, TC_EDB, None), "negation": (NEGATION, NEGATION_EDB, None),
          "join": (JOIN, JOIN_EDB, None), "shortest": (SHORTEST, SHORTEST_EDB, SHORTEST_SCHEMAS)}
 
 
-def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path):
+@pytest.mark.parametrize("decompose", [True, False], ids=["dred in one task", "dred in rounds"])
+def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, decompose):
     program, wh = bases.copy("tc", tmp_path / "wh")
     # src(1) has two derivations (arc(1,2), arc(1,3)); tc(1,3) two (direct, via 2)
-    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])})
+    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])},
+                            decompose=decompose)
     edb = {"arc": [(2, 3), (1, 3), (3, 1)]}
     assert_matches_reference(program, wh, edb)
     assert (1,) in stored(wh, "src") and (1, 3) in stored(wh, "tc")
@@ -158,26 +162,28 @@ def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path)
     assert methods[("tc",)] == "dred" and methods[("src",)] == "counting"
     assert report.relations["arc"].deleted == 1
     # the cycle 1 -> 3 -> 1 loses its closure when 3 -> 1 goes (no self-support)
-    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])})
+    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])},
+                   decompose=decompose)
     edb = {"arc": [(2, 3), (1, 3)]}
     assert_matches_reference(program, wh, edb)
     assert (1, 1) not in stored(wh, "tc") and (3, 3) not in stored(wh, "tc")
     assert_counts(wh, "tc", edb)
 
 
-def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path):
+@pytest.mark.parametrize("decompose", [True, False], ids=["dred in one task", "dred in rounds"])
+def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, decompose):
     program, wh = bases.copy("tc", tmp_path / "wh")
     # 10 -> 11 -> 12 -> 13 -> 14 and 10 -> 15 -> 16 -> 13: inserting takes several rounds
     chain = [(10, 11), (11, 12), (12, 13), (13, 14), (10, 15), (15, 16), (16, 13)]
     report = update(program, spark, wh, changes={"arc": change(spark, "arc", inserts=chain)},
-                    checkpoint_interval=1)
+                    checkpoint_interval=1, decompose=decompose)
     edb = {"arc": TC_EDB["arc"] + chain}
     assert_matches_reference(program, wh, edb)
     assert report.relations["tc"].inserted == 6 + 3 + 2 + 1 + 3 + 2  # from 10, 11, 12, 13, 15, 16
     # cutting 11 -> 12 over-deletes tc(10, 12..14) and tc(11, 12..14) over three rounds;
     # tc(10, 13) and tc(10, 14) come back through 15 and 16 (re-derived, then re-inserted)
     report = update(program, spark, wh, changes={"arc": change(spark, "arc", deletes=[(11, 12)])},
-                    checkpoint_interval=1)
+                    checkpoint_interval=1, decompose=decompose)
     edb["arc"].remove((11, 12))
     assert_matches_reference(program, wh, edb)
     tc = stored(wh, "tc")
@@ -185,6 +191,16 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path):
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
     assert (report.relations["tc"].inserted, report.relations["tc"].deleted) == (0, 4)
     assert_counts(wh, "tc", edb)
+
+
+def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, monkeypatch, caplog):
+    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 3)
+    program, wh = bases.copy("tc", tmp_path / "wh")
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])})
+    assert any("DRed in rounds" in r.getMessage() for r in caplog.records)
+    assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
+    assert_matches_reference(program, wh, {"arc": [(2, 3), (1, 3), (3, 1)]})
 
 
 def test_delete_and_reinsert_is_a_no_op_and_absent_delete_fails(spark, bases, tmp_path):
@@ -301,7 +317,7 @@ def scenarios(draw):
 
     batches = [{name: (draw(facts(name, 4)), draw(facts(name, 4))) for name in inputs}
                for _ in range(draw(st.integers(1, 2)))]
-    return key, batches, draw(st.sampled_from(["auto", "recompute"]))
+    return key, batches, draw(st.sampled_from(["auto", "recompute"])), draw(st.booleans())
 
 
 @settings(max_examples=_EXAMPLES, deadline=None, derandomize=True,
@@ -310,7 +326,7 @@ def scenarios(draw):
 def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scenario):
     """Random insert/delete/mixed batches (deletes of absent facts are dropped) from a base
     warehouse; after each, the facts equal the reference's and the counts a fresh run's."""
-    key, batches, method = scenario
+    key, batches, method, decompose = scenario
     program, wh = bases.copy(key, tmp_path_factory.mktemp("random") / "wh")
     current = {name: Counter(BASES[key][1][name]) for name in PROGRAMS[key]}
     for batch in batches:
@@ -321,7 +337,7 @@ def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scen
                 changes[name] = change(spark, name, inserts=sorted(inserts), deletes=sorted(deletes))
             current[name].update(inserts)
             current[name].subtract(deletes)
-        program.update(spark, wh, changes=changes, method=method)
+        program.update(spark, wh, changes=changes, method=method, decompose=decompose)
         facts = {n: [f for f, c in current[n].items() if c > 0] for n in current}
         assert_matches_reference(program, wh, facts)
         assert_counts(wh, key, {n: list(current[n].elements()) for n in current})

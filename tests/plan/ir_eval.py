@@ -1,14 +1,16 @@
 """Stratum plans evaluated to a fixpoint without Spark, for tests of the translator.
 
-Plans are evaluated by the local backend (``spark_datalog.local.compile``, the one each
-partition of a decomposed stratum runs); this module only adds the fixpoint over whole programs
-(naive and semi-naive, aggregates), so that plans evaluated here must give the facts a program
-means (``test_semantics`` checks them against the reference interpreter).
+Plans are evaluated by the local backend (``spark_datalog.local``, what each Spark task of a
+partition-local stratum runs): its compiler, and its semi-naive fixpoint after round 0. This
+module only adds the strata around it: naive evaluation, round 0 and aggregates. Plans evaluated
+here must give the facts a program means (``test_semantics`` checks them against the reference
+interpreter and the seeds' expected results).
 """
 
 from __future__ import annotations
 
 from spark_datalog.local.compile import compile_plan
+from spark_datalog.local.fixpoint import fixpoint
 from spark_datalog.reference.aggregates import reduce_values
 
 
@@ -86,23 +88,17 @@ def _naive(stratum, db, max_iterations):
 
 
 def _seminaive(stratum, db, max_iterations):
-    delta = _merge(stratum, db, _derive(stratum, stratum.rules, _full(db), db))
-    for _ in range(max_iterations):
-        if not any(delta.values()):
-            return
-        frames = {**_full(db), **{(name, "delta"): rows for name, rows in delta.items()}}
-        delta = _merge(stratum, db, _derive(stratum, stratum.delta_rules, frames, db))
-    raise RuntimeError("no fixpoint")
-
-
-def _merge(stratum, db, derived):
-    """Add ``derived`` to ``db``; return the delta (new facts; for min/max, improved groups)."""
-    delta = {}
-    for name in stratum.relations:
-        if stratum.aggregates.get(name):
-            delta[name] = derived[name] - db[name]
-            db[name] = derived[name]
-        else:
-            delta[name] = derived[name] - db[name]
-            db[name] = db[name] | delta[name]
-    return delta
+    """Round 0 runs every rule over ``db``; the rounds after it are the local backend's
+    semi-naive fixpoint (``spark_datalog.local.fixpoint``, what each Spark task runs)."""
+    own = frozenset(stratum.relations)
+    frames = _full(db)
+    base = {name: list(db[name]) for name in stratum.relations}
+    for rule_plan in stratum.rules:
+        base[rule_plan.relation] += evaluate(rule_plan.plan, frames)
+    static = {key: rows for key, rows in frames.items() if key[0] not in own}
+    variants = [(r.relation, compile_plan(r.plan, own)) for r in stratum.delta_rules]
+    best = {name: (spec.func, spec.position) for name, spec in stratum.aggregates.items()}
+    outcome = fixpoint(base, variants, static, best, max_rounds=max_iterations)
+    if outcome.exceeded:
+        raise RuntimeError("no fixpoint")
+    db.update({name: set(facts) for name, facts in outcome.facts.items()})

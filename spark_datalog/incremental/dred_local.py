@@ -1,0 +1,88 @@
+"""DRed of a small recursive stratum as one Spark task (``local.dred``).
+
+``incremental.dred`` runs each phase as rounds of Spark joins, one or two jobs per round: on a
+small stratum those jobs' fixed cost is the whole update (a deletion that over-deletes most of a
+reachable set takes dozens of rounds). Here the stratum's old facts, the lower relations before
+and after, and their changes are sent, tagged, into one partition, whose task runs the three
+phases in memory and yields the inserted and deleted facts: one Spark job. When the inputs are
+more than ``eval.partitioned.MAX_LOCAL_FACTS`` rows, or the executors cannot import the local
+backend, the caller runs the Spark rounds instead (the result is the same).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Optional
+
+from ..errors import NonTerminationError
+from ..eval import partitioned
+from ..eval.checkpoint import release
+from ..local.dred import DredPlans, Seed
+from ..local.partition import DredTask, LocalRelation, run_dred
+from .dred import seed_plans
+
+log = logging.getLogger("spark_datalog")
+
+
+def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
+                       deleted: dict, max_iterations: Optional[int] = None) -> Optional[dict]:
+    """Relation -> (inserted facts, deleted facts) of the stratum, as
+    ``incremental.dred.dred_changes`` computes them (same arguments), or None when the stratum
+    is too large for one task (or the executors cannot run it)."""
+    relations = tuple(stratum_plan.relations)
+    plans = _plans(checked, stratum_plan, set(inserted), set(deleted))
+    parts = [("old", name, old[name]) for name in relations]
+    parts += [("old", name, frame) for name, frame in old.items() if name not in relations]
+    parts += [("new", name, frame) for name, frame in new.items()]
+    parts += [("inserted", name, frame) for name, frame in inserted.items()]
+    parts += [("deleted", name, frame) for name, frame in deleted.items()]
+    inputs = tuple(_block(checked, kind, name) for kind, name, _ in parts)
+    outputs = tuple(_block(checked, kind, name) for name in relations
+                    for kind in ("inserted", "deleted"))
+    task = DredTask(plans, inputs, outputs, max_iterations, partitioned.MAX_LOCAL_FACTS)
+    frame = partitioned.wide_frame(
+        [(tag, frame.select(*checked.relations[name].column_names))
+         for tag, (_, name, frame) in enumerate(parts)], inputs).coalesce(1)
+    spark.sparkContext.setJobDescription(
+        f"stratum {stratum_plan.index} · {', '.join(relations)} · DRed in one task")
+    stored, reports = partitioned.run_tasks(
+        frame, lambda batches, accumulator: run_dred(batches, task, accumulator), outputs,
+        spark.sparkContext.getCheckpointDir() is not None,
+        f"stratum {stratum_plan.index} · {', '.join(relations)}")
+    if stored is None:
+        return None
+    if any(report.overflow for report in reports.values()):
+        release(stored)
+        log.info("stratum %d · %s · more than %d facts for one task: DRed in rounds of Spark "
+                 "joins", stratum_plan.index, ", ".join(relations), partitioned.MAX_LOCAL_FACTS)
+        return None
+    if any(report.exceeded for report in reports.values()):
+        release(stored)
+        raise NonTerminationError(f"stratum {stratum_plan.index} did not reach a fixpoint "
+                                  f"within {max_iterations} incremental iterations")
+    frames = partitioned.split_wide(stored, outputs)
+    return {name: (frames[f"inserted:{name}"], frames[f"deleted:{name}"]) for name in relations}
+
+
+def _plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
+    def seeds(positive, negated, positive_kind, negated_kind):
+        return tuple(Seed(relation, plan, lower, positive_kind if is_positive else negated_kind)
+                     for relation, plan, lower, is_positive
+                     in seed_plans(checked, stratum_plan, positive, negated))
+
+    return DredPlans(
+        relations=tuple(stratum_plan.relations),
+        rules=tuple((r.relation, r.plan) for r in stratum_plan.rules),
+        delta_rules=tuple((r.relation, r.plan) for r in stratum_plan.delta_rules),
+        # phase 1: deleted facts under positive atoms, appeared ones under negated atoms
+        over_seeds=seeds(deleted, inserted, "deleted", "inserted"),
+        # phase 3: the other way round
+        insert_seeds=seeds(inserted, deleted, "inserted", "deleted"),
+        facts={name: tuple(checked.facts.get(name, ())) for name in stratum_plan.relations},
+        best={name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()})
+
+
+def _block(checked, kind: str, name: str) -> LocalRelation:
+    schema = checked.relations[name]
+    return LocalRelation(f"{kind}:{name}", tuple(schema.column_names),
+                         tuple(column.type for column in schema.columns))
