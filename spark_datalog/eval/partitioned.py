@@ -16,7 +16,7 @@ memory, so the stratum costs a few jobs however many rounds it takes:
 
 The other relations the recursive rules read are collected once and broadcast to every task;
 each must have at most ``MAX_BROADCAST_ROWS`` rows. A task stops when its relations exceed
-``MAX_LOCAL_FACTS`` facts; the stratum then runs in rounds of Spark joins (the work done is
+``MAX_LOCAL_FACTS`` facts (both limits are Spark settings too, see :func:`limits`); the stratum then runs in rounds of Spark joins (the work done is
 lost, the result is the same). Executors need the ``spark_datalog`` package importable, as any
 Python UDF library; where they cannot import it, rounds are used as well, with a warning.
 """
@@ -42,8 +42,20 @@ from .stats import IterationStats, StratumStats, non_termination, per_relation
 
 log = logging.getLogger("spark_datalog")
 
+# Defaults of the limits; a session overrides them with these Spark settings. A task's facts
+# live in a Python worker: on a cluster, ``spark.executor.pyspark.memory`` (or the executor's
+# memory overhead) must hold about 200 bytes per two-column fact (170 measured for a set and a list).
 MAX_BROADCAST_ROWS = 1_000_000
 MAX_LOCAL_FACTS = 5_000_000
+BROADCAST_ROWS_SETTING = "spark.datalog.maxBroadcastRows"
+LOCAL_FACTS_SETTING = "spark.datalog.maxLocalFacts"
+
+
+def limits(spark) -> tuple[int, int]:
+    """(rows a broadcast relation may have, facts a task may hold): the session's
+    ``spark.datalog.maxBroadcastRows`` and ``spark.datalog.maxLocalFacts``, else the defaults."""
+    return (int(spark.conf.get(BROADCAST_ROWS_SETTING, str(MAX_BROADCAST_ROWS))),
+            int(spark.conf.get(LOCAL_FACTS_SETTING, str(MAX_LOCAL_FACTS))))
 
 
 def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
@@ -55,13 +67,14 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
     started = time.perf_counter()
     names = ", ".join(plan.relations)
     run._describe(plan, None, "partition-local fixpoint")
-    static = _collect_static(split.static, relations, MAX_BROADCAST_ROWS)
+    max_broadcast_rows, max_facts = limits(run.spark)
+    static = _collect_static(split.static, relations, max_broadcast_rows)
     if static is None:
-        log.info("stratum %d · %s · a relation to broadcast has over %d rows: rounds of Spark "
-                 "joins", plan.index, names, MAX_BROADCAST_ROWS)
+        log.info("stratum %d · %s · a relation to broadcast has over %d rows (%s): rounds of "
+                 "Spark joins", plan.index, names, max_broadcast_rows, BROADCAST_ROWS_SETTING)
         return None
 
-    task = _task(run, plan, split)
+    task = _task(run, plan, split, max_facts)
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
     candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
     base = wide_frame([(tag, frame) for tag, relation in enumerate(task.relations)
@@ -76,10 +89,11 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
     else:
         leaves, counts, _ = materialise({"base": base})
         stored_base = leaves["base"]
-        if counts["base"] > MAX_LOCAL_FACTS:
+        if counts["base"] > max_facts:
             release(stored_base)
-            log.info("stratum %d · %s · %d round-0 facts are too many for one task: rounds of "
-                     "Spark joins", plan.index, names, counts["base"])
+            log.info("stratum %d · %s · %d round-0 facts are too many for one task (%s): "
+                     "rounds of Spark joins", plan.index, names, counts["base"],
+                     LOCAL_FACTS_SETTING)
             return None
         partitioned = stored_base.coalesce(1)
 
@@ -99,9 +113,9 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
 
     if any(report.overflow for report in reports.values()):
         release(stored)
-        log.warning("stratum %d · %s · a partition exceeded %d facts: rounds of Spark joins "
-                    "instead (raise spark.sql.shuffle.partitions to spread a decomposable "
-                    "stratum wider)", plan.index, names, MAX_LOCAL_FACTS)
+        log.warning("stratum %d · %s · a partition exceeded %d facts (%s): rounds of Spark "
+                    "joins instead (raise spark.sql.shuffle.partitions to spread a decomposable "
+                    "stratum wider)", plan.index, names, max_facts, LOCAL_FACTS_SETTING)
         return None
     stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
     for round_stats in stats.rounds:
@@ -162,7 +176,7 @@ def split_wide(stored: DataFrame, relations) -> dict:
             for tag, relation in enumerate(relations)}
 
 
-def _task(run, plan, split: Decomposition) -> PartitionTask:
+def _task(run, plan, split: Decomposition, max_facts: int) -> PartitionTask:
     relations = []
     for name in plan.relations:
         schema = run.checked.relations[name]
@@ -171,7 +185,7 @@ def _task(run, plan, split: Decomposition) -> PartitionTask:
             name, tuple(schema.column_names), tuple(column.type for column in schema.columns),
             (spec.func, spec.position) if spec is not None else None))
     variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
-    return PartitionTask(tuple(relations), variants, run.max_iterations, MAX_LOCAL_FACTS)
+    return PartitionTask(tuple(relations), variants, run.max_iterations, max_facts)
 
 
 def _missing_module(message: str) -> str:

@@ -5,7 +5,7 @@ small stratum those jobs' fixed cost is the whole update (a deletion that over-d
 reachable set takes dozens of rounds). Here the stratum's old facts, the lower relations before
 and after, and their changes are sent, tagged, into one partition, whose task runs the three
 phases in memory and yields the inserted and deleted facts: one Spark job. When the inputs are
-more than ``eval.partitioned.MAX_LOCAL_FACTS`` rows, or the executors cannot import the local
+more than ``eval.partitioned.limits`` allows a task, or the executors cannot import the local
 backend, the caller runs the Spark rounds instead (the result is the same).
 """
 
@@ -39,7 +39,8 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
     inputs = tuple(_block(checked, kind, name) for kind, name, _ in parts)
     outputs = tuple(_block(checked, kind, name) for name in relations
                     for kind in ("inserted", "deleted"))
-    task = DredTask(plans, inputs, outputs, max_iterations, partitioned.MAX_LOCAL_FACTS)
+    _, max_facts = partitioned.limits(spark)
+    task = DredTask(plans, inputs, outputs, max_iterations, max_facts)
     frame = partitioned.wide_frame(
         [(tag, frame.select(*checked.relations[name].column_names))
          for tag, (_, name, frame) in enumerate(parts)], inputs).coalesce(1)
@@ -53,8 +54,9 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
         return None
     if any(report.overflow for report in reports.values()):
         release(stored)
-        log.info("stratum %d · %s · more than %d facts for one task: DRed in rounds of Spark "
-                 "joins", stratum_plan.index, ", ".join(relations), partitioned.MAX_LOCAL_FACTS)
+        log.info("stratum %d · %s · more than %d facts for one task (%s): DRed in rounds of "
+                 "Spark joins", stratum_plan.index, ", ".join(relations), max_facts,
+                 partitioned.LOCAL_FACTS_SETTING)
         return None
     if any(report.exceeded for report in reports.values()):
         release(stored)

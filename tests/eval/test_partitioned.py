@@ -162,10 +162,13 @@ def test_runaway_recursion_raises_the_same_error_both_ways(spark):
     assert "derived 2 new rows" in messages[0]
 
 
-def test_a_large_broadcast_relation_falls_back_to_rounds(spark, monkeypatch, caplog):
-    monkeypatch.setattr(partitioned, "MAX_BROADCAST_ROWS", 3)
-    with caplog.at_level(logging.INFO, logger="spark_datalog"):
-        result, stats = run(spark, TC, {"arc": arcs(spark, GRAPH)})
+def test_a_large_broadcast_relation_falls_back_to_rounds(spark, caplog):
+    spark.conf.set(partitioned.BROADCAST_ROWS_SETTING, "3")
+    try:
+        with caplog.at_level(logging.INFO, logger="spark_datalog"):
+            result, stats = run(spark, TC, {"arc": arcs(spark, GRAPH)})
+    finally:
+        spark.conf.unset(partitioned.BROADCAST_ROWS_SETTING)
     assert any("over 3 rows" in r.getMessage() for r in caplog.records)
     assert not stats[0].partitioned
     expected = sd.reference.evaluate(sd.Program.parse(TC), {"arc": GRAPH})["tc"]
