@@ -44,7 +44,8 @@ log = logging.getLogger("spark_datalog")
 
 # Defaults of the limits; a session overrides them with these Spark settings. A task's facts
 # live in a Python worker: on a cluster, ``spark.executor.pyspark.memory`` (or the executor's
-# memory overhead) must hold about 200 bytes per two-column fact (170 measured for a set and a list).
+# memory overhead) must hold about 200 bytes per two-column fact (170 measured for a set and
+# a list of them).
 MAX_BROADCAST_ROWS = 1_000_000
 MAX_LOCAL_FACTS = 5_000_000
 BROADCAST_ROWS_SETTING = "spark.datalog.maxBroadcastRows"
