@@ -112,6 +112,7 @@ class StratumSummary:
     relations: tuple
     iterations: int
     seconds: float
+    partitioned: bool = False  # ran as one job of partition-local fixpoints
 
 
 @dataclass
@@ -141,6 +142,7 @@ class JobSummary:
             for st in self.strata:
                 lines.append(f"  {st.index}: {', '.join(st.relations):<40} "
                              f"{st.iterations:>4} iteration{'s' if st.iterations != 1 else ' '} "
+                             f"{'(partition-local)' if st.partitioned else '':<17} "
                              f"{st.seconds:8.2f} s")
         if self.update is not None:
             lines.append(str(self.update))
@@ -565,7 +567,8 @@ def _show(summary: JobSummary, warehouse, outputs, show: int) -> None:
 def stratum_summary(stats) -> StratumSummary:
     """The part of a stratum's stats record (``eval.stats``) the summary prints."""
     return StratumSummary(index=stats.index, relations=tuple(stats.relations),
-                          iterations=stats.iterations, seconds=stats.seconds)
+                          iterations=stats.iterations, seconds=stats.seconds,
+                          partitioned=getattr(stats, "partitioned", False))
 
 
 def _active_session():

@@ -303,11 +303,13 @@ def test_run_job_in_process_with_a_csv_input(spark, tmp_path):
     assert {n: r.version for n, r in by_name.items()} == {n: wh.version(n) for n in wh.relations()}
     assert [s.relations for s in summary.strata] == [("tc",)]
     assert summary.strata[0].iterations >= 3 and summary.strata[0].seconds > 0
+    assert summary.strata[0].partitioned
     assert summary.rows["tc"] == sorted(expected["tc"])[:3]
     assert spark.sparkContext._jsc is not None  # the caller's session is left running
 
     text = out.getvalue()
     assert text.startswith("run first:") and f"(Spark {spark.version}, local[2])" in text
+    assert "(partition-local)" in text
     assert "... 9 more" in text and "tc(1, 2)" in text
     assert any(line.split()[:4] == ["tc", "idb", "12", str(by_name["tc"].version)]
                for line in text.splitlines())
