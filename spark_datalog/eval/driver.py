@@ -10,7 +10,9 @@ Min/max relations keep one best row per group; their delta is the set of improve
 Costs: each round materialises its deltas with one Spark job that also counts them
 (``checkpoint.materialise``); nothing else is collected in the loop. Every
 ``checkpoint_interval`` rounds each relation is compacted into one stored frame, which bounds
-both the plans and the number of pieces a round scans.
+both the plans and the number of pieces a round scans. By default a recursive stratum first
+tries ``eval.partitioned``: the whole fixpoint as one Spark job in which each partition runs
+the rounds in memory; these rounds of Spark joins are what it falls back to.
 """
 
 from __future__ import annotations

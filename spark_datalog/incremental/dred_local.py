@@ -44,12 +44,16 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
     frame = partitioned.wide_frame(
         [(tag, frame.select(*checked.relations[name].column_names))
          for tag, (_, name, frame) in enumerate(parts)], inputs).coalesce(1)
-    spark.sparkContext.setJobDescription(
+    context = spark.sparkContext
+    context.setJobDescription(
         f"stratum {stratum_plan.index} · {', '.join(relations)} · DRed in one task")
-    stored, reports = partitioned.run_tasks(
-        frame, lambda batches, accumulator: run_dred(batches, task, accumulator), outputs,
-        spark.sparkContext.getCheckpointDir() is not None,
-        f"stratum {stratum_plan.index} · {', '.join(relations)}")
+    try:
+        stored, reports = partitioned.run_tasks(
+            frame, lambda batches, accumulator: run_dred(batches, task, accumulator), outputs,
+            context.getCheckpointDir() is not None,
+            f"stratum {stratum_plan.index} · {', '.join(relations)}")
+    finally:
+        context.setJobDescription(None)
     if stored is None:
         return None
     if any(report.overflow for report in reports.values()):
