@@ -147,12 +147,16 @@ def install(tracker: Tracker) -> None:
     tracker.wrap(upd, "update", "update")
     for name in ("_typed", "_check_changes", "conform_changes", "assess", "signed",
                  "store_assessed", "check_assessed", "dred_changes", "local_dred_changes",
-                 "counting_changes"):
+                 "linear_dred_changes", "counting_changes"):
         tracker.wrap(upd, name)
+    linear = importlib.import_module("spark_datalog.incremental.dred_linear")
+    for name in ("_collect", "_collect_candidates", "_old_static", "fixpoint", "_frame",
+                 "seed_candidates"):
+        tracker.wrap(linear, name, f"dred_linear.{name}")
     for name in ("run", "_state", "_edb_changes", "_absorb", "_stratum", "_dred", "_counting",
                  "_recompute", "_commit", "new_state", "new_facts"):
         tracker.wrap(upd._Update, name)
-    for name in ("_propagate", "_lower_variants", "materialise"):
+    for name in ("_propagate", "seed_candidates", "materialise"):
         tracker.wrap(dred, name, f"dred.{name}")
     tracker.wrap(driver, "evaluate", "driver.evaluate")
     tracker.wrap(driver._Run, "_iterate")

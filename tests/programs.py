@@ -23,6 +23,8 @@ from hypothesis import HealthCheck
 from hypothesis import settings as _settings
 from hypothesis import strategies as st
 
+import spark_datalog as sd
+
 DOMAIN = (0, 5)
 VARIABLES = ("X", "Y", "Z", "W")
 COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
@@ -260,3 +262,18 @@ def prem_programs():
 def any_program():
     return st.one_of(positive_programs(), stratified_programs(), aggregate_programs(),
                      prem_programs())
+
+
+@st.composite
+def programs_with_changes(draw):
+    """``(text, old_edb, new_edb)``: a random program (:func:`any_program`) and its inputs
+    before and after a random change (facts kept with probability 3/4, up to 4 added)."""
+    text, old_edb = draw(any_program())
+    relations = sd.Program.parse(text).relations
+    new_edb = {}
+    for name, rows in old_edb.items():
+        arity = len(relations[name].column_names)
+        kept = {row for row in rows if draw(st.integers(0, 3)) > 0}
+        added = draw(st.sets(st.tuples(*[st.integers(*DOMAIN)] * arity), max_size=4))
+        new_edb[name] = kept | added
+    return text, old_edb, new_edb

@@ -91,7 +91,7 @@ def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterati
     over = {name: SetState(schemas[name], empties[name], partitions) for name in relations}
     if deleted or inserted:
         scans = {(name, "full"): frame for name, frame in old.items()}
-        seed = _lower_variants(checked, stratum_plan, scans, deleted, inserted)
+        seed = seed_candidates(checked, stratum_plan, scans, deleted, inserted)
         _propagate(spark, checked, stratum_plan, over, seed, scans, False, max_iterations,
                    checkpoint_interval)
     over_deleted = {name: state.full for name, state in over.items()}
@@ -132,7 +132,7 @@ def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterati
                 for name, parts in seed.items()}
 
     # 3. insert semi-naively over the new state
-    for name, parts in _lower_variants(checked, stratum_plan, scans, inserted, deleted).items():
+    for name, parts in seed_candidates(checked, stratum_plan, scans, inserted, deleted).items():
         seed.setdefault(name, []).extend(parts)
     added = _propagate(spark, checked, stratum_plan, states, seed, scans, True, max_iterations,
                        checkpoint_interval)
@@ -162,7 +162,7 @@ def _state(spark, stratum_plan, schema, empty, partitions):
     return SetState(schema, empty, partitions)
 
 
-def _lower_variants(checked, stratum_plan, scans: dict, positive: dict, negated: dict) -> dict:
+def seed_candidates(checked, stratum_plan, scans: dict, positive: dict, negated: dict) -> dict:
     """Relation -> candidate frames of the rules read with one changed lower literal as delta:
     a positive atom over the ``positive`` facts of its relation, or a negated atom over the
     ``negated`` facts of its relation (as a positive atom; with a ``_`` the negation is kept

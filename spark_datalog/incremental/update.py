@@ -13,9 +13,10 @@ above through negation. Per stratum the method is:
   and their rows replace the old ones (any non-aggregate relation of such a stratum would be
   maintained by counting);
 - ``dred`` (``.dred``): recursive strata (set relations, also under changed negated relations;
-  min/max relations on insertions). A stratum whose inputs fit one task runs the three phases
-  there, in memory (``.dred_local``: one Spark job instead of one or two per round); a larger
-  one, or ``decompose=False``, runs them as rounds of Spark joins;
+  min/max relations on insertions). A linear stratum without min/max runs the three phases in
+  the driver, with Spark only for joins driven by the change (``.dred_linear``); another whose
+  inputs fit one task runs them there, in memory (``.dred_local``: one Spark job instead of one
+  or two per round); a larger one, or ``decompose=False``, runs them as rounds of Spark joins;
 - ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
   against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
   as the only fallback of the others: a removal (a deletion below, or an insertion under a
@@ -58,6 +59,7 @@ from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, check_a
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
+from .dred_linear import linear_dred_applies, linear_dred_changes
 from .dred_local import local_dred_changes
 
 METHODS = ("auto", "dred", "counting", "recompute")
@@ -123,8 +125,9 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
     of ``METHODS`` (see the module docstring). ``max_iterations`` bounds the rounds of each
     semi-naive phase (``NonTerminationError``); every ``checkpoint_interval`` rounds the
     phases compact their states, as the driver does. ``decompose`` (as in ``materialize``)
-    lets a small recursive stratum run DRed in one Spark task (``incremental.dred_local``) and
-    a recomputed stratum use partition-local fixpoints; ``False`` always runs Spark rounds.
+    lets a recursive stratum run DRed in memory (in the driver for linear strata,
+    ``incremental.dred_linear``, else in one Spark task, ``incremental.dred_local``) and a
+    recomputed stratum use partition-local fixpoints; ``False`` always runs Spark rounds.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
@@ -207,6 +210,7 @@ class _Update:
         self.max_iterations = max_iterations
         self.checkpoint_interval = checkpoint_interval
         self.decompose = decompose
+        self.base: dict = {}  # relation -> the table version the run starts from
         self.old: dict = {}  # relation -> old state (counted)
         self.deltas: dict = {}  # relation -> non-empty change (counted, stored, one row per fact)
         self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
@@ -219,7 +223,7 @@ class _Update:
 
     def run(self, changes, checked_changes=None) -> UpdateReport:
         checked, wh, run = self.checked, self.wh, self.run_info
-        base = dict(run.base_versions)
+        base = self.base = dict(run.base_versions)
         missing = [n for n in checked.relations if n not in base]
         if missing:
             raise WarehouseError(f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
@@ -409,7 +413,12 @@ class _Update:
         inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
         deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
         results = None
-        if self.decompose:
+        if self.decompose and linear_dred_applies(plan):
+            results = linear_dred_changes(
+                self.spark, self.checked, plan, plain, new, inserted, deleted,
+                self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
+                    name, self.base[name], rows))
+        if results is None and self.decompose:
             results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,
                                          deleted, self.max_iterations)
         if results is None:

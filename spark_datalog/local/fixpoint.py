@@ -31,7 +31,7 @@ class Outcome:
 def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
              best: Optional[Mapping[str, tuple]] = None, max_rounds: Optional[int] = None,
              max_facts: Optional[int] = None, known: Optional[Mapping[str, list]] = None,
-             fixed_full: bool = False) -> Outcome:
+             fixed_full: bool = False, only_new: bool = False) -> Outcome:
     """Evaluate the relations of ``base`` (name -> round-0 rows) with the delta ``variants``
     (``(relation, compiled plan)`` pairs reading ``(name, "delta")`` and ``(name, "full")``),
     the other relations in ``static`` (``(name, "full") -> rows``). ``best``: name ->
@@ -41,15 +41,21 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
 
     Maintenance starts from a state: ``known`` (name -> rows) is held before round 0 without
     being a delta, and with ``fixed_full`` the variants read the relations' ``full`` from
-    ``static`` (an old state) instead of from what the fixpoint holds."""
+    ``static`` (an old state) instead of from what the fixpoint holds. A ``set`` in ``known``
+    is taken over, not copied (it grows). With ``only_new``, ``facts`` holds only the facts
+    the run added to ``known`` (set relations)."""
     best = best or {}
     states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
     for name, rows in (known or {}).items():
-        states[name].merge(rows)
+        if isinstance(rows, set) and isinstance(states[name], _SetState):
+            states[name].known = rows
+        else:
+            states[name].merge(rows)
     outcome = Outcome()
+    added = {name: [] for name in states} if only_new else None
     started = time.perf_counter()
     deltas = {name: states[name].merge(rows) for name, rows in base.items()}
-    _record(outcome, deltas, started)
+    _record(outcome, deltas, started, added)
     while any(deltas.values()):
         if _too_many(states, max_facts):
             outcome.overflow = True
@@ -67,10 +73,10 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
         for relation, plan in variants:
             candidates[relation].extend(plan.rows(frames))
         deltas = {name: states[name].merge(rows) for name, rows in candidates.items()}
-        _record(outcome, deltas, started)
+        _record(outcome, deltas, started, added)
     if _too_many(states, max_facts):
         outcome.overflow = True
-    outcome.facts = {name: state.facts() for name, state in states.items()}
+    outcome.facts = added if only_new else {name: state.facts() for name, state in states.items()}
     return outcome
 
 
@@ -78,7 +84,9 @@ def _too_many(states: dict, max_facts: Optional[int]) -> bool:
     return max_facts is not None and sum(len(s) for s in states.values()) > max_facts
 
 
-def _record(outcome: Outcome, deltas: dict, started: float) -> None:
+def _record(outcome: Outcome, deltas: dict, started: float, added: Optional[dict]) -> None:
+    for name, rows in deltas.items() if added is not None else ():
+        added[name].extend(rows)
     outcome.sizes.append({name: len(rows) for name, rows in deltas.items()})
     outcome.seconds.append(time.perf_counter() - started)
 

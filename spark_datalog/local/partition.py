@@ -16,19 +16,14 @@ from typing import Iterator, Optional
 import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
 
+from .arrow import ARROW_TYPES, arrays
+from .arrow import rows as arrow_rows
 from .compile import compile_plan
 from .fixpoint import fixpoint
 
 BATCH_ROWS = 65536
 TAG = "__relation"
 
-ARROW_TYPES = {
-    "int": pa.int32(),
-    "long": pa.int64(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "bool": pa.bool_(),
-}
 
 
 @dataclass(frozen=True)
@@ -89,7 +84,7 @@ def run_partition(batches: Iterator[pa.RecordBatch], task: PartitionTask, static
     from pyspark import TaskContext
 
     base = _split(batches, task.relations)
-    frames = {(name, "full"): list(_rows(table.columns, table.num_rows))
+    frames = {(name, "full"): list(arrow_rows(table.columns, table.num_rows))
               for name, table in static.value.items()}
     dynamic = frozenset(base)
     variants = [(relation, compile_plan(plan, dynamic)) for relation, plan in task.variants]
@@ -116,41 +111,28 @@ def _split(batches, relations) -> dict:
     for batch in batches:
         if len(relations) == 1:
             name, first, last = blocks[0]
-            base[name].extend(_rows(batch.columns[first:last], batch.num_rows))
+            base[name].extend(arrow_rows(batch.columns[first:last], batch.num_rows))
             continue
         tags = batch.column(0).to_pylist()
         for tag, (name, first, last) in enumerate(blocks):
             mine = [i for i, t in enumerate(tags) if t == tag]
             if mine:
                 taken = batch.take(pa.array(mine))
-                base[name].extend(_rows(taken.columns[first:last], taken.num_rows))
+                base[name].extend(arrow_rows(taken.columns[first:last], taken.num_rows))
     return base
-
-
-def _rows(columns, count: int):
-    """The ``count`` rows of Arrow columns as tuples of Python values."""
-    if not columns:
-        return [()] * count  # a relation without columns
-    return zip(*[column.to_pylist() for column in columns])
 
 
 def _batches(facts: list, tag: int, relations) -> Iterator[pa.RecordBatch]:
     relation = relations[tag]
-    types = relation.column_types
-    doubles = [i for i, type_ in enumerate(types) if type_ == "double"]
     for start in range(0, len(facts), BATCH_ROWS):
         chunk = facts[start:start + BATCH_ROWS]
         size = len(chunk)
-        columns = [list(values) for values in zip(*chunk)] if relation.column_names else []
-        for i in doubles:  # an integer computed into a double column (Spark casts it)
-            columns[i] = [float(v) for v in columns[i]]
-        arrays = [pa.array([tag] * size, type=pa.int32())]
+        mine = arrays(chunk, relation.column_types)
+        columns = [pa.array([tag] * size, type=pa.int32())]
         for other, block in enumerate(relations):
-            for i, type_ in enumerate(block.column_types):
-                arrow_type = ARROW_TYPES[type_]
-                arrays.append(pa.array(columns[i], type=arrow_type) if other == tag
-                              else pa.nulls(size, type=arrow_type))
-        yield pa.RecordBatch.from_arrays(arrays, schema=_schema(relations))
+            columns += (mine if other == tag else
+                        [pa.nulls(size, type=ARROW_TYPES[type_]) for type_ in block.column_types])
+        yield pa.RecordBatch.from_arrays(columns, schema=_schema(relations))
 
 
 def _schema(relations) -> pa.Schema:

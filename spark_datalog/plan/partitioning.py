@@ -60,6 +60,18 @@ class Decomposition:
     delta_rules: tuple
 
 
+def is_linear(plan) -> bool:
+    """True when every semi-naive variant of the recursive stratum ``plan`` reads exactly one
+    relation of the stratum, its delta (linear recursion: a fact derives from one fact of the
+    stratum and facts of lower relations)."""
+    own = set(plan.relations)
+    for rule_plan in plan.delta_rules:
+        mine = [scan for scan in ir.scans(rule_plan.plan) if scan.relation in own]
+        if len(mine) != 1 or mine[0].source != "delta":
+            return False
+    return True
+
+
 def decomposition(plan) -> Optional[Decomposition]:
     """The decomposition of a recursive ``StratumPlan`` (None for a non-recursive one). It has
     a key when the stratum defines one relation, every recursive rule reads it once (linear
@@ -67,15 +79,10 @@ def decomposition(plan) -> Optional[Decomposition]:
     if not plan.recursive:
         return None
     own = set(plan.relations)
-    static: set = set()
-    linear = True
-    for rule_plan in plan.delta_rules:
-        reads = ir.scans(rule_plan.plan)
-        mine = [scan for scan in reads if scan.relation in own]
-        linear = linear and len(mine) == 1 and mine[0].source == "delta"
-        static.update(scan.relation for scan in reads if scan.relation not in own)
+    static = {scan.relation for rule_plan in plan.delta_rules
+              for scan in ir.scans(rule_plan.plan) if scan.relation not in own}
     key = ()
-    if linear and len(plan.relations) == 1:
+    if is_linear(plan) and len(plan.relations) == 1:
         key = stable_positions(plan.relations[0], plan.delta_rules) or ()
     exit_rules = tuple(rule_plan for rule_plan in plan.rules
                        if all(scan.relation not in own for scan in ir.scans(rule_plan.plan)))

@@ -450,6 +450,25 @@ class EmbeddedBackend:
             return columns, self.spark.createDataFrame([], schema)
         return columns, self.spark.read.schema(schema).parquet(*files)
 
+    def read_facts(self, name: str, version: Optional[int] = None,
+                   max_rows: Optional[int] = None):
+        """The facts of ``name`` at ``version`` (declared columns of the rows with a positive
+        count) as a pyarrow Table, read by delta-rs in this process, without Spark; None when
+        the table's log counts more than ``max_rows`` stored rows (or cannot count them)."""
+        import pyarrow.compute as pc
+
+        table = self._open(name, version)
+        if table is None:
+            raise WarehouseError(f"no relation {name} in the warehouse {self.root}")
+        columns = columns_from_delta(table.schema(), name)[0]
+        check_readable(table, self.table_uri(name))
+        if max_rows is not None:
+            counts = [action["num_records"] for action in _add_actions(table)]
+            if None in counts or sum(counts) > max_rows:
+                return None
+        return table.to_pyarrow_dataset().to_table(
+            columns=[c for c, _ in columns], filter=pc.field(COUNT_COLUMN) > 0)
+
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version`` (see ``table_changes``)."""
         return table_changes(self.spark, self.table_uri(name), from_version, to_version,

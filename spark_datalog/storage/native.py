@@ -41,6 +41,12 @@ class NativeBackend(EmbeddedBackend):
             reader = reader.option("versionAsOf", version)
         return columns, reader.load(self.table_uri(name))
 
+    def read_facts(self, name: str, version: Optional[int] = None,
+                   max_rows: Optional[int] = None):
+        """None: delta-spark tables may use features delta-rs does not read (deletion vectors,
+        column mapping), so their facts are read through Spark."""
+        return None
+
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version``: delta-spark's ``readChangeFeed``
         when the feed is enabled on every commit in between, else the embedded snapshot

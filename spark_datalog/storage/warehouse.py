@@ -127,6 +127,14 @@ class Warehouse:
             return df
         return df.where(F.col(COUNT_COLUMN) > 0).select(*[c for c, _ in columns])
 
+    def read_facts(self, name: str, version: Optional[int] = None,
+                   max_rows: Optional[int] = None):
+        """The facts of ``name`` as a pyarrow Table read without Spark, where the backend can
+        (the embedded one, by delta-rs), else None; None too when the table stores more than
+        ``max_rows`` rows. For callers that need a stored relation in this process."""
+        self._require(name)
+        return self._backend.read_facts(name, version, max_rows)
+
     def read_version(self, name: str, version: int, with_counts: bool = False):
         """``read`` at a given Delta version."""
         return self.read(name, with_counts=with_counts, version=version)

@@ -6,6 +6,7 @@ non-recursive strata with a fresh materialization into a second warehouse.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import shutil
@@ -148,8 +149,21 @@ BASES = {"tc": (TC, TC_EDB, None), "negation": (NEGATION, NEGATION_EDB, None),
          "join": (JOIN, JOIN_EDB, None), "shortest": (SHORTEST, SHORTEST_EDB, SHORTEST_SCHEMAS)}
 
 
-@pytest.mark.parametrize("decompose", [True, False], ids=["dred in one task", "dred in rounds"])
-def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, decompose):
+DRED_PATHS = ("linear dred in the driver", "dred in one task", "dred in rounds")
+
+
+def dred_path(monkeypatch, path: str) -> bool:
+    """Make ``update`` take one DRed path of ``DRED_PATHS``; returns its ``decompose``."""
+    if path != DRED_PATHS[0]:
+        monkeypatch.setattr(importlib.import_module("spark_datalog.incremental.update"),
+                            "linear_dred_applies", lambda plan: False)
+    return path != DRED_PATHS[2]
+
+
+@pytest.mark.parametrize("path", DRED_PATHS)
+def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, monkeypatch,
+                                                         path):
+    decompose = dred_path(monkeypatch, path)
     program, wh = bases.copy("tc", tmp_path / "wh")
     # src(1) has two derivations (arc(1,2), arc(1,3)); tc(1,3) two (direct, via 2)
     report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])},
@@ -170,8 +184,9 @@ def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path,
     assert_counts(wh, "tc", edb)
 
 
-@pytest.mark.parametrize("decompose", [True, False], ids=["dred in one task", "dred in rounds"])
-def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, decompose):
+@pytest.mark.parametrize("path", DRED_PATHS)
+def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypatch, path):
+    decompose = dred_path(monkeypatch, path)
     program, wh = bases.copy("tc", tmp_path / "wh")
     # 10 -> 11 -> 12 -> 13 -> 14 and 10 -> 15 -> 16 -> 13: inserting takes several rounds
     chain = [(10, 11), (11, 12), (12, 13), (13, 14), (10, 15), (15, 16), (16, 13)]
@@ -317,7 +332,8 @@ def scenarios(draw):
 
     batches = [{name: (draw(facts(name, 4)), draw(facts(name, 4))) for name in inputs}
                for _ in range(draw(st.integers(1, 2)))]
-    return key, batches, draw(st.sampled_from(["auto", "recompute"])), draw(st.booleans())
+    return key, batches, draw(st.sampled_from(["auto", "recompute"])), draw(
+        st.sampled_from(DRED_PATHS))
 
 
 @settings(max_examples=_EXAMPLES, deadline=None, derandomize=True,
@@ -326,7 +342,13 @@ def scenarios(draw):
 def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scenario):
     """Random insert/delete/mixed batches (deletes of absent facts are dropped) from a base
     warehouse; after each, the facts equal the reference's and the counts a fresh run's."""
-    key, batches, method, decompose = scenario
+    key, batches, method, path = scenario
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _random_batches(spark, bases, tmp_path_factory, key, batches, method,
+                        dred_path(monkeypatch, path))
+
+
+def _random_batches(spark, bases, tmp_path_factory, key, batches, method, decompose):
     program, wh = bases.copy(key, tmp_path_factory.mktemp("random") / "wh")
     current = {name: Counter(BASES[key][1][name]) for name in PROGRAMS[key]}
     for batch in batches:

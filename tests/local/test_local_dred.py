@@ -8,26 +8,12 @@ end with exactly the facts the reference interpreter derives from the new inputs
 from __future__ import annotations
 
 from hypothesis import given
-from hypothesis import strategies as st
 
 import spark_datalog as sd
-from programs import DOMAIN, any_program, settings
+from programs import programs_with_changes, settings
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_local import _plans
 from spark_datalog.local.dred import dred
-
-
-@st.composite
-def programs_with_changes(draw):
-    text, old_edb = draw(any_program())
-    relations = sd.Program.parse(text).relations
-    new_edb = {}
-    for name, rows in old_edb.items():
-        arity = len(relations[name].column_names)
-        kept = {row for row in rows if draw(st.integers(0, 3)) > 0}
-        added = draw(st.sets(st.tuples(*[st.integers(*DOMAIN)] * arity), max_size=4))
-        new_edb[name] = kept | added
-    return text, old_edb, new_edb
 
 
 def _reads(plan) -> set:

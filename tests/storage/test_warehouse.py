@@ -44,6 +44,20 @@ def test_round_trip_with_and_without_counts(spark, wh):
     assert counts(with_counts) == {(1, "a"): 1, (2, "b"): 2, (3, "c"): -1, (4, None): 1}
 
 
+def test_read_facts_without_spark_at_a_version_and_within_a_row_limit(spark, wh):
+    _write(wh, "arc", ARC, frame(spark, [(1, "a", 1), (2, "b", 2), (3, "c", -1)]))
+    _write(wh, "arc", ARC, frame(spark, [(5, "e", 1)]))
+    latest = wh.read_facts("arc")
+    assert latest.column_names == ["x", "y"]
+    assert set(zip(*[c.to_pylist() for c in latest.columns])) == {(5, "e")}
+    first = wh.read_facts("arc", version=0)
+    assert set(zip(*[c.to_pylist() for c in first.columns])) == {(1, "a"), (2, "b")}
+    assert wh.read_facts("arc", version=0, max_rows=3) is not None  # 3 stored rows
+    assert wh.read_facts("arc", version=0, max_rows=2) is None
+    with pytest.raises(WarehouseError):
+        wh.read_facts("tc")
+
+
 def test_empty_relation_reads_as_empty_frame_with_its_schema(spark, wh):
     result = _write(wh, "tc", TC, frame(spark, [], TC))
     assert result.committed and result.files_added == 0

@@ -1,0 +1,135 @@
+"""incremental.dred_linear (DRed of a linear stratum in the driver) against the reference.
+
+For random programs, inputs and changes of them: every linear recursive stratum maintained from
+its old facts (Spark frames, as ``update`` passes them) and the changes of the relations below
+it must end with exactly the facts the reference interpreter derives from the new inputs. Each
+example costs a few Spark jobs per stratum, so the example count is small by default
+(``SD_SPARK_EXAMPLES`` raises it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import spark_datalog as sd
+from programs import programs_with_changes
+from spark_datalog.errors import NonTerminationError
+from spark_datalog.eval import partitioned
+from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes
+from spark_datalog.plan.ir import scans
+from spark_datalog.spark.inputs import facts_frame
+
+EXAMPLES = int(os.environ.get("SD_SPARK_EXAMPLES", "4"))
+
+
+def _has_linear_stratum(case) -> bool:
+    return any(linear_dred_applies(plan) for plan in sd.Program.parse(case[0]).plans)
+
+
+def _reads(plan) -> set:
+    return {scan.relation for rule_plan in plan.rules for scan in scans(rule_plan.plan)
+            } - set(plan.relations)
+
+
+def _changes(spark, program, plan, before: dict, after: dict, max_iterations=500):
+    """The stratum's (inserted, deleted) facts per relation, from frames of the states."""
+    relations = program.checked.relations
+
+    def frame(name, facts):
+        return facts_frame(spark, relations[name], facts)
+
+    lower = _reads(plan)
+    old = {n: frame(n, before.get(n, ())) for n in set(plan.relations) | lower}
+    new = {n: frame(n, after.get(n, ())) for n in lower}
+    inserted = {n: frame(n, after.get(n, set()) - before.get(n, set())) for n in lower
+                if after.get(n, set()) - before.get(n, set())}
+    deleted = {n: frame(n, before.get(n, set()) - after.get(n, set())) for n in lower
+               if before.get(n, set()) - after.get(n, set())}
+    return linear_dred_changes(spark, program.checked, plan, old, new, inserted, deleted,
+                               max_iterations)
+
+
+def _states(text, old_edb, new_edb):
+    program = sd.Program.parse(text)
+    before = {**old_edb, **sd.reference.evaluate(program, old_edb)}
+    after = {**new_edb, **sd.reference.evaluate(program, new_edb)}
+    return program, before, after
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.function_scoped_fixture])
+@given(case=programs_with_changes().filter(_has_linear_stratum))
+def test_linear_dred_of_random_programs_gives_the_new_facts(spark, case):
+    program, before, after = _states(*case)
+    for plan in program.plans:
+        if not linear_dred_applies(plan):
+            continue
+        changes = _changes(spark, program, plan, before, after)
+        assert changes is not None
+        for name in plan.relations:
+            added, removed = ({tuple(row) for row in frame.collect()} for frame in changes[name])
+            assert not added & before[name] and removed <= before[name], (case[0], name)
+            assert (before[name] - removed) | added == after[name], (case[0], name)
+
+
+TC = """
+.decl arc(x: long, y: long)
+tc(X, Y) :- arc(X, Y).
+tc(X, Z) :- tc(X, Y), arc(Y, Z).
+"""
+
+
+def test_applies_to_linear_strata_without_min_or_max_only():
+    program = sd.Program.parse(TC + """
+        sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
+        sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
+        path(X, Y) :- arc(X, Y).
+        path(X, Z) :- path(X, Y), path(Y, Z).
+        cc(X, min<X>) :- arc(X, _).
+        cc(Y, min<L>) :- cc(X, L), arc(X, Y).
+    """)
+    applies = {plan.relations[0]: linear_dred_applies(plan) for plan in program.plans
+               if plan.recursive}
+    assert applies == {"tc": True, "sg": True, "path": False, "cc": False}
+
+
+def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
+    # deleting 2 -> 3 cuts the cycle 1 -> 2 -> 3 -> 1, inserting 2 -> 4 -> 1 closes it again
+    old_edb = {"arc": {(1, 2), (2, 3), (3, 1), (1, 3)}}
+    new_edb = {"arc": {(1, 2), (3, 1), (1, 3), (2, 4), (4, 1)}}
+    program, before, after = _states(TC, old_edb, new_edb)
+    inserted, deleted = (
+        {tuple(r) for r in frame.collect()}
+        for frame in _changes(spark, program, program.plans[0], before, after)["tc"])
+    assert inserted == after["tc"] - before["tc"] and deleted == before["tc"] - after["tc"]
+    assert (before["tc"] - deleted) | inserted == after["tc"]
+
+
+def test_over_the_limits_it_declines(spark, monkeypatch, caplog):
+    program, before, after = _states(TC, {"arc": {(1, 2), (2, 3)}}, {"arc": {(1, 2)}})
+    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 2)  # tc holds 3 facts
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        assert _changes(spark, program, program.plans[0], before, after) is None
+    assert any("for the driver" in r.getMessage() for r in caplog.records)
+    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 100)
+    monkeypatch.setattr(partitioned, "MAX_BROADCAST_ROWS", 0)  # the new arc holds 1 row
+    assert _changes(spark, program, program.plans[0], before, after) is None
+
+
+def test_runaway_recursion_raises(spark):
+    text = """
+    .decl start(x: long)
+    up(X) :- start(X).
+    up(Y) :- up(X), Y = X + 1.
+    """
+    program = sd.Program.parse(text)
+    plan = program.plans[0]
+    before = {"start": set(), "up": set()}
+    after = {"start": {(0,)}}
+    with pytest.raises(NonTerminationError, match="within 20 incremental iterations"):
+        _changes(spark, program, plan, before, after, max_iterations=20)
