@@ -20,12 +20,16 @@ does only the joins that read the stored stratum, each driven by a small set of 
    semi-naive rounds in memory over the new static relations, the old facts that remain being
    known.
 
+A min/max relation (PreM) is maintained here under insertions only (``dred.dred_applies``): its
+old best values are known, the insertion seeds improve some groups, the rounds continue from
+there, and each improved group's old row is replaced by its new best.
+
 Cost: the static relations and the stratum's old facts are read once from the stored tables
 (a scan, no join, no evaluation); the rest is proportional to the seeds, the over-deleted facts
 and the facts gained. Jobs: one per collected relation and one per phase that has seeds; no
 round is a Spark job. Limits: the static relations are bounded like broadcast relations and the
 stratum's facts like a partition-local task's (``eval.partitioned.limits``); beyond them, or for
-strata that are not linear or hold min/max relations, the caller uses another method.
+strata that are not linear, the caller uses another method.
 """
 
 from __future__ import annotations
@@ -49,14 +53,16 @@ from ..plan.translate import plan_rule
 from ..spark.compile import compile_node
 from ..spark.inputs import empty_frame, facts_frame
 from ..syntax import ast
-from .dred import seed_candidates
+from ..reference.aggregates import group_of
+from .dred import dred_applies, seed_candidates
 
 log = logging.getLogger("spark_datalog")
 
 
 def linear_dred_applies(stratum_plan) -> bool:
-    """True for a recursive stratum this module maintains: linear, without min/max relations."""
-    return stratum_plan.recursive and not stratum_plan.aggregates and is_linear(stratum_plan)
+    """True for a recursive stratum this module maintains: a linear one (its min/max relations
+    under insertions only, as ``dred.dred_applies`` allows)."""
+    return stratum_plan.recursive and is_linear(stratum_plan)
 
 
 def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
@@ -69,6 +75,10 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
     read straight from storage (``Warehouse.read_facts``), or None: then ``old`` is collected."""
     relations = tuple(stratum_plan.relations)
     own = frozenset(relations)
+    best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
+    if best and not dred_applies(stratum_plan, set(inserted), set(deleted)):
+        raise ValueError(f"stratum {stratum_plan.index}: removals reaching min/max relations "
+                         "are recomputed, not maintained by DRed")
     max_rows, max_facts = partitioned.limits(spark)
     what = f"stratum {stratum_plan.index} · {', '.join(relations)}"
     static_names = sorted({scan.relation for rule_plan in stratum_plan.delta_rules
@@ -88,7 +98,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
             log.info("%s · over %d facts for the driver (%s): DRed by other means", what,
                      max_facts, partitioned.LOCAL_FACTS_SETTING)
             return None
-        known[name] = set(rows)
+        known[name] = rows if name in best else set(rows)
 
     # 1. over-delete against the old state
     over = {name: set() for name in relations}
@@ -108,9 +118,9 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
     scans = {(name, "full"): frame for name, frame in new.items()}
     over_frames = {}
     for name in relations:
-        known[name] -= over[name]
         remaining = old[name]
         if over[name]:
+            known[name] -= over[name]
             over_frames[name] = _frame(spark, checked.relations[name], over[name])
             remaining = remaining.join(over_frames[name], list(remaining.columns), "left_anti")
         scans[(name, "full")] = remaining
@@ -128,7 +138,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
         seeds[name] += [fact for fact in checked.facts.get(name, ()) if fact in over[name]]
 
     # 3. insert semi-naively over the new state, the remaining facts known
-    outcome = fixpoint(seeds, _variants(stratum_plan), _frames(static_new),
+    outcome = fixpoint(seeds, _variants(stratum_plan), _frames(static_new), best,
                        max_rounds=max_iterations, max_facts=max_facts, known=known,
                        only_new=True)
     _check(outcome, stratum_plan.index, max_iterations)
@@ -138,10 +148,21 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
     for name in relations:
         schema = checked.relations[name]
         added = outcome.facts[name]
+        if name in best:
+            result[name] = _improved(spark, schema, best[name][1], added, known[name])
+            continue
         kept = set(added) & over[name]
         result[name] = (_frame(spark, schema, [f for f in added if f not in over[name]]),
                         _frame(spark, schema, over[name] - kept))
     return result
+
+
+def _improved(spark, schema, position: int, added: list, old: list) -> tuple:
+    """(inserted, deleted) of a min/max relation whose groups only improved: the last row
+    ``added`` per group is its best; the old row of such a group goes."""
+    final = {group_of(row, position): row for row in added}  # later rounds improve more
+    gone = [row for row in old if group_of(row, position) in final]
+    return _frame(spark, schema, list(final.values())), _frame(spark, schema, gone)
 
 
 def rederive_plan(checked, rule: ast.Rule, own: frozenset):
