@@ -150,8 +150,7 @@ def install(tracker: Tracker) -> None:
                  "linear_dred_changes", "counting_changes"):
         tracker.wrap(upd, name)
     linear = importlib.import_module("spark_datalog.incremental.dred_linear")
-    for name in ("_collect", "_collect_candidates", "_old_static", "fixpoint", "_frame",
-                 "seed_candidates"):
+    for name in ("_collect", "_rows", "seed_rows", "fixpoint", "_frame"):
         tracker.wrap(linear, name, f"dred_linear.{name}")
     for name in ("run", "_state", "_edb_changes", "_absorb", "_stratum", "_dred", "_counting",
                  "_recompute", "_commit", "new_state", "new_facts"):

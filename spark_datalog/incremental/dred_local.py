@@ -30,7 +30,7 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
     ``incremental.dred.dred_changes`` computes them (same arguments), or None when the stratum
     is too large for one task (or the executors cannot run it)."""
     relations = tuple(stratum_plan.relations)
-    plans = _plans(checked, stratum_plan, set(inserted), set(deleted))
+    plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
     parts = [("old", name, old[name]) for name in relations]
     parts += [("old", name, frame) for name, frame in old.items() if name not in relations]
     parts += [("new", name, frame) for name, frame in new.items()]
@@ -70,7 +70,9 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
     return {name: (frames[f"inserted:{name}"], frames[f"deleted:{name}"]) for name in relations}
 
 
-def _plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
+def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
+    """The plans of ``local.dred`` for the stratum, when the lower relations ``inserted`` gained
+    facts and those of ``deleted`` lost some."""
     def seeds(positive, negated, positive_kind, negated_kind):
         return tuple(Seed(relation, plan, lower, positive_kind if is_positive else negated_kind)
                      for relation, plan, lower, is_positive

@@ -210,7 +210,7 @@ class _Update:
         self.max_iterations = max_iterations
         self.checkpoint_interval = checkpoint_interval
         self.decompose = decompose
-        self.base: dict = {}  # relation -> the table version the run starts from
+        self.read_at: dict = {}  # relation -> the table version its old state was read at
         self.old: dict = {}  # relation -> old state (counted)
         self.deltas: dict = {}  # relation -> non-empty change (counted, stored, one row per fact)
         self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
@@ -223,7 +223,7 @@ class _Update:
 
     def run(self, changes, checked_changes=None) -> UpdateReport:
         checked, wh, run = self.checked, self.wh, self.run_info
-        base = self.base = dict(run.base_versions)
+        base = dict(run.base_versions)
         missing = [n for n in checked.relations if n not in base]
         if missing:
             raise WarehouseError(f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
@@ -241,6 +241,7 @@ class _Update:
         return report
 
     def _state(self, name, version):
+        self.read_at[name] = version
         return self.wh.read(name, with_counts=True, version=version).where(F.col(COUNT) > 0)
 
     def _columns(self, name):
@@ -417,7 +418,7 @@ class _Update:
             results = linear_dred_changes(
                 self.spark, self.checked, plan, plain, new, inserted, deleted,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
-                    name, self.base[name], rows))
+                    name, self.read_at[name], rows))
         if results is None and self.decompose:
             results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,
                                          deleted, self.max_iterations)

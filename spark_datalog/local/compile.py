@@ -101,7 +101,8 @@ def _join(node: ir.Join, dynamic) -> Plan:
         (lambda row: (row[rest[0]],)) if rest else (lambda row: ()))
     if right.static or not left.static:
         # probe the right side's index with each left row (the index is built once if static)
-        index = _Index(right, right_key, right_rest)
+        whole_rows = not rest and list(node.on) == list(right.columns)
+        index = _Index(right, right_key, right_rest, whole_rows)
 
         def produce(frames):
             lookup = index.get(frames)
@@ -203,21 +204,40 @@ _NODE_COMPILERS = {
 
 class _Index:
     """Rows of a plan grouped by a key (key -> tuple of projected rows); built once when the
-    plan is static, on every call otherwise."""
+    plan is static, on every call otherwise. With ``whole_rows`` (the key is the whole row, in
+    order, and nothing is projected), rows given as a ``set`` are probed as they are: a
+    membership test instead of building an index over them."""
 
-    def __init__(self, plan: Plan, key, project):
+    def __init__(self, plan: Plan, key, project, whole_rows: bool = False):
         self.plan, self.key, self.project = plan, key, project
+        self.whole_rows = whole_rows
         self._built = None
 
-    def get(self, frames) -> dict:
+    def get(self, frames):
         if self._built is not None:
             return self._built
+        if self.whole_rows:
+            rows = self.plan.rows(frames)
+            if isinstance(rows, (set, frozenset)):
+                return _Members(rows, len(self.plan.columns) == 1)
         index: dict = {}
         for row in self.plan.rows(frames):
             index.setdefault(self.key(row), []).append(self.project(row))
         if self.plan.static:
             self._built = index
         return index
+
+
+class _Members:
+    """A set of rows read as an ``_Index`` on whole rows: a row's key maps to ``[()]``."""
+
+    FOUND = [()]
+
+    def __init__(self, rows, single: bool):
+        self.rows, self.single = rows, single  # a one-column key is the bare value
+
+    def get(self, key, default=()):
+        return self.FOUND if ((key,) if self.single else key) in self.rows else default
 
 
 def _key(names: tuple, columns: tuple):

@@ -67,7 +67,7 @@ def dred(plans: DredPlans, old: Mapping[str, list], lower_old: Mapping[str, list
 
     # 1. over-delete against the old state
     seeds = {name: [] for name in plans.relations}
-    seeds.update(_seed_rows(plans.over_seeds, old_frames, changed, own))
+    seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
     over_deleting = fixpoint(seeds, _compiled(plans.delta_rules, own), old_frames,
                              max_rounds=max_rounds, fixed_full=True)
     over = {name: set(facts) for name, facts in over_deleting.facts.items()}
@@ -87,7 +87,7 @@ def dred(plans: DredPlans, old: Mapping[str, list], lower_old: Mapping[str, list
             rederived[name] += [row for row in facts if row in over[name]]
 
     # 3. insert semi-naively over the new state, from what remains
-    for name, rows in _seed_rows(plans.insert_seeds, remaining_frames, changed, own).items():
+    for name, rows in seed_rows(plans.insert_seeds, remaining_frames, changed, own).items():
         rederived[name] += rows
     inserting = fixpoint(rederived, _compiled(plans.delta_rules, own), new_frames, plans.best,
                          max_rounds=max_rounds, known=remaining)
@@ -102,7 +102,7 @@ def _compiled(rule_plans, own) -> list:
     return [(relation, compile_plan(plan, own)) for relation, plan in rule_plans]
 
 
-def _seed_rows(seeds, frames: Mapping, changed: Mapping, own) -> dict:
+def seed_rows(seeds, frames: Mapping, changed: Mapping, own) -> dict:
     rows: dict = {}
     for seed in seeds:
         seed_frames = dict(frames)

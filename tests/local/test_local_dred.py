@@ -12,7 +12,7 @@ from hypothesis import given
 import spark_datalog as sd
 from programs import programs_with_changes, settings
 from spark_datalog.incremental.dred import dred_applies
-from spark_datalog.incremental.dred_local import _plans
+from spark_datalog.incremental.dred_local import dred_plans
 from spark_datalog.local.dred import dred
 
 
@@ -47,7 +47,7 @@ def test_dred_of_every_recursive_stratum_gives_the_new_facts(case):
             changed[("inserted", name)] = list(after[name] - before.get(name, set()))
         for name in deleted:
             changed[("deleted", name)] = list(before[name] - after.get(name, set()))
-        outcome = dred(_plans(program.checked, plan, inserted, deleted),
+        outcome = dred(dred_plans(program.checked, plan, inserted, deleted),
                        {n: list(before[n]) for n in plan.relations},
                        {n: list(before.get(n, ())) for n in lower},
                        {n: list(after.get(n, ())) for n in lower}, changed, max_rounds=500)
