@@ -112,6 +112,26 @@ class Tally:
     problems: int = 0
 
 
+def assessed_presence(spark, schema, inserted: list, deleted: list) -> tuple:
+    """(assessed change, ``Tally``) of a set-valued relation whose facts ``inserted`` appear
+    and ``deleted`` disappear, both lists of tuples computed in the driver: the frame is made
+    from them (no Spark job), as :func:`store_assessed` would have stored it."""
+    import pyarrow as pa
+
+    from ..local import arrow
+
+    facts = list(inserted) + list(deleted)
+    signs = [1] * len(inserted) + [-1] * len(deleted)
+    table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
+    if not schema.column_names:  # a relation without columns: one row per fact all the same
+        table = pa.table({"_": pa.nulls(len(facts))}).drop_columns(["_"])
+    table = (table.append_column(COUNT, pa.array(signs, pa.int64()))
+             .append_column(PRESENCE, pa.array(signs, pa.int32()))
+             .append_column(PROBLEM, pa.array([False] * len(facts), pa.bool_())))
+    tally = Tally(rows=len(facts), inserted=len(inserted), deleted=len(deleted))
+    return spark.createDataFrame(table), tally
+
+
 def store_assessed(frames: Mapping) -> tuple:
     """(leaves, tallies): each assessed frame computed once and stored as a local checkpoint,
     with its ``Tally``, in one Spark job for all."""

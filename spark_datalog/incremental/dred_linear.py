@@ -47,7 +47,6 @@ from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..plan.translate import plan_rule
 from ..reference.aggregates import group_of
-from ..spark.inputs import empty_frame, facts_frame
 from ..syntax import ast
 from .dred import dred_applies
 from .dred_local import dred_plans
@@ -64,9 +63,10 @@ def linear_dred_applies(stratum_plan) -> bool:
 def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
                         deleted: dict, max_iterations: Optional[int] = None,
                         stored: Optional[Callable] = None) -> Optional[dict]:
-    """Relation -> (inserted facts, deleted facts) of the stratum, as
-    ``incremental.dred.dred_changes`` computes them (same arguments), or None when a lower
-    relation or the stratum holds more than ``eval.partitioned.limits`` allows.
+    """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
+    ``incremental.dred.dred_changes`` computes them as frames, from the same arguments), or
+    None when a lower relation or the stratum holds more than ``eval.partitioned.limits``
+    allows.
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
     pyarrow Table read straight from storage (``Warehouse.read_facts``), or None: then
     ``old`` is collected."""
@@ -145,14 +145,12 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
         return None
     result = {}
     for name in relations:
-        schema = checked.relations[name]
         added = outcome.facts[name]
         if name in best:
-            result[name] = _improved(spark, schema, best[name][1], added, known[name])
+            result[name] = _improved(best[name][1], added, known[name])
             continue
         kept = set(added) & over[name]
-        result[name] = (_frame(spark, schema, [f for f in added if f not in over[name]]),
-                        _frame(spark, schema, over[name] - kept))
+        result[name] = ([f for f in added if f not in over[name]], list(over[name] - kept))
     return result
 
 
@@ -165,12 +163,12 @@ def _after(rows: list, appeared, gone) -> list:
     return [row for row in rows if row not in gone] + list(appeared)
 
 
-def _improved(spark, schema, position: int, added: list, old: list) -> tuple:
+def _improved(position: int, added: list, old: list) -> tuple:
     """(inserted, deleted) of a min/max relation whose groups only improved: the last row
     ``added`` per group is its best; the old row of such a group goes."""
     final = {group_of(row, position): row for row in added}  # later rounds improve more
     gone = [row for row in old if group_of(row, position) in final]
-    return _frame(spark, schema, list(final.values())), _frame(spark, schema, gone)
+    return list(final.values()), gone
 
 
 def rederive_plan(checked, rule: ast.Rule, own: frozenset):
@@ -213,14 +211,3 @@ def _check(outcome, index: int, max_iterations: Optional[int]) -> None:
     if outcome.exceeded:
         raise NonTerminationError(f"stratum {index} did not reach a fixpoint within "
                                   f"{max_iterations} incremental iterations")
-
-
-def _frame(spark, schema, facts) -> DataFrame:
-    """A Spark frame of ``facts`` (tuples) with the relation's columns and types."""
-    facts = list(facts)
-    if not facts:
-        return empty_frame(spark, schema)
-    if not schema.column_names:
-        return facts_frame(spark, schema, facts)
-    return spark.createDataFrame(arrow.table(facts, schema.column_names,
-                                             [column.type for column in schema.columns]))

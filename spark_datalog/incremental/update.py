@@ -13,10 +13,12 @@ above through negation. Per stratum the method is:
   and their rows replace the old ones (any non-aggregate relation of such a stratum would be
   maintained by counting);
 - ``dred`` (``.dred``): recursive strata (set relations, also under changed negated relations;
-  min/max relations on insertions). A linear stratum without min/max runs the three phases in
-  the driver, with Spark only for joins driven by the change (``.dred_linear``); another whose
-  inputs fit one task runs them there, in memory (``.dred_local``: one Spark job instead of one
-  or two per round); a larger one, or ``decompose=False``, runs them as rounds of Spark joins;
+  min/max relations on insertions). A linear stratum runs the three phases in the driver, in
+  memory, from its stored facts and those of the relations it reads, read once
+  (``.dred_linear``: work proportional to the change after that read, no Spark job per phase);
+  another whose inputs fit one task runs them there (``.dred_local``: one Spark job instead of
+  one or two per round); a larger one, or ``decompose=False``, runs them as rounds of Spark
+  joins;
 - ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
   against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
   as the only fallback of the others: a removal (a deletion below, or an insertion under a
@@ -54,8 +56,9 @@ from ..errors import InputError, WarehouseError
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
 from ..syntax import ast
-from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, check_assessed,
-                      conform_changes, diff, signed, signed_presence, store_assessed)
+from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assessed_presence,
+                      check_assessed, conform_changes, diff, signed, signed_presence,
+                      store_assessed)
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
@@ -413,13 +416,18 @@ class _Update:
                 new[name] = new[name].localCheckpoint(eager=False)
         inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
         deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
-        results = None
         if self.decompose and linear_dred_applies(plan):
-            results = linear_dred_changes(
+            facts = linear_dred_changes(
                 self.spark, self.checked, plan, plain, new, inserted, deleted,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
                     name, self.read_at[name], rows))
-        if results is None and self.decompose:
+            if facts is not None:  # computed in the driver: stored as they are, no Spark job
+                self._absorb({}, stored={name: assessed_presence(
+                    self.spark, self.checked.relations[name], *changes)
+                    for name, changes in facts.items()})
+                return {}
+        results = None
+        if self.decompose:
             results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,
                                          deleted, self.max_iterations)
         if results is None:
