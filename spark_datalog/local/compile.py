@@ -14,7 +14,7 @@ keeps the dividend's sign, and a zero divisor makes the row fail.
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, Optional
 
 from ..plan import ir
 from ..reference.aggregates import reduce_values
@@ -105,8 +105,12 @@ def _join(node: ir.Join, dynamic) -> Plan:
         index = _Index(right, right_key, right_rest, whole_rows)
 
         def produce(frames):
-            lookup = index.get(frames)
-            for row in left.rows(frames):
+            if right.static:
+                rows, lookup = left.rows(frames), index.get(frames)
+            else:  # indexed anew: only the right rows some left row can meet
+                rows = list(left.rows(frames))
+                lookup = index.get(frames, {left_key(row) for row in rows})
+            for row in rows:
                 for tail in lookup.get(left_key(row), ()):
                     yield row + tail
     else:
@@ -204,16 +208,17 @@ _NODE_COMPILERS = {
 
 class _Index:
     """Rows of a plan grouped by a key (key -> tuple of projected rows); built once when the
-    plan is static, on every call otherwise. With ``whole_rows`` (the key is the whole row, in
-    order, and nothing is projected), rows given as a ``set`` are probed as they are: a
-    membership test instead of building an index over them."""
+    plan is static, on every call otherwise, then only over the rows whose key is among the
+    ``wanted`` ones when given. With ``whole_rows`` (the key is the whole row, in order, and
+    nothing is projected), rows given as a ``set`` are probed as they are: a membership test
+    instead of building an index over them."""
 
     def __init__(self, plan: Plan, key, project, whole_rows: bool = False):
         self.plan, self.key, self.project = plan, key, project
         self.whole_rows = whole_rows
         self._built = None
 
-    def get(self, frames):
+    def get(self, frames, wanted: Optional[set] = None):
         if self._built is not None:
             return self._built
         if self.whole_rows:
@@ -221,8 +226,11 @@ class _Index:
             if isinstance(rows, (set, frozenset)):
                 return _Members(rows, len(self.plan.columns) == 1)
         index: dict = {}
+        key, project = self.key, self.project
         for row in self.plan.rows(frames):
-            index.setdefault(self.key(row), []).append(self.project(row))
+            found = key(row)
+            if wanted is None or found in wanted:
+                index.setdefault(found, []).append(project(row))
         if self.plan.static:
             self._built = index
         return index
