@@ -95,6 +95,54 @@ def assess(schema, change: DataFrame, old: DataFrame,
     return assessed
 
 
+def assess_in_driver(schema, change, old, on_missing_delete: Optional[str] = None) -> tuple:
+    """:func:`assess` on pyarrow tables in this process, for a small change: ``change`` as
+    :func:`conform_changes` makes it (collected), ``old`` the state's facts with ``_count``.
+    Returns (the assessed rows as a pyarrow Table with :func:`assess`'s columns, its
+    ``Tally``), with the same values as Spark computes them (nulls included)."""
+    import pyarrow as pa
+
+    from ..local import arrow
+
+    names = list(schema.column_names)
+    width = len(names)
+    stored = {row[:width]: row[width] for row in arrow.table_rows(old.select(names + [COUNT]))}
+    sums: dict = {}  # fact -> [sum of the non-null counts or None, any null]
+    for row in arrow.table_rows(change.select(names + [COUNT, _NULL])):
+        total = sums.setdefault(row[:width], [None, False])
+        if row[width] is not None:
+            total[0] = row[width] + (total[0] or 0)
+        total[1] = total[1] or bool(row[width + 1])
+    facts, columns = [], {COUNT: [], _OLD: [], PRESENCE: [], PROBLEM: []}
+    for fact, (count, null) in sums.items():
+        if count == 0 and not null:
+            continue
+        before = 0 if None in fact else stored.get(fact, 0)  # a null never joins
+        problem = null
+        if on_missing_delete == "error":
+            problem = null or (count is not None and before + count < 0)
+        elif on_missing_delete == "ignore":
+            count = -before if count is None else max(count, -before)  # greatest skips nulls
+        after = None if count is None else before + count
+        presence = 0 if after is None else (
+            1 if before <= 0 < after else -1 if before > 0 >= after else 0)
+        problem = True if count is None else problem
+        if on_missing_delete == "ignore" and count == 0 and not problem:
+            continue
+        facts.append(fact)
+        for column, value in ((COUNT, count), (_OLD, before), (PRESENCE, presence),
+                              (PROBLEM, problem)):
+            columns[column].append(value)
+    table = arrow.table(facts, names, [c.type for c in schema.columns])
+    for column, type_ in ((COUNT, pa.int64()), (_OLD, pa.int64()), (PRESENCE, pa.int32()),
+                          (PROBLEM, pa.bool_())):
+        table = table.append_column(column, pa.array(columns[column], type_))
+    presences = columns[PRESENCE]
+    return table, Tally(rows=len(facts), inserted=sum(1 for p in presences if p > 0),
+                        deleted=sum(1 for p in presences if p < 0),
+                        problems=sum(1 for p in columns[PROBLEM] if p))
+
+
 def signed(change: DataFrame) -> DataFrame:
     """An assessed change of a set-valued relation (count 1 per stored fact), whose +1 rows are
     facts that appear and -1 rows facts that disappear: no join needed."""

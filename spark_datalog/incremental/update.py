@@ -53,12 +53,14 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..errors import InputError, WarehouseError
+from ..eval import partitioned
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
+from ..storage.datafiles import DRIVER_ROWS, collect_small
 from ..syntax import ast
-from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assessed_presence,
-                      check_assessed, conform_changes, diff, signed, signed_presence,
-                      store_assessed)
+from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assess_in_driver,
+                      assessed_presence, check_assessed, conform_changes, diff, signed,
+                      signed_presence, store_assessed)
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
@@ -176,16 +178,27 @@ def _check_changes(checked, warehouse, changes) -> dict:
     Returns relation -> (stored assessed change, its ``Tally``, table version it was checked
     against), so the run assesses again only a table that changed since.
     """
-    frames, versions = {}, {}
+    frames, versions, in_driver = {}, {}, {}
     for name, frame in changes.items():
         schema = checked.relations[name]
         change = conform_changes(schema, frame)
         if warehouse.exists(name):
             versions[name] = warehouse.version(name)
+            # a small change against a table delta-rs reads: assessed here, one job
+            small = collect_small(change, DRIVER_ROWS)
+            old = None if small is None else warehouse.read_facts(
+                name, versions[name], partitioned.limits(frame.sparkSession)[0],
+                with_counts=True)
+            if old is not None:
+                table, tally = assess_in_driver(schema, small, old, "error")
+                in_driver[name] = (frame.sparkSession.createDataFrame(table), tally)
+                continue
             old = warehouse.read(name, with_counts=True, version=versions[name]).where(
                 F.col(COUNT) > 0)
             frames[name] = assess(schema, change, old, "error")
     leaves, tallies = store_assessed(frames)
+    for name, (leaf, tally) in in_driver.items():
+        leaves[name], tallies[name] = leaf, tally
     for name, leaf in leaves.items():
         check_assessed(checked.relations[name], leaf, tallies[name])
     return {name: (leaves[name], tallies[name], versions[name]) for name in leaves}

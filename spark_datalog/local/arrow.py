@@ -32,7 +32,7 @@ def arrays(facts: list, column_types) -> list:
     result = []
     for values, type_ in zip(columns, column_types):
         if type_ == "double":
-            values = [float(v) for v in values]
+            values = [None if v is None else float(v) for v in values]
         result.append(pa.array(values, type=ARROW_TYPES[type_]))
     return result
 

@@ -451,10 +451,11 @@ class EmbeddedBackend:
         return columns, self.spark.read.schema(schema).parquet(*files)
 
     def read_facts(self, name: str, version: Optional[int] = None,
-                   max_rows: Optional[int] = None):
+                   max_rows: Optional[int] = None, with_counts: bool = False):
         """The facts of ``name`` at ``version`` (declared columns of the rows with a positive
-        count) as a pyarrow Table, read by delta-rs in this process, without Spark; None when
-        the table's log counts more than ``max_rows`` stored rows (or cannot count them)."""
+        count, and ``_count`` too ``with_counts``) as a pyarrow Table, read by delta-rs in this
+        process, without Spark; None when the table's log counts more than ``max_rows`` stored
+        rows (or cannot count them)."""
         import pyarrow.compute as pc
 
         table = self._open(name, version)
@@ -467,7 +468,8 @@ class EmbeddedBackend:
             if None in counts or sum(counts) > max_rows:
                 return None
         return table.to_pyarrow_dataset().to_table(
-            columns=[c for c, _ in columns], filter=pc.field(COUNT_COLUMN) > 0)
+            columns=[c for c, _ in columns] + ([COUNT_COLUMN] if with_counts else []),
+            filter=pc.field(COUNT_COLUMN) > 0)
 
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version`` (see ``table_changes``)."""

@@ -42,7 +42,7 @@ class NativeBackend(EmbeddedBackend):
         return columns, reader.load(self.table_uri(name))
 
     def read_facts(self, name: str, version: Optional[int] = None,
-                   max_rows: Optional[int] = None):
+                   max_rows: Optional[int] = None, with_counts: bool = False):
         """None: delta-spark tables may use features delta-rs does not read (deletion vectors,
         column mapping), so their facts are read through Spark."""
         return None

@@ -128,12 +128,13 @@ class Warehouse:
         return df.where(F.col(COUNT_COLUMN) > 0).select(*[c for c, _ in columns])
 
     def read_facts(self, name: str, version: Optional[int] = None,
-                   max_rows: Optional[int] = None):
-        """The facts of ``name`` as a pyarrow Table read without Spark, where the backend can
-        (the embedded one, by delta-rs), else None; None too when the table stores more than
-        ``max_rows`` rows. For callers that need a stored relation in this process."""
+                   max_rows: Optional[int] = None, with_counts: bool = False):
+        """The facts of ``name`` (with their ``_count`` when ``with_counts``) as a pyarrow Table
+        read without Spark, where the backend can (the embedded one, by delta-rs), else None;
+        None too when the table stores more than ``max_rows`` rows. For callers that need a
+        stored relation in this process."""
         self._require(name)
-        return self._backend.read_facts(name, version, max_rows)
+        return self._backend.read_facts(name, version, max_rows, with_counts)
 
     def read_version(self, name: str, version: int, with_counts: bool = False):
         """``read`` at a given Delta version."""
