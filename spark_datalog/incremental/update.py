@@ -33,7 +33,11 @@ Every change is stored once, together with how it moves the relation's facts (it
 changes) and, for EDB changes, whether it deletes absent facts — one Spark job per stratum
 (``changes.store_assessed``). The presence of a set-valued relation's change (recursive strata
 and aggregate relations, which store count 1 per fact) is the sign of its rows; other changes
-are joined with the relation's old state.
+are joined with the relation's old state. Two shortcuts keep small updates at few jobs: an EDB
+change of at most ``datafiles.DRIVER_ROWS`` rows is assessed in the driver against its table
+read by delta-rs (``changes.assess_in_driver``: one job, collecting the change), and the
+changes a linear DRed computes in the driver are stored as they are
+(``changes.assessed_presence``: no job).
 
 All changed tables are committed with ``Warehouse.apply_changes`` inside one warehouse run
 (``mode="incremental"``); the changes are computed from the tables' versions at the run's
