@@ -53,6 +53,19 @@ from .dred_local import dred_plans
 
 log = logging.getLogger("spark_datalog")
 
+# DRed handles each over-deleted fact about three times (over-delete, re-derive, re-insert)
+# where a recomputation derives each fact once: beyond this share of the stratum over-deleted,
+# recomputing it costs less (the caller is told by ``OverDeletion``) — unless the over-deleted
+# facts are fewer than OVER_DELETION_MIN, which cost less in memory than the Spark jobs of a
+# recomputation.
+OVER_DELETION_SHARE = 0.25
+OVER_DELETION_MIN = 50_000
+
+
+class OverDeletion(Exception):
+    """The over-deleted facts exceed ``OVER_DELETION_SHARE`` of the stratum (and
+    ``OVER_DELETION_MIN``): recomputing it costs less."""
+
 
 def linear_dred_applies(stratum_plan) -> bool:
     """True for a recursive stratum this module maintains: a linear one (its min/max relations
@@ -62,14 +75,17 @@ def linear_dred_applies(stratum_plan) -> bool:
 
 def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
                         deleted: dict, max_iterations: Optional[int] = None,
-                        stored: Optional[Callable] = None) -> Optional[dict]:
+                        stored: Optional[Callable] = None,
+                        recompute_if_larger: bool = False) -> Optional[dict]:
     """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
     ``incremental.dred.dred_changes`` computes them as frames, from the same arguments), or
     None when a lower relation or the stratum holds more than ``eval.partitioned.limits``
     allows.
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
     pyarrow Table read straight from storage (``Warehouse.read_facts``), or None: then
-    ``old`` is collected."""
+    ``old`` is collected. With ``recompute_if_larger``, raises ``OverDeletion`` as soon as
+    the over-deleted facts exceed ``OVER_DELETION_SHARE`` of the stratum and
+    ``OVER_DELETION_MIN``."""
     relations = tuple(stratum_plan.relations)
     own = frozenset(relations)
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
@@ -112,9 +128,15 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
         old_frames = _frames({**lower_old, **known})
         seeds = {name: [] for name in relations}
         seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
+        limit = max_facts
+        if recompute_if_larger:
+            share = OVER_DELETION_SHARE * sum(len(rows) for rows in known.values())
+            limit = min(limit, max(int(share), OVER_DELETION_MIN))
         outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
-                           max_rounds=max_iterations, max_facts=max_facts, fixed_full=True)
+                           max_rounds=max_iterations, max_facts=limit, fixed_full=True)
         _check(outcome, stratum_plan.index, max_iterations)
+        if outcome.overflow and limit < max_facts:
+            raise OverDeletion(f"{what} · over {limit} facts over-deleted")
         if outcome.overflow:
             return None
         over = {name: set(outcome.facts[name]) & known[name] for name in relations}

@@ -21,9 +21,11 @@ above through negation. Per stratum the method is:
   joins;
 - ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
   against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
-  as the only fallback of the others: a removal (a deletion below, or an insertion under a
-  negation) reaching a min/max recursion. Its cost is the stratum's full evaluation plus a diff
-  with its stored state.
+  as the fallback of the others: a removal (a deletion below, or an insertion under a negation)
+  reaching a min/max recursion; and, with ``method="auto"``, a linear stratum whose DRed
+  over-deletes more than ``dred_linear.OVER_DELETION_SHARE`` of it and at least
+  ``OVER_DELETION_MIN`` facts (DRed then costs more than recomputing; logged). Its cost is the stratum's full evaluation plus a diff with its stored
+  state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
 as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
@@ -49,6 +51,7 @@ adds facts is appended without reading the table (``new_facts_only``).
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
@@ -68,10 +71,12 @@ from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assess_
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
-from .dred_linear import linear_dred_applies, linear_dred_changes
+from .dred_linear import OverDeletion, linear_dred_applies, linear_dred_changes
 from .dred_local import local_dred_changes
 
 METHODS = ("auto", "dred", "counting", "recompute")
+
+log = logging.getLogger("spark_datalog")
 
 
 @dataclass
@@ -393,7 +398,11 @@ class _Update:
             if plan.aggregates and moved:
                 results.update(self._groups(plan, reads, moved))
         elif used == "dred":
-            results = self._dred(plan, reads, changed)
+            try:
+                results = self._dred(plan, reads, changed)
+            except OverDeletion as reason:
+                log.info("%s: recomputing the stratum costs less than DRed", reason)
+                used, results = "recompute", self._recompute(plan, reads)
         else:
             results = self._recompute(plan, reads)
         self._absorb(results)
@@ -437,7 +446,7 @@ class _Update:
             facts = linear_dred_changes(
                 self.spark, self.checked, plan, plain, new, inserted, deleted,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
-                    name, self.read_at[name], rows))
+                    name, self.read_at[name], rows), recompute_if_larger=self.method == "auto")
             if facts is not None:  # computed in the driver: stored as they are, no Spark job
                 self._absorb({}, stored={name: assessed_presence(
                     self.spark, self.checked.relations[name], *changes)

@@ -208,6 +208,28 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypat
     assert_counts(wh, "tc", edb)
 
 
+def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, tmp_path,
+                                                                 monkeypatch, caplog):
+    from spark_datalog.incremental import dred_linear
+
+    monkeypatch.setattr(dred_linear, "OVER_DELETION_MIN", 1)
+    program, wh = bases.copy("tc", tmp_path / "wh")
+    # cutting 3 -> 1 over-deletes the whole cycle's closure: more than a quarter of tc
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])})
+    assert {s.relations: s.method for s in report.strata}[("tc",)] == "recompute"
+    assert any("costs less than DRed" in r.getMessage() for r in caplog.records)
+    edb = {"arc": [(1, 2), (2, 3), (1, 3)]}
+    assert_matches_reference(program, wh, edb)
+    assert_counts(wh, "tc", edb)
+    # method="dred" keeps DRed however much it over-deletes
+    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])},
+                            method="dred")
+    assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
+    edb["arc"].remove((1, 2))
+    assert_matches_reference(program, wh, edb)
+
+
 def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 3)
     program, wh = bases.copy("tc", tmp_path / "wh")
