@@ -37,6 +37,7 @@ from ..plan.partitioning import Decomposition
 from ..spark.inputs import empty_frame
 from ..spark.types import schema as spark_schema
 from ..spark.types import spark_type
+from ..storage.datafiles import collect_small
 from .checkpoint import cut_lineage, materialise, release
 from .stats import IterationStats, StratumStats, non_termination, per_relation
 
@@ -200,10 +201,9 @@ def _collect_static(names, relations: dict, max_rows: int) -> Optional[dict]:
     """relation -> pyarrow Table of each relation to broadcast, or None if one is too large."""
     tables = {}
     for name in names:
-        table = relations[name].limit(max_rows + 1).toArrow()
-        if table.num_rows > max_rows:
+        tables[name] = collect_small(relations[name], max_rows)
+        if tables[name] is None:
             return None
-        tables[name] = table
     return tables
 
 

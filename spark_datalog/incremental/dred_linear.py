@@ -47,6 +47,7 @@ from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..plan.translate import plan_rule
 from ..reference.aggregates import group_of
+from ..storage.datafiles import collect_small
 from ..syntax import ast
 from .dred import dred_applies
 from .dred_local import dred_plans
@@ -97,7 +98,9 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
 
     def read(name, limit):
         table = stored(name, limit) if stored is not None else None
-        rows = arrow.table_rows(table) if table is not None else _collect(old[name], limit)
+        if table is None:
+            table = collect_small(old[name], limit)
+        rows = None if table is None else arrow.table_rows(table)
         if rows is None:
             log.info("%s · %s has over %d rows for the driver (%s): DRed by other means", what,
                      name, limit, partitioned.LOCAL_FACTS_SETTING if name in own
@@ -206,12 +209,6 @@ def rederive_plan(checked, rule: ast.Rule, own: frozenset):
     head = ast.Atom(rule.head.predicate, rule.head.args, rule.head.span)
     restricted = dataclasses.replace(rule, body=(head,) + lower + mine)
     return plan_rule(restricted, checked, delta_position=0).plan
-
-
-def _collect(frame: DataFrame, limit: int) -> Optional[list]:
-    """The rows of ``frame`` as tuples, or None when it has more than ``limit``."""
-    table = frame.limit(limit + 1).toArrow()
-    return None if table.num_rows > limit else arrow.table_rows(table)
 
 
 def _rows(frame: DataFrame) -> list:
