@@ -16,8 +16,8 @@ memory, so the stratum costs a few jobs however many rounds it takes:
 
 The other relations the recursive rules read are collected once and broadcast to every task;
 each must have at most ``MAX_BROADCAST_ROWS`` rows. A task stops when its relations exceed
-``MAX_LOCAL_FACTS`` facts (both limits are Spark settings too, see :func:`limits`); the stratum then runs in rounds of Spark joins (the work done is
-lost, the result is the same). Executors need the ``spark_datalog`` package importable, as any
+``MAX_LOCAL_FACTS`` facts (both limits are Spark settings too, see :func:`limits`); the
+stratum then runs in rounds of Spark joins (the work done is lost, the result is the same). Executors need the ``spark_datalog`` package importable, as any
 Python UDF library; where they cannot import it, rounds are used as well, with a warning.
 """
 

@@ -24,8 +24,8 @@ above through negation. Per stratum the method is:
   as the fallback of the others: a removal (a deletion below, or an insertion under a negation)
   reaching a min/max recursion; and, with ``method="auto"``, a linear stratum whose DRed
   over-deletes more than ``dred_linear.OVER_DELETION_SHARE`` of it and at least
-  ``OVER_DELETION_MIN`` facts (DRed then costs more than recomputing; logged). Its cost is the stratum's full evaluation plus a diff with its stored
-  state.
+  ``OVER_DELETION_MIN`` facts (DRed then costs more than recomputing; logged). Its cost is the
+  stratum's full evaluation plus a diff with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
 as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
