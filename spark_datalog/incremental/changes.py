@@ -160,10 +160,10 @@ class Tally:
     problems: int = 0
 
 
-def assessed_presence(spark, schema, inserted: list, deleted: list) -> tuple:
+def assessed_presence(schema, inserted: list, deleted: list) -> tuple:
     """(assessed change, ``Tally``) of a set-valued relation whose facts ``inserted`` appear
-    and ``deleted`` disappear, both lists of tuples computed in the driver: the frame is made
-    from them (no Spark job), as :func:`store_assessed` would have stored it."""
+    and ``deleted`` disappear, both lists of tuples computed in the driver: the change is a
+    pyarrow Table with :func:`assess`'s columns (no Spark job)."""
     import pyarrow as pa
 
     from ..local import arrow
@@ -177,7 +177,18 @@ def assessed_presence(spark, schema, inserted: list, deleted: list) -> tuple:
              .append_column(PRESENCE, pa.array(signs, pa.int32()))
              .append_column(PROBLEM, pa.array([False] * len(facts), pa.bool_())))
     tally = Tally(rows=len(facts), inserted=len(inserted), deleted=len(deleted))
-    return spark.createDataFrame(table), tally
+    return table, tally
+
+
+def presence_rows(table, sign: int):
+    """The facts of an assessed change held as a pyarrow Table (:func:`assess_in_driver`,
+    :func:`assessed_presence`) that appear (``sign`` 1) or disappear (-1): its relation's
+    columns."""
+    import pyarrow.compute as pc
+
+    test = pc.greater if sign > 0 else pc.less
+    names = [c for c in table.column_names if c not in (COUNT, _OLD, PRESENCE, PROBLEM)]
+    return table.filter(test(table.column(PRESENCE), 0)).select(names)
 
 
 def store_assessed(frames: Mapping) -> tuple:

@@ -36,8 +36,6 @@ import dataclasses
 import logging
 from typing import Callable, Optional
 
-from pyspark.sql import DataFrame
-
 from ..errors import NonTerminationError
 from ..eval import partitioned
 from ..local import arrow
@@ -47,7 +45,7 @@ from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..plan.translate import plan_rule
 from ..reference.aggregates import group_of
-from ..storage.datafiles import collect_small
+from ..storage.datafiles import collect_small, is_arrow
 from ..syntax import ast
 from .dred import dred_applies
 from .dred_local import dred_plans
@@ -79,7 +77,8 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
                         stored: Optional[Callable] = None,
                         recompute_if_larger: bool = False) -> Optional[dict]:
     """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
-    ``incremental.dred.dred_changes`` computes them as frames, from the same arguments), or
+    ``incremental.dred.dred_changes`` computes them as frames, from the same arguments, except
+    that ``inserted`` and ``deleted`` may also give pyarrow Tables), or
     None when a lower relation or the stratum holds more than ``eval.partitioned.limits``
     allows.
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
@@ -211,8 +210,9 @@ def rederive_plan(checked, rule: ast.Rule, own: frozenset):
     return plan_rule(restricted, checked, delta_position=0).plan
 
 
-def _rows(frame: DataFrame) -> list:
-    return arrow.table_rows(frame.toArrow())
+def _rows(rows) -> list:
+    """The tuples of a Spark frame (collected: one job) or of a pyarrow Table."""
+    return arrow.table_rows(rows if is_arrow(rows) else rows.toArrow())
 
 
 def _variants(stratum_plan) -> list:

@@ -63,11 +63,11 @@ from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
-from ..storage.datafiles import DRIVER_ROWS, collect_small
+from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
 from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assess_in_driver,
-                      assessed_presence, check_assessed, conform_changes, diff, signed,
-                      signed_presence, store_assessed)
+                      assessed_presence, check_assessed, conform_changes, diff,
+                      presence_rows, signed, signed_presence, store_assessed)
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
@@ -184,8 +184,9 @@ def _check_changes(checked, warehouse, changes) -> dict:
     """Raise ``InputError`` for nulls and deletions of absent facts, against the tables as they
     are (one Spark job for all the changes, which are stored).
 
-    Returns relation -> (stored assessed change, its ``Tally``, table version it was checked
-    against), so the run assesses again only a table that changed since.
+    Returns relation -> (stored assessed change — a frame, or a pyarrow Table when assessed in
+    the driver —, its ``Tally``, table version it was checked against), so the run assesses
+    again only a table that changed since.
     """
     frames, versions, in_driver = {}, {}, {}
     for name, frame in changes.items():
@@ -199,17 +200,19 @@ def _check_changes(checked, warehouse, changes) -> dict:
                 name, versions[name], partitioned.limits(frame.sparkSession)[0],
                 with_counts=True)
             if old is not None:
-                table, tally = assess_in_driver(schema, small, old, "error")
-                in_driver[name] = (frame.sparkSession.createDataFrame(table), tally)
+                in_driver[name] = assess_in_driver(schema, small, old, "error")
                 continue
             old = warehouse.read(name, with_counts=True, version=versions[name]).where(
                 F.col(COUNT) > 0)
             frames[name] = assess(schema, change, old, "error")
     leaves, tallies = store_assessed(frames)
-    for name, (leaf, tally) in in_driver.items():
-        leaves[name], tallies[name] = leaf, tally
     for name, leaf in leaves.items():
         check_assessed(checked.relations[name], leaf, tallies[name])
+    for name, (table, tally) in in_driver.items():
+        if tally.problems:  # read by Spark only to be reported
+            spark = changes[name].sparkSession
+            check_assessed(checked.relations[name], spark.createDataFrame(table), tally)
+        leaves[name], tallies[name] = table, tally
     return {name: (leaves[name], tallies[name], versions[name]) for name in leaves}
 
 
@@ -240,6 +243,9 @@ class _Update:
         self.deltas: dict = {}  # relation -> non-empty change (counted, stored, one row per fact)
         self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
         self.tallies: dict = {}  # relation -> Tally of its delta
+        # relation -> its delta's assessed rows as a pyarrow Table, when computed in the driver:
+        # they reach the warehouse and the linear DRed without a Spark job
+        self.local: dict = {}
         # relations storing count 1 per present fact: recursive strata, aggregate relations
         self.set_valued = {name for plan in program.plans for name in plan.relations
                            if plan.recursive or name in plan.aggregates}
@@ -324,7 +330,8 @@ class _Update:
         ``changes``: relation -> an assessed change (``changes.assess``), a change of a
         set-valued relation (its sign is its presence), or another change (assessed here,
         against the relation's old state). ``stored``: relation -> (leaf, ``Tally``) of
-        assessed changes stored already. Refused changes raise ``InputError``.
+        assessed changes stored already, a leaf being a frame or a pyarrow Table computed in
+        the driver (kept in ``local``). Refused changes raise ``InputError``.
         """
         frames = {}
         for name, change in changes.items():
@@ -335,7 +342,10 @@ class _Update:
             else:
                 frames[name] = assess(self.checked.relations[name], change, self.old[name])
         leaves, tallies = store_assessed(frames)
+        local = {}
         for name, (leaf, tally) in (stored or {}).items():
+            if is_arrow(leaf):
+                local[name], leaf = leaf, self.spark.createDataFrame(leaf)
             leaves[name], tallies[name] = leaf, tally
         for name, leaf in leaves.items():
             check_assessed(self.checked.relations[name], leaf, tallies[name])
@@ -344,6 +354,8 @@ class _Update:
             if not tally.rows:
                 continue
             columns = self._columns(name)
+            if name in local:
+                self.local[name] = local[name]
             self.deltas[name] = leaf.select(*columns, COUNT)
             self.presence[name] = (leaf.where(F.col(PRESENCE) > 0).select(*columns),
                                    leaf.where(F.col(PRESENCE) < 0).select(*columns),
@@ -443,14 +455,16 @@ class _Update:
         inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
         deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
         if self.decompose and linear_dred_applies(plan):
+            # presence rows the driver holds are passed as they are (no job to collect them)
+            held = [{name: presence_rows(self.local[name], sign) if name in self.local else rows
+                     for name, rows in kind.items()} for kind, sign in ((inserted, 1), (deleted, -1))]
             facts = linear_dred_changes(
-                self.spark, self.checked, plan, plain, new, inserted, deleted,
+                self.spark, self.checked, plan, plain, new, *held,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
                     name, self.read_at[name], rows), recompute_if_larger=self.method == "auto")
             if facts is not None:  # computed in the driver: stored as they are, no Spark job
                 self._absorb({}, stored={name: assessed_presence(
-                    self.spark, self.checked.relations[name], *changes)
-                    for name, changes in facts.items()})
+                    self.checked.relations[name], *changes) for name, changes in facts.items()})
                 return {}
         results = None
         if self.decompose:
@@ -510,8 +524,10 @@ class _Update:
             # (its tables hold count 1 per present fact and no other row)
             new_facts_only = (name in self.set_valued and not tally.deleted
                               and tally.inserted == tally.rows)
-            wh.apply_changes(name, list(zip(schema.column_names, schema.types)),
-                             self.deltas[name], run, netted=True, new_facts_only=new_facts_only)
+            change = (self.local[name].select([*self._columns(name), COUNT])
+                      if name in self.local else self.deltas[name])
+            wh.apply_changes(name, list(zip(schema.column_names, schema.types)), change, run,
+                             netted=True, new_facts_only=new_facts_only)
         for name in checked.edb:
             if name in consumed:
                 version, source = consumed[name]

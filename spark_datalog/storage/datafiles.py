@@ -6,11 +6,11 @@ carries the Delta statistics of its Parquet footer (``numRecords``, ``minValues`
 ``maxValues``, ``nullCount``; see ``file_stats``). From them a change finds the files it may
 touch in the log alone (``candidates``), and Spark and delta-rs readers skip files by them too.
 
-Two writers, one layout: frames of at most ``DRIVER_ROWS`` rows are collected and written with
-pyarrow from the driver (the collect is the only Spark job), larger ones by Spark (a global sort,
-then ``maxRecordsPerFile``). Small changes are also netted and merged with the files they touch
-on the driver (``net_rows``, ``merge_rows``), grouping as Spark does: nulls equal each other,
-``-0.0`` equals ``0.0`` and NaN equals NaN.
+Two writers, one layout: Arrow tables the driver already holds, and frames of at most
+``DRIVER_ROWS`` rows (collected: the only Spark job), are written with pyarrow from the driver,
+larger frames by Spark (a global sort, then ``maxRecordsPerFile``). Such changes are also netted
+and merged with the files they touch on the driver (``net_rows``, ``merge_rows``), grouping as
+Spark does: nulls equal each other, ``-0.0`` equals ``0.0`` and NaN equals NaN.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import uuid
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from ..errors import SchemaError
 from . import uris
 from .schema import COUNT_COLUMN, Columns, arrow_schema
 
@@ -66,6 +67,24 @@ def collect_small(df, limit: int):
         return None
     table = df.limit(limit + 1).toArrow()
     return table if table.num_rows <= limit else None
+
+
+def is_arrow(rows) -> bool:
+    """Whether ``rows`` is a pyarrow Table (rows held by this process) rather than a Spark frame."""
+    import pyarrow as pa
+
+    return isinstance(rows, pa.Table)
+
+
+def conform_arrow(table, columns: Columns, relation: str):
+    """``schema.conform`` of a pyarrow Table: the declared columns and ``_count``, in order, cast
+    to their exact types; ``SchemaError`` naming the missing columns."""
+    wanted = [name for name, _ in columns] + [COUNT_COLUMN]
+    missing = [name for name in wanted if name not in table.column_names]
+    if missing:
+        raise SchemaError(f"relation {relation}: the table lacks column(s) {', '.join(missing)} "
+                          f"(it has {', '.join(table.column_names) or 'none'})")
+    return table.select(wanted).cast(arrow_schema(columns))
 
 
 def write_with_spark(df, columns: Columns, table_uri: str, folder: str, rows_per_file: int,

@@ -495,8 +495,11 @@ class EmbeddedBackend:
         table = self._open(name)
         if table is not None and not new_schema:
             check_readable(table, self.table_uri(name))
-        rows = conform(df, columns, name)
-        local = datafiles.collect_small(rows, datafiles.DRIVER_ROWS)
+        if datafiles.is_arrow(df):
+            rows = local = datafiles.conform_arrow(df, columns, name)
+        else:
+            rows = conform(df, columns, name)
+            local = datafiles.collect_small(rows, datafiles.DRIVER_ROWS)
         written = self._write_files(name, columns, rows if local is None else local, txn)
         adds = [f.action for f in written]
         props = _commit_properties(txn, metadata)
@@ -524,17 +527,23 @@ class EmbeddedBackend:
         those, the ones that do are rewritten with the change merged in, and one commit adds the
         new files and retires the rewritten ones.
 
-        A change of at most ``datafiles.DRIVER_ROWS`` rows costs one Spark job (collecting it):
-        it is netted, merged with the candidate files' rows and written with pyarrow on the
-        driver. A larger one is netted, looked up in the candidate files, merged and written by
-        Spark. ``new_facts_only=True`` promises that no fact of the change has a stored row (not
-        even one with a count <= 0): when every net count is positive the change is then only
-        appended, without looking at the table's files. ``netted=True`` promises one row per
+        A change given as a pyarrow Table (computed in this process), or a Spark frame of at most
+        ``datafiles.DRIVER_ROWS`` rows (one Spark job, collecting it), is netted, merged with
+        the candidate files' rows and written with pyarrow on the driver, without Spark, when
+        those files hold at most ``datafiles.DRIVER_MERGE_ROWS`` rows. A larger one is netted,
+        looked up in the candidate files, merged and written by Spark. ``new_facts_only=True``
+        promises that no fact of the change has a stored row (not even one with a count <= 0):
+        when every net count is positive the change is then only appended, without looking at
+        the table's files. ``netted=True`` promises one row per
         fact and no zero count (saves netting a large change with a shuffle).
         """
-        change = conform(changes, columns, name)
+        arrow = datafiles.is_arrow(changes)
+        change = (datafiles.conform_arrow if arrow else conform)(changes, columns, name)
         table = self._open(name)
         if table is None:
+            if arrow:
+                return self.replace(name, columns, datafiles.net_rows(change, columns), txn,
+                                    metadata)
             return self.replace(name, columns, change if netted else net_changes(change, columns),
                                 txn, metadata)
         check_readable(table, self.table_uri(name))
@@ -542,7 +551,7 @@ class EmbeddedBackend:
             raise WarehouseError(f"relation {name}: the Delta table is partitioned, so it was not "
                                  f"written by spark_datalog; changes cannot be applied to it")
         files = _add_actions(table)
-        local = datafiles.collect_small(change, datafiles.DRIVER_ROWS)
+        local = change if arrow else datafiles.collect_small(change, datafiles.DRIVER_ROWS)
         if local is None:
             net = change if netted else net_changes(change, columns).localCheckpoint()
             return self._apply_spark(name, columns, table, files, net, txn, metadata,

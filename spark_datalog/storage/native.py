@@ -19,6 +19,7 @@ from typing import Optional
 from ..errors import WarehouseError
 from .embedded import (ChangeSet, EmbeddedBackend, change_feed_files, log, net_changes,
                        signed_change_feed)
+from . import datafiles
 from .runs import CommitResult
 from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform
 
@@ -87,6 +88,8 @@ class NativeBackend(EmbeddedBackend):
         from delta.tables import DeltaTable
         from pyspark.sql import functions as F
 
+        if datafiles.is_arrow(changes):  # computed in the driver: MERGE reads it as a frame
+            changes = self.spark.createDataFrame(datafiles.conform_arrow(changes, columns, name))
         net = conform(changes, columns, name)
         if not netted:
             net = net_changes(net, columns)

@@ -316,7 +316,8 @@ class Warehouse:
 
     def apply_changes(self, name: str, columns: Iterable, changes, run: RunInfo, *,
                       new_facts_only: bool = False, netted: bool = False) -> CommitResult:
-        """Add the signed counts of ``changes`` (declared columns + ``_count``) to ``name``.
+        """Add the signed counts of ``changes`` (declared columns + ``_count``; a Spark frame,
+        or a pyarrow Table the caller computed in this process) to ``name``.
 
         Several rows of one fact are summed; a fact's new count is old + change; facts reaching
         0 are deleted (negative counts are stored as they are: such facts are absent). No new
