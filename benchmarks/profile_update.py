@@ -220,6 +220,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
                         help="also profile each update with cProfile (a second, separate run) "
                         "and print the top N functions by cumulative time")
+    parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
+                        help="order of the cProfile listing (default cumulative)")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session (repeatable), e.g. "
                         "spark.sql.adaptive.enabled=false")
@@ -309,7 +311,7 @@ def main(argv=None) -> int:
                     profiler = cProfile.Profile()
                     one(method, direction, f"{method}-{direction}-cprofile", profiler)
                     text = io.StringIO()
-                    pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(
+                    pstats.Stats(profiler, stream=text).sort_stats(args.sort).print_stats(
                         args.cprofile)
                     out.append(f"cProfile, method={method}, {direction}:\n\n```\n"
                                + text.getvalue().strip() + "\n```\n")

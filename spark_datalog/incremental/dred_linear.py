@@ -36,6 +36,8 @@ import dataclasses
 import logging
 from typing import Callable, Optional
 
+import pyarrow as pa
+
 from ..errors import NonTerminationError
 from ..eval import partitioned
 from ..local import arrow
@@ -72,13 +74,14 @@ def linear_dred_applies(stratum_plan) -> bool:
     return stratum_plan.recursive and is_linear(stratum_plan)
 
 
-def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
+def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
                         deleted: dict, max_iterations: Optional[int] = None,
                         stored: Optional[Callable] = None,
                         recompute_if_larger: bool = False) -> Optional[dict]:
     """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
-    ``incremental.dred.dred_changes`` computes them as frames, from the same arguments, except
-    that ``inserted`` and ``deleted`` may also give pyarrow Tables), or
+    ``incremental.dred.dred_changes`` computes them as frames, from the same arguments but the
+    new states, which it derives from the old ones and the changes; ``inserted`` and
+    ``deleted`` may also give pyarrow Tables), or
     None when a lower relation or the stratum holds more than ``eval.partitioned.limits``
     allows.
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
@@ -96,32 +99,36 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
     what = f"stratum {stratum_plan.index} · {', '.join(relations)}"
 
     def read(name, limit):
+        """The relation's old facts: a held pyarrow Table (``arrow.is_held``), else tuples."""
         table = stored(name, limit) if stored is not None else None
         if table is None:
             table = collect_small(old[name], limit)
-        rows = None if table is None else arrow.table_rows(table)
-        if rows is None:
+        if table is None:
             log.info("%s · %s has over %d rows for the driver (%s): DRed by other means", what,
                      name, limit, partitioned.LOCAL_FACTS_SETTING if name in own
                      else partitioned.BROADCAST_ROWS_SETTING)
-        return rows
+            return None
+        return table if arrow.is_held(table) else arrow.table_rows(table)
 
     changed = {("inserted", name): _rows(frame) for name, frame in inserted.items()}
     changed.update({("deleted", name): _rows(frame) for name, frame in deleted.items()})
     lower_old, lower_new = {}, {}
-    for name in sorted(set(new) - own):
+    for name in sorted(set(old) - own):
         rows = read(name, max_rows)
         if rows is None:
             return None
         lower_old[name] = rows
         lower_new[name] = _after(rows, changed.get(("inserted", name), ()),
                                  changed.get(("deleted", name), ()))
-    known = {}
+    known = {}  # the stratum's facts: held tables, sets of tuples, or lists for min/max ones
     for name in relations:
         rows = read(name, max_facts)
         if rows is None:
             return None
-        known[name] = rows if name in best else set(rows)
+        if name in best:
+            known[name] = _tuples(rows)
+        else:
+            known[name] = rows if arrow.is_held(rows) else set(rows)
     plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
 
     # 1. over-delete against the old state
@@ -132,7 +139,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
         seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
         limit = max_facts
         if recompute_if_larger:
-            share = OVER_DELETION_SHARE * sum(len(rows) for rows in known.values())
+            share = OVER_DELETION_SHARE * sum(_size(rows) for rows in known.values())
             limit = min(limit, max(int(share), OVER_DELETION_MIN))
         outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
                            max_rounds=max_iterations, max_facts=limit, fixed_full=True)
@@ -141,12 +148,13 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
             raise OverDeletion(f"{what} · over {limit} facts over-deleted")
         if outcome.overflow:
             return None
-        over = {name: set(outcome.facts[name]) & known[name] for name in relations}
+        over = {name: _among(known[name], outcome.facts[name]) for name in relations}
 
     # 2. what remains, and the over-deleted facts it still derives
     for name in relations:
         if over[name]:
-            known[name] -= over[name]
+            known[name] = (arrow.without(known[name], over[name]) if arrow.is_held(known[name])
+                           else known[name] - over[name])
     new_frames = _frames({**lower_new, **known})
     seeds = {name: [] for name in relations}
     seeds.update(seed_rows(plans.insert_seeds, new_frames, changed, own))
@@ -178,13 +186,28 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inse
     return result
 
 
-def _after(rows: list, appeared, gone) -> list:
-    """A relation's facts after its change: without those that disappeared, with those that
-    appeared."""
+def _after(rows, appeared, gone):
+    """A relation's facts after its change (a held table or tuples, like ``rows``): without
+    those that disappeared, with those that appeared."""
     if not appeared and not gone:
         return rows
+    if arrow.is_held(rows):
+        return pa.concat_tables([arrow.without(rows, gone), arrow.like(rows, list(appeared))])
     gone = set(gone)
     return [row for row in rows if row not in gone] + list(appeared)
+
+
+def _among(known, facts) -> set:
+    """The ``facts`` that ``known`` (a held table or a set of tuples) holds."""
+    return arrow.among(known, facts) if arrow.is_held(known) else set(facts) & known
+
+
+def _size(rows) -> int:
+    return rows.num_rows if arrow.is_held(rows) else len(rows)
+
+
+def _tuples(rows) -> list:
+    return arrow.table_rows(rows) if arrow.is_held(rows) else rows
 
 
 def _improved(position: int, added: list, old: list) -> tuple:

@@ -444,14 +444,6 @@ class _Update:
         plain = {}
         for name in list(reads) + list(plan.relations):
             plain[name] = self.old[name].select(*self._columns(name))
-        # every round reads the changed lower relations' new states: those that lost facts are
-        # stored (when first read), the others are their old facts and the stored ones that
-        # appeared
-        new = {}
-        for name in reads:
-            new[name] = self.new_facts(name)
-            if name in self.deltas and self.presence[name][3]:
-                new[name] = new[name].localCheckpoint(eager=False)
         inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
         deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
         if self.decompose and linear_dred_applies(plan):
@@ -459,13 +451,22 @@ class _Update:
             held = [{name: presence_rows(self.local[name], sign) if name in self.local else rows
                      for name, rows in kind.items()} for kind, sign in ((inserted, 1), (deleted, -1))]
             facts = linear_dred_changes(
-                self.spark, self.checked, plan, plain, new, *held,
+                self.spark, self.checked, plan, plain, *held,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
                     name, self.read_at[name], rows), recompute_if_larger=self.method == "auto")
             if facts is not None:  # computed in the driver: stored as they are, no Spark job
                 self._absorb({}, stored={name: assessed_presence(
                     self.checked.relations[name], *changes) for name, changes in facts.items()})
                 return {}
+        # every round reads the changed lower relations' new states: those that lost facts are
+        # stored (when first read; under adaptive execution, checkpointing one runs its shuffle
+        # at once, so it is left until needed), the others are their old facts and the stored
+        # ones that appeared
+        new = {}
+        for name in reads:
+            new[name] = self.new_facts(name)
+            if name in self.deltas and self.presence[name][3]:
+                new[name] = new[name].localCheckpoint(eager=False)
         results = None
         if self.decompose:
             results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,

@@ -41,3 +41,67 @@ def table(facts: list, column_names, column_types) -> pa.Table:
     """``facts`` (tuples) as an Arrow table with the given column names and Datalog types."""
     return pa.Table.from_arrays(arrays(facts, column_types), schema=pa.schema(
         [pa.field(name, ARROW_TYPES[type_]) for name, type_ in zip(column_names, column_types)]))
+
+
+# what a value that Arrow cannot hold or compare in a column raises
+_MISFITS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
+            OverflowError)
+
+
+def is_held(rows) -> bool:
+    """Whether ``rows`` is a pyarrow Table that the local backend probes by key in bulk
+    (``matching``) instead of converting every row to a tuple: one with columns, none of them
+    floating point (whose NaN and ``-0.0`` Python sets and Arrow kernels compare differently)."""
+    return (isinstance(rows, pa.Table) and rows.num_columns > 0
+            and not any(pa.types.is_floating(f.type) for f in rows.schema))
+
+
+def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
+    """The rows of ``table`` whose values at ``positions`` are among ``wanted`` (bare values
+    for one position, tuples for several): one vectorized filter or semi-join. None when a
+    wanted value does not fit the column's type, or Arrow cannot join on it (the caller then
+    compares tuples)."""
+    import pyarrow.compute as pc
+
+    if not wanted:
+        return table.slice(0, 0)
+    try:
+        if len(positions) == 1:
+            column = table.column(positions[0])
+            return table.filter(pc.is_in(column, value_set=pa.array(list(wanted), column.type)))
+        names = [table.column_names[p] for p in positions]
+        keys = pa.Table.from_arrays(
+            [pa.array(list(values), table.schema.field(p).type)
+             for values, p in zip(zip(*wanted), positions)], names=names)
+        return table.join(keys, names, join_type="left semi")
+    except _MISFITS:
+        return None
+
+
+def like(table: pa.Table, facts) -> pa.Table:
+    """``facts`` (tuples) as a table of ``table``'s schema."""
+    columns = list(zip(*facts)) if facts else [() for _ in table.schema]
+    return pa.Table.from_arrays([pa.array(list(values), f.type)
+                                 for values, f in zip(columns, table.schema)],
+                                schema=table.schema)
+
+
+def among(table: pa.Table, facts) -> set:
+    """The ``facts`` (tuples, whole rows) that ``table`` holds."""
+    facts = set(facts)
+    wanted = {f[0] for f in facts} if table.num_columns == 1 else facts
+    found = matching(table, list(range(table.num_columns)), wanted)
+    if found is None:
+        return facts & set(table_rows(table))
+    return set(table_rows(found))
+
+
+def without(table: pa.Table, facts) -> pa.Table:
+    """``table`` without the rows equal to one of ``facts`` (tuples, whole rows)."""
+    if not facts:
+        return table
+    try:
+        return table.join(like(table, list(facts)), table.column_names, join_type="left anti")
+    except _MISFITS:
+        gone = set(facts)
+        return like(table, [row for row in table_rows(table) if row not in gone])

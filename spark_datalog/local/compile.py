@@ -16,9 +16,12 @@ from __future__ import annotations
 from operator import itemgetter
 from typing import Callable, Iterable, Mapping, Optional
 
+import pyarrow as pa
+
 from ..plan import ir
 from ..reference.aggregates import reduce_values
 from ..reference.terms import Undefined, arithmetic, coerce, compare
+from . import arrow
 
 Rows = Iterable[tuple]
 Frames = Mapping  # (relation, "full" | "delta") -> collection of tuples
@@ -26,13 +29,16 @@ Frames = Mapping  # (relation, "full" | "delta") -> collection of tuples
 
 class Plan:
     """A compiled node: ``rows(frames)`` yields its rows; ``static`` when it reads no dynamic
-    relation, in which case its rows are computed once and kept."""
+    relation, in which case its rows are computed once and kept. ``scan``: the frame key a bare
+    scan reads (None for other nodes); ``reads``: the frame keys of every scan under it."""
 
     def __init__(self, columns: tuple, static: bool, produce: Callable[[Frames], Rows]):
         self.columns = columns
         self.static = static
         self._produce = produce
         self._kept = None
+        self.scan = None
+        self.reads: frozenset = frozenset()
 
     def rows(self, frames: Frames) -> Rows:
         if not self.static:
@@ -49,7 +55,9 @@ def compile_plan(node, dynamic: frozenset) -> Plan:
         compiler = _NODE_COMPILERS[type(node)]
     except KeyError:
         raise TypeError(f"not an IR node: {node!r}") from None
-    return compiler(node, dynamic)
+    plan = compiler(node, dynamic)
+    plan.reads = frozenset((scan.relation, scan.source) for scan in ir.scans(node))
+    return plan
 
 
 # ---------------------------------------------------------------------------------------------
@@ -62,9 +70,12 @@ def _scan(node: ir.Scan, dynamic) -> Plan:
     def produce(frames):
         if key not in frames:
             raise KeyError(f"no rows for {node.source} relation {node.relation!r}")
-        return frames[key]
+        rows = frames[key]
+        return arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows
 
-    return Plan(node.columns, node.relation not in dynamic, produce)
+    plan = Plan(node.columns, node.relation not in dynamic, produce)
+    plan.scan = key
+    return plan
 
 
 def _unit(node: ir.Unit, dynamic) -> Plan:
@@ -102,10 +113,11 @@ def _join(node: ir.Join, dynamic) -> Plan:
     if right.static or not left.static:
         # probe the right side's index with each left row (the index is built once if static)
         whole_rows = not rest and list(node.on) == list(right.columns)
-        index = _Index(right, right_key, right_rest, whole_rows)
+        index = _Index(right, right_key, right_rest, whole_rows,
+                       [right.columns.index(c) for c in node.on])
 
         def produce(frames):
-            if right.static:
+            if right.static and not index.held(frames):
                 rows, lookup = left.rows(frames), index.get(frames)
             else:  # indexed anew: only the right rows some left row can meet
                 rows = list(left.rows(frames))
@@ -211,27 +223,42 @@ class _Index:
     plan is static, on every call otherwise, then only over the rows whose key is among the
     ``wanted`` ones when given. With ``whole_rows`` (the key is the whole row, in order, and
     nothing is projected), rows given as a ``set`` are probed as they are: a membership test
-    instead of building an index over them."""
+    instead of building an index over them. A scan of a relation held as a pyarrow Table
+    (``arrow.is_held``: a large stored relation) is indexed on every call over its ``wanted``
+    rows only, found in bulk by Arrow (``arrow.matching``, at ``positions``), so its other
+    rows never become tuples."""
 
-    def __init__(self, plan: Plan, key, project, whole_rows: bool = False):
+    def __init__(self, plan: Plan, key, project, whole_rows: bool = False,
+                 positions: Optional[list] = None):
         self.plan, self.key, self.project = plan, key, project
         self.whole_rows = whole_rows
+        self.positions = positions
         self._built = None
+
+    def held(self, frames) -> bool:
+        """Whether the plan is a scan of a held table that can be probed by key."""
+        return (self.plan.scan is not None and bool(self.positions)
+                and arrow.is_held(frames.get(self.plan.scan)))
 
     def get(self, frames, wanted: Optional[set] = None):
         if self._built is not None:
             return self._built
-        if self.whole_rows:
+        rows = None
+        if wanted is not None and self.held(frames):
+            found = arrow.matching(frames[self.plan.scan], self.positions, wanted)
+            if found is not None:
+                rows = arrow.table_rows(found)
+        if rows is None:
             rows = self.plan.rows(frames)
-            if isinstance(rows, (set, frozenset)):
+            if self.whole_rows and isinstance(rows, (set, frozenset)):
                 return _Members(rows, len(self.plan.columns) == 1)
         index: dict = {}
         key, project = self.key, self.project
-        for row in self.plan.rows(frames):
+        for row in rows:
             found = key(row)
             if wanted is None or found in wanted:
                 index.setdefault(found, []).append(project(row))
-        if self.plan.static:
+        if self.plan.static and wanted is None:
             self._built = index
         return index
 

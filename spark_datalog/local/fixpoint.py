@@ -12,7 +12,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
+import pyarrow as pa
+
 from ..reference.aggregates import better, group_of, with_value
+from . import arrow
 
 
 @dataclass
@@ -42,15 +45,20 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
     Maintenance starts from a state: ``known`` (name -> rows) is held before round 0 without
     being a delta, and with ``fixed_full`` the variants read the relations' ``full`` from
     ``static`` (an old state) instead of from what the fixpoint holds. A ``set`` in ``known``
-    is taken over, not copied (it grows). With ``only_new``, ``facts`` holds only the facts
-    the run added to ``known`` (set relations)."""
+    is taken over, not copied (it grows); a pyarrow Table (``arrow.is_held``) stays one, and
+    each round's candidates are looked up in it in bulk. With ``only_new``, ``facts`` holds
+    only the facts the run added to ``known`` (set relations)."""
     best = best or {}
     states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
     for name, rows in (known or {}).items():
         if isinstance(rows, set) and isinstance(states[name], _SetState):
             states[name].known = rows
+        elif arrow.is_held(rows) and isinstance(states[name], _SetState):
+            states[name] = _HeldSetState(rows)
         else:
-            states[name].merge(rows)
+            states[name].merge(arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows)
+    # the relations' current facts are given only to variants that read them
+    full = set().union(*(plan.reads for _, plan in variants)) if variants else set()
     outcome = Outcome()
     added = {name: [] for name in states} if only_new else None
     started = time.perf_counter()
@@ -67,7 +75,7 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
         frames = dict(static)
         for name, state in states.items():
             frames[(name, "delta")] = deltas[name]
-            if not fixed_full:
+            if not fixed_full and (name, "full") in full:
                 frames[(name, "full")] = state.rows()
         candidates: dict = {name: [] for name in states}
         for relation, plan in variants:
@@ -113,6 +121,33 @@ class _SetState:
 
     def facts(self) -> list:
         return list(self.known)
+
+
+class _HeldSetState(_SetState):
+    """A set relation known from a pyarrow Table: the facts added since are held in ``known``;
+    each merge looks its new candidates up in the table at once (``arrow.among``)."""
+
+    def __init__(self, table):
+        super().__init__()
+        self.table = table
+
+    def __len__(self) -> int:
+        return self.table.num_rows + len(self.known)
+
+    def merge(self, candidates) -> list:
+        known = self.known
+        fresh = list(dict.fromkeys(row for row in candidates if row not in known))
+        if fresh:
+            stored = arrow.among(self.table, fresh)
+            fresh = [row for row in fresh if row not in stored]
+            known.update(fresh)
+        return fresh
+
+    def rows(self):
+        return pa.concat_tables([self.table, arrow.like(self.table, list(self.known))])
+
+    def facts(self) -> list:
+        return arrow.table_rows(self.table) + list(self.known)
 
 
 class _BestState:

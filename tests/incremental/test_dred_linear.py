@@ -13,19 +13,21 @@ import logging
 import os
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 import spark_datalog as sd
-from programs import prem_programs, programs_with_changes
+from programs import prem_programs, programs_with_changes, settings
 from spark_datalog.errors import NonTerminationError
 from spark_datalog.eval import partitioned
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes
+from spark_datalog.local import arrow
 from spark_datalog.plan.ir import scans
 from spark_datalog.spark.inputs import facts_frame
 
-spark_settings = settings(
+spark_settings = hypothesis_settings(
     max_examples=int(os.environ.get("SD_SPARK_EXAMPLES", "4")), deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
                            HealthCheck.function_scoped_fixture])
@@ -49,12 +51,11 @@ def _changes(spark, program, plan, before: dict, after: dict, max_iterations=500
 
     lower = _reads(plan)
     old = {n: frame(n, before.get(n, ())) for n in set(plan.relations) | lower}
-    new = {n: frame(n, after.get(n, ())) for n in lower}
     inserted = {n: frame(n, after.get(n, set()) - before.get(n, set())) for n in lower
                 if after.get(n, set()) - before.get(n, set())}
     deleted = {n: frame(n, before.get(n, set()) - after.get(n, set())) for n in lower
                if before.get(n, set()) - after.get(n, set())}
-    return linear_dred_changes(spark, program.checked, plan, old, new, inserted, deleted,
+    return linear_dred_changes(spark, program.checked, plan, old, inserted, deleted,
                                max_iterations)
 
 
@@ -86,6 +87,47 @@ def test_linear_dred_of_random_programs_gives_the_new_facts(spark, case):
         if not linear_dred_applies(plan) or not dred_applies(plan, appeared, gone):
             continue
         _assert_maintained(spark, program, plan, before, after)
+
+
+def _held_changes(spark, program, plan, before: dict, after: dict):
+    """``_changes`` with every relation read from storage and every change given as a pyarrow
+    Table, as ``update`` passes them from the embedded warehouse: no Spark job at all."""
+    relations = program.checked.relations
+
+    def table(name, facts):
+        schema = relations[name]
+        return arrow.table(sorted(facts, key=repr), schema.column_names,
+                           [c.type for c in schema.columns])
+
+    lower = _reads(plan)
+    names = set(plan.relations) | lower
+    inserted = {n: table(n, after.get(n, set()) - before.get(n, set())) for n in lower}
+    deleted = {n: table(n, before.get(n, set()) - after.get(n, set())) for n in lower}
+    return linear_dred_changes(
+        spark, program.checked, plan, dict.fromkeys(names),
+        {n: t for n, t in inserted.items() if t.num_rows},
+        {n: t for n, t in deleted.items() if t.num_rows}, 500,
+        stored=lambda name, limit: table(name, before.get(name, ())))
+
+
+@settings(default=50)
+@given(case=programs_with_changes().filter(_has_linear_stratum))
+def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, case):
+    """Relations held as Arrow tables (``arrow.is_held``): the same facts, many examples (no
+    Spark job)."""
+    program, before, after = _states(*case)
+    for plan in program.plans:
+        lower = _reads(plan)
+        appeared = {n for n in lower if after.get(n, set()) - before.get(n, set())}
+        gone = {n for n in lower if before.get(n, set()) - after.get(n, set())}
+        if not linear_dred_applies(plan) or not dred_applies(plan, appeared, gone):
+            continue
+        changes = _held_changes(spark, program, plan, before, after)
+        assert changes is not None
+        for name in plan.relations:
+            added, removed = (set(facts) for facts in changes[name])
+            assert not added & before[name] and removed <= before[name], name
+            assert (before[name] - removed) | added == after[name], name
 
 
 @st.composite
