@@ -459,9 +459,9 @@ class _Update:
                     self.checked.relations[name], *changes) for name, changes in facts.items()})
                 return {}
         # every round reads the changed lower relations' new states: those that lost facts are
-        # stored (when first read; under adaptive execution, checkpointing one runs its shuffle
-        # at once, so it is left until needed), the others are their old facts and the stored
-        # ones that appeared
+        # stored (when first read; even a lazy checkpoint ran a job at once here, measured, so
+        # the linear path above goes without them), the others are their old facts and the
+        # stored ones that appeared
         new = {}
         for name in reads:
             new[name] = self.new_facts(name)

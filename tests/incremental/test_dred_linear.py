@@ -66,9 +66,10 @@ def _states(text, old_edb, new_edb):
     return program, before, after
 
 
-def _assert_maintained(spark, program, plan, before, after):
-    """The stratum's changes turn its old facts into the reference's new ones."""
-    changes = _changes(spark, program, plan, before, after)
+def _assert_maintained(spark, program, plan, before, after, changes_of=None):
+    """The stratum's changes (by ``changes_of``, default ``_changes``) turn its old facts into
+    the reference's new ones."""
+    changes = (changes_of or _changes)(spark, program, plan, before, after)
     assert changes is not None
     for name in plan.relations:
         added, removed = (set(facts) for facts in changes[name])
@@ -76,16 +77,21 @@ def _assert_maintained(spark, program, plan, before, after):
         assert (before[name] - removed) | added == after[name], name
 
 
-@spark_settings
-@given(case=programs_with_changes().filter(_has_linear_stratum))
-def test_linear_dred_of_random_programs_gives_the_new_facts(spark, case):
-    program, before, after = _states(*case)
+def _maintained_strata(program, before, after):
+    """The strata DRed maintains in the driver under this change."""
     for plan in program.plans:
         lower = _reads(plan)
         appeared = {n for n in lower if after.get(n, set()) - before.get(n, set())}
         gone = {n for n in lower if before.get(n, set()) - after.get(n, set())}
-        if not linear_dred_applies(plan) or not dred_applies(plan, appeared, gone):
-            continue
+        if linear_dred_applies(plan) and dred_applies(plan, appeared, gone):
+            yield plan
+
+
+@spark_settings
+@given(case=programs_with_changes().filter(_has_linear_stratum))
+def test_linear_dred_of_random_programs_gives_the_new_facts(spark, case):
+    program, before, after = _states(*case)
+    for plan in _maintained_strata(program, before, after):
         _assert_maintained(spark, program, plan, before, after)
 
 
@@ -116,18 +122,8 @@ def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, case):
     """Relations held as Arrow tables (``arrow.is_held``): the same facts, many examples (no
     Spark job)."""
     program, before, after = _states(*case)
-    for plan in program.plans:
-        lower = _reads(plan)
-        appeared = {n for n in lower if after.get(n, set()) - before.get(n, set())}
-        gone = {n for n in lower if before.get(n, set()) - after.get(n, set())}
-        if not linear_dred_applies(plan) or not dred_applies(plan, appeared, gone):
-            continue
-        changes = _held_changes(spark, program, plan, before, after)
-        assert changes is not None
-        for name in plan.relations:
-            added, removed = (set(facts) for facts in changes[name])
-            assert not added & before[name] and removed <= before[name], name
-            assert (before[name] - removed) | added == after[name], name
+    for plan in _maintained_strata(program, before, after):
+        _assert_maintained(spark, program, plan, before, after, _held_changes)
 
 
 @st.composite
