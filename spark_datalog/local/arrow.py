@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import pyarrow as pa
 
 ARROW_TYPES = {
@@ -20,6 +22,13 @@ def rows(columns, count: int):
     return zip(*[column.to_pylist() for column in columns])
 
 
+def transposed(facts, width: int) -> list:
+    """The columns (lists) of ``facts``, tuples of ``width`` values (``zip(*facts)`` is much
+    slower on many facts)."""
+    facts = facts if isinstance(facts, list) else list(facts)
+    return [list(map(itemgetter(i), facts)) for i in range(width)]
+
+
 def table_rows(table: pa.Table) -> list:
     """The rows of an Arrow table, as tuples."""
     return list(rows(table.columns, table.num_rows))
@@ -28,7 +37,7 @@ def table_rows(table: pa.Table) -> list:
 def arrays(facts: list, column_types) -> list:
     """One Arrow array per column of ``facts`` (tuples), typed by the Datalog ``column_types``;
     an integer computed into a double column becomes a float (as Spark casts it)."""
-    columns = [list(values) for values in zip(*facts)] if facts else [[] for _ in column_types]
+    columns = transposed(facts, len(column_types))
     result = []
     for values, type_ in zip(columns, column_types):
         if type_ == "double":
@@ -71,8 +80,8 @@ def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
             return table.filter(pc.is_in(column, value_set=pa.array(list(wanted), column.type)))
         names = [table.column_names[p] for p in positions]
         keys = pa.Table.from_arrays(
-            [pa.array(list(values), table.schema.field(p).type)
-             for values, p in zip(zip(*wanted), positions)], names=names)
+            [pa.array(values, table.schema.field(p).type)
+             for values, p in zip(transposed(wanted, len(positions)), positions)], names=names)
         return table.join(keys, names, join_type="left semi")
     except _MISFITS:
         return None
@@ -80,8 +89,8 @@ def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
 
 def like(table: pa.Table, facts) -> pa.Table:
     """``facts`` (tuples) as a table of ``table``'s schema."""
-    columns = list(zip(*facts)) if facts else [() for _ in table.schema]
-    return pa.Table.from_arrays([pa.array(list(values), f.type)
+    columns = transposed(facts, table.num_columns)
+    return pa.Table.from_arrays([pa.array(values, f.type)
                                  for values, f in zip(columns, table.schema)],
                                 schema=table.schema)
 

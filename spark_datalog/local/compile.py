@@ -13,6 +13,7 @@ keeps the dividend's sign, and a zero divisor makes the row fail.
 
 from __future__ import annotations
 
+import operator
 from operator import itemgetter
 from typing import Callable, Iterable, Mapping, Optional
 
@@ -90,7 +91,16 @@ def _select(node: ir.Select, dynamic) -> Plan:
 
 def _project(node: ir.Project, dynamic) -> Plan:
     child = compile_plan(node.child, dynamic)
-    outputs = [_expression(expr, child.columns) for _, expr in node.outputs]
+    exprs = [expr for _, expr in node.outputs]
+    if exprs and all(isinstance(expr, ir.ColumnRef) for expr in exprs):
+        # columns only: one C-level itemgetter per row, and nothing can be undefined
+        picked = itemgetter(*[child.columns.index(expr.name) for expr in exprs])
+        if len(exprs) == 1:
+            return Plan(node.columns, child.static,
+                        lambda frames: [(picked(row),) for row in child.rows(frames)])
+        return Plan(node.columns, child.static,
+                    lambda frames: list(map(picked, child.rows(frames))))
+    outputs = [_expression(expr, child.columns) for expr in exprs]
 
     def produce(frames):
         for row in child.rows(frames):
@@ -121,10 +131,9 @@ def _join(node: ir.Join, dynamic) -> Plan:
                 rows, lookup = left.rows(frames), index.get(frames)
             else:  # indexed anew: only the right rows some left row can meet
                 rows = list(left.rows(frames))
-                lookup = index.get(frames, {left_key(row) for row in rows})
-            for row in rows:
-                for tail in lookup.get(left_key(row), ()):
-                    yield row + tail
+                lookup = index.get(frames, set(map(left_key, rows)))
+            found = lookup.get
+            return [row + tail for row in rows for tail in found(left_key(row), ())]
     else:
         # a static left side against a dynamic right side: index the left side once
         index = _Index(left, left_key, lambda row: row)
@@ -308,12 +317,24 @@ def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
     for condition in conditions:
         left = _expression(condition.left, columns)
         right = _expression(condition.right, columns)
-        tests.append((condition.op, left, right))
+        tests.append((condition.op, _OPERATORS[condition.op], left, right))
 
     def holds(row) -> bool:
         try:
-            return all(compare(op, left(row), right(row)) for op, left, right in tests)
+            for op, test, left, right in tests:
+                a, b = left(row), right(row)
+                # two values of one plain type compare as Python compares them (``compare``
+                # does the same after its checks); other pairs go through ``compare``
+                if not (test(a, b) if type(a) is type(b) and type(a) in _PLAIN
+                        else compare(op, a, b)):
+                    return False
+            return True
         except Undefined:
             return False
 
     return holds
+
+
+_OPERATORS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+              ">": operator.gt, ">=": operator.ge}
+_PLAIN = frozenset({int, float, str})
