@@ -18,6 +18,7 @@ Counts of jobs and Py4J calls do not depend on the machine's load; seconds do.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import cProfile
 import functools
 import importlib
@@ -29,10 +30,6 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
-
-from . import workloads as w
-
-PROGRAMS = Path(__file__).resolve().parent / "programs"
 
 
 class Tracker:
@@ -174,11 +171,11 @@ def install(tracker: Tracker) -> None:
     tracker.wrap(runs.WarehouseLock, "acquire")
 
 
-def batches(name: str, edges: list, fraction: float, seed: int = 7):
+def batches(graph: str, edges: list, fraction: float, seed: int = 7):
     from .incremental import deletions, insertions
 
-    return {"insert": insertions(name, edges, fraction, seed),
-            "delete": deletions(name, edges, fraction, seed)}
+    return {"insert": insertions(graph, edges, fraction, seed),
+            "delete": deletions(graph, edges, fraction, seed)}
 
 
 def report(stats: dict, jobs: dict, title: str) -> str:
@@ -215,6 +212,10 @@ def main(argv=None) -> int:
                         "over arc (tc, sg, ...); default tc")
     parser.add_argument("--depth", type=int, default=10, help="depth of the binary tree (10: "
                         "2,046 edges)")
+    parser.add_argument("--workload", help="a workload of benchmarks.incremental (tc-tree, "
+                        "sg-tree, reach-gnm, cc-gnm) instead of --program and --depth")
+    parser.add_argument("--size", help="with --workload: its size, as benchmarks.incremental "
+                        "reads it (15, or 200000x400000); default its largest")
     parser.add_argument("--fraction", type=float, default=0.01)
     parser.add_argument("--methods", default="auto,recompute")
     parser.add_argument("--cprofile", type=int, default=0, metavar="N",
@@ -237,10 +238,19 @@ def main(argv=None) -> int:
     conf.update(dict(item.split("=", 1) for item in args.conf))
     spark = bench_session(conf=conf)
     upd = importlib.import_module("spark_datalog.incremental.update")
-    program = sd.Program.from_file(PROGRAMS / f"{args.program}.dl")
-    edges = w.tree(2, args.depth)
+    from .incremental import WORKLOADS, parse_size
+
+    if args.workload:
+        workload = WORKLOADS[args.workload]
+        size = (parse_size(workload, args.size) if args.size
+                else workload.sizes["large"][-1])
+    else:
+        workload = dataclasses.replace(WORKLOADS["tc-tree"], program=args.program)
+        size = args.depth
+    program = sd.Program.from_file(workload.program_path)
+    edges = workload.edges(size)
     root = Path(tempfile.mkdtemp(prefix="sd_profile_update_"))
-    out = [f"# update profile: {args.program} on a binary tree of {len(edges)} edges, "
+    out = [f"# update profile: {workload.program} on {workload.label(size)}, {len(edges)} edges, "
            f"batches of {args.fraction:.1%}", "",
            f"Spark settings: {', '.join(args.conf) or 'the benchmark session (AQE on)'}.", ""]
     tracker = Tracker(spark)
@@ -248,12 +258,13 @@ def main(argv=None) -> int:
     tracker.count_py4j()
     try:
         base = root / "base"
-        arcs = spark.createDataFrame(edges, "x long, y long")
-        program.materialize(spark, inputs={"arc": arcs}, warehouse=Warehouse(spark, str(base)))
+        inputs = {name: spark.createDataFrame(rows, program.checked.relations[name].column_names)
+                  for name, rows in workload.inputs(edges).items()}
+        program.materialize(spark, inputs=inputs, warehouse=Warehouse(spark, str(base)))
         output = next(iter(program.checked.outputs), None) or program.checked.idb[-1]
         size = Warehouse(spark, str(base)).read(output).count()
         out.append(f"{output}: {size} facts before.")
-        changes_of = batches("tree", edges, args.fraction)
+        changes_of = batches(workload.graph, edges, args.fraction)
 
         from spark_datalog.storage import warehouse as warehouse_module
 

@@ -106,13 +106,18 @@ def assess_in_driver(schema, change, old, on_missing_delete: Optional[str] = Non
 
     names = list(schema.column_names)
     width = len(names)
-    stored = {row[:width]: row[width] for row in arrow.table_rows(old.select(names + [COUNT]))}
     sums: dict = {}  # fact -> [sum of the non-null counts or None, any null]
     for row in arrow.table_rows(change.select(names + [COUNT, _NULL])):
         total = sums.setdefault(row[:width], [None, False])
         if row[width] is not None:
             total[0] = row[width] + (total[0] or 0)
         total[1] = total[1] or bool(row[width + 1])
+    old = old.select(names + [COUNT])
+    if width and arrow.is_held(old):  # only the stored rows of the changed facts become tuples
+        wanted = {fact if width > 1 else fact[0] for fact in sums if None not in fact}
+        found = arrow.matching(old, list(range(width)), wanted)
+        old = old if found is None else found
+    stored = {row[:width]: row[width] for row in arrow.table_rows(old)}
     facts, columns = [], {COUNT: [], _OLD: [], PRESENCE: [], PROBLEM: []}
     for fact, (count, null) in sums.items():
         if count == 0 and not null:
