@@ -61,17 +61,33 @@ log = logging.getLogger("spark_datalog")
 # recomputation.
 OVER_DELETION_SHARE = 0.25
 OVER_DELETION_MIN = 50_000
+GROUPS_AFFECTED_MIN = OVER_DELETION_MIN
 
 
-class OverDeletion(Exception):
+class RecomputeInstead(Exception):
+    """This stratum is better (or only) recomputed; the message says why."""
+
+
+class OverDeletion(RecomputeInstead):
     """The over-deleted facts exceed ``OVER_DELETION_SHARE`` of the stratum (and
     ``OVER_DELETION_MIN``): recomputing it costs less."""
 
 
 def linear_dred_applies(stratum_plan) -> bool:
     """True for a recursive stratum this module maintains: a linear one (its min/max relations
-    under insertions only, as ``dred.dred_applies`` allows)."""
+    under insertions, and under removals too when ``repairs_groups``)."""
     return stratum_plan.recursive and is_linear(stratum_plan)
+
+
+def repairs_groups(checked, stratum_plan) -> bool:
+    """True for a linear stratum of min/max relations only, none with a double value: removals
+    reaching it are maintained here by recomputing the affected groups (see ``_affected``);
+    a double value is left out because its stored best may differ in the last bit from the
+    same derivation computed again, which could hide an affected group."""
+    return (linear_dred_applies(stratum_plan) and bool(stratum_plan.aggregates)
+            and set(stratum_plan.aggregates) == set(stratum_plan.relations)
+            and all(checked.relations[name].columns[spec.position].type != "double"
+                    for name, spec in stratum_plan.aggregates.items()))
 
 
 def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
@@ -92,7 +108,8 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     relations = tuple(stratum_plan.relations)
     own = frozenset(relations)
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
-    if best and not dred_applies(stratum_plan, set(inserted), set(deleted)):
+    regroup = bool(best) and not dred_applies(stratum_plan, set(inserted), set(deleted))
+    if regroup and not repairs_groups(checked, stratum_plan):
         raise ValueError(f"stratum {stratum_plan.index}: removals reaching min/max relations "
                          "are recomputed, not maintained by DRed")
     max_rows, max_facts = partitioned.limits(spark)
@@ -130,10 +147,26 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         else:
             known[name] = rows if arrow.is_held(rows) else set(rows)
     plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
+    stored_best = {name: known[name] for name in best}
+    affected = {name: set() for name in best}  # groups whose best value is computed again
 
-    # 1. over-delete against the old state
+    # 1. over-delete against the old state (for min/max relations: the affected groups)
     over = {name: set() for name in relations}
-    if plans.over_seeds:
+    if plans.over_seeds and regroup:
+        old_frames = _frames({**lower_old, **known})
+        seeds = seed_rows(plans.over_seeds, old_frames, changed, own)
+        affected = _affected(seeds, _variants(stratum_plan), old_frames, best, known)
+        if recompute_if_larger:
+            limit = max(int(OVER_DELETION_SHARE * sum(map(len, known.values()))),
+                        GROUPS_AFFECTED_MIN)
+            if sum(map(len, affected.values())) > limit:
+                raise OverDeletion(f"{what} · over {limit} groups affected: recomputing "
+                                   "costs less than repairing them")
+        for name, (_, position) in best.items():
+            if affected[name]:
+                known[name] = [row for row in known[name]
+                               if group_of(row, position) not in affected[name]]
+    elif plans.over_seeds:
         old_frames = _frames({**lower_old, **known})
         seeds = {name: [] for name in relations}
         seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
@@ -145,7 +178,8 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
                            max_rounds=max_iterations, max_facts=limit, fixed_full=True)
         _check(outcome, stratum_plan.index, max_iterations)
         if outcome.overflow and limit < max_facts:
-            raise OverDeletion(f"{what} · over {limit} facts over-deleted")
+            raise OverDeletion(f"{what} · over {limit} facts over-deleted: recomputing "
+                               "costs less than DRed")
         if outcome.overflow:
             return None
         over = {name: _among(known[name], outcome.facts[name]) for name in relations}
@@ -165,8 +199,19 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
             frames[(name, "delta")] = over[name]
             plan = compile_plan(rederive_plan(checked, rule_plan.rule, own), own)
             seeds[name] += plan.rows(frames)
+        if name in best and affected[name]:  # every derivation of an affected group, anew
+            position = best[name][1]
+            frames = dict(new_frames)
+            frames[(name, "delta")] = [row for row in stored_best[name]
+                                       if group_of(row, position) in affected[name]]
+            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own, position), own)
+            seeds[name] += plan.rows(frames)
     for name in relations:
         seeds[name] += [fact for fact in checked.facts.get(name, ()) if fact in over[name]]
+        if name in best and affected[name]:
+            position = best[name][1]
+            seeds[name] += [fact for fact in checked.facts.get(name, ())
+                            if group_of(fact, position) in affected[name]]
 
     # 3. insert semi-naively over the new state, the remaining facts known
     outcome = fixpoint(seeds, _variants(stratum_plan), new_frames, best,
@@ -179,7 +224,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     for name in relations:
         added = outcome.facts[name]
         if name in best:
-            result[name] = _improved(best[name][1], added, known[name])
+            result[name] = _regrouped(best[name][1], added, stored_best[name], affected[name])
             continue
         kept = set(added) & over[name]
         result[name] = ([f for f in added if f not in over[name]], list(over[name] - kept))
@@ -210,25 +255,69 @@ def _tuples(rows) -> list:
     return arrow.table_rows(rows) if arrow.is_held(rows) else rows
 
 
-def _improved(position: int, added: list, old: list) -> tuple:
-    """(inserted, deleted) of a min/max relation whose groups only improved: the last row
-    ``added`` per group is its best; the old row of such a group goes."""
-    final = {group_of(row, position): row for row in added}  # later rounds improve more
-    gone = [row for row in old if group_of(row, position) in final]
-    return list(final.values()), gone
+def _regrouped(position: int, added: list, old: list, affected: set) -> tuple:
+    """(inserted, deleted) of a min/max relation: the last row ``added`` per group is its new
+    best (later rounds improve more); an ``affected`` group not added lost every derivation.
+    A group whose best is its old row is unchanged."""
+    final = {group_of(row, position): row for row in added}
+    before = {group_of(row, position): row for row in old}
+    inserted = [row for group, row in final.items() if before.get(group) != row]
+    deleted = [row for group, row in before.items()
+               if (group in final or group in affected) and final.get(group) != row]
+    return inserted, deleted
 
 
-def rederive_plan(checked, rule: ast.Rule, own: frozenset):
+def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dict) -> dict:
+    """Relation -> the groups of its ``stored`` best rows that a derivation through a removed
+    fact may hold: rows of the removal ``seeds`` with the stored best value of their group
+    (tight), then, round by round, the tight rows the recursive ``variants`` derive from the
+    affected groups' rows over the old state (``frames``).
+
+    The other groups keep their value: a group's stored value has a derivation of tight rows
+    only, and if none of its tight rows is derived through a removed fact or an affected group,
+    that derivation survives, while removals can only make values worse. So only the affected
+    groups are evaluated again (over the new state, from the other groups)."""
+    values = {name: {group_of(row, position): row[position] for row in stored[name]}
+              for name, (_, position) in best.items()}
+    affected = {name: set() for name in best}
+
+    def tight(name, rows) -> list:
+        position, found, value = best[name][1], affected[name], values[name]
+        kept = []
+        for row in rows:
+            group = group_of(row, position)
+            if group not in found and group in value and value[group] == row[position]:
+                found.add(group)
+                kept.append(row)
+        return kept
+
+    delta = {name: tight(name, seeds.get(name, ())) for name in best}
+    while any(delta.values()):  # ends: each round adds groups, of finitely many
+        round_frames = dict(frames)
+        round_frames.update({(name, "delta"): rows for name, rows in delta.items()})
+        candidates: dict = {name: [] for name in best}
+        for relation, plan in variants:
+            candidates[relation].extend(plan.rows(round_frames))
+        delta = {name: tight(name, rows) for name, rows in candidates.items()}
+    return affected
+
+
+def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[int] = None):
     """The plan of ``rule`` restricted to heads among the over-deleted facts: the head atom is
     added to the body, read from ``(relation, "delta")`` and joined first, and the atoms of the
     stratum (``own``) are joined last, so the join starts from the over-deleted facts and only
-    looks the stratum's remaining facts up."""
+    looks the stratum's remaining facts up. With ``position`` (a min/max relation's value),
+    the head atom matches the group only: any value there."""
     body = rule.body
     lower = tuple(literal for literal in body
                   if not (isinstance(literal, ast.Atom) and literal.predicate in own))
     mine = tuple(literal for literal in body
                  if isinstance(literal, ast.Atom) and literal.predicate in own)
-    head = ast.Atom(rule.head.predicate, rule.head.args, rule.head.span)
+    args = rule.head.args
+    if position is not None:
+        anonymous = ast.Variable("_#group", rule.head.span, anonymous=True)
+        args = args[:position] + (anonymous,) + args[position + 1:]
+    head = ast.Atom(rule.head.predicate, args, rule.head.span)
     restricted = dataclasses.replace(rule, body=(head,) + lower + mine)
     return plan_rule(restricted, checked, delta_position=0).plan
 

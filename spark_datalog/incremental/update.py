@@ -71,7 +71,8 @@ from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assess_
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .dred import dred_applies, dred_changes
-from .dred_linear import OverDeletion, linear_dred_applies, linear_dred_changes
+from .dred_linear import (RecomputeInstead, linear_dred_applies, linear_dred_changes,
+                          repairs_groups)
 from .dred_local import local_dred_changes
 
 METHODS = ("auto", "dred", "counting", "recompute")
@@ -402,7 +403,8 @@ class _Update:
         else:
             inserted = {r for r in moved if self.presence[r][2]}
             deleted = {r for r in moved if self.presence[r][3]}
-            used = "dred" if dred_applies(plan, inserted, deleted) else "recompute"
+            regroup = self.decompose and repairs_groups(self.checked, plan)
+            used = "dred" if dred_applies(plan, inserted, deleted) or regroup else "recompute"
             if used == "dred" and not moved:
                 return "unchanged"  # only multiplicities changed below: the sets are the same
         if used in ("counting", "groups"):
@@ -412,8 +414,8 @@ class _Update:
         elif used == "dred":
             try:
                 results = self._dred(plan, reads, changed)
-            except OverDeletion as reason:
-                log.info("%s: recomputing the stratum costs less than DRed", reason)
+            except RecomputeInstead as reason:
+                log.info("%s: the stratum is recomputed", reason)
                 used, results = "recompute", self._recompute(plan, reads)
         else:
             results = self._recompute(plan, reads)
@@ -458,6 +460,10 @@ class _Update:
                 self._absorb({}, stored={name: assessed_presence(
                     self.checked.relations[name], *changes) for name, changes in facts.items()})
                 return {}
+        if not dred_applies(plan, set(inserted), set(deleted)):
+            raise RecomputeInstead(f"stratum {plan.index} · {', '.join(plan.relations)} · "
+                                   "removals reaching min/max relations, too large to repair "
+                                   "their groups in the driver")
         # every round reads the changed lower relations' new states: those that lost facts are
         # stored (when first read; even a lazy checkpoint ran a job at once here, measured, so
         # the linear path above goes without them), the others are their old facts and the

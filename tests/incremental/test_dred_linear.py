@@ -22,7 +22,8 @@ from programs import prem_programs, programs_with_changes, settings
 from spark_datalog.errors import NonTerminationError
 from spark_datalog.eval import partitioned
 from spark_datalog.incremental.dred import dred_applies
-from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes
+from spark_datalog.incremental.dred_linear import (linear_dred_applies, linear_dred_changes,
+                                                    repairs_groups)
 from spark_datalog.local import arrow
 from spark_datalog.plan.ir import scans
 from spark_datalog.spark.inputs import facts_frame
@@ -144,6 +145,44 @@ def test_linear_dred_of_min_max_recursion_under_insertions(spark, case):
         if not (plan.aggregates and linear_dred_applies(plan)):
             continue
         _assert_maintained(spark, program, plan, before, after)
+
+
+@st.composite
+def prem_batches(draw):
+    """A min/max-in-recursion program whose inputs gain and lose facts in one batch."""
+    text, edb = draw(prem_programs())
+    old_edb, new_edb = ({name: {row for row in rows if draw(st.booleans())}
+                         for name, rows in edb.items()} for _ in range(2))
+    return text, old_edb, new_edb
+
+
+@settings(default=60)
+@given(case=prem_batches())
+def test_min_max_recursion_under_removals_recomputes_the_affected_groups(spark, case):
+    """Removals reaching min/max relations: the affected groups get their new best (or
+    disappear), the others are unchanged — as the reference computes the new state."""
+    program, before, after = _states(*case)
+    for plan in program.plans:
+        if repairs_groups(program.checked, plan):
+            _assert_maintained(spark, program, plan, before, after, _held_changes)
+
+
+def test_groups_are_repaired_only_for_linear_integer_min_max_strata():
+    program = sd.Program.parse("""
+        .decl arc(x: long, y: long, w: long)
+        .decl warc(x: long, y: long, w: double)
+        dist(Y, min<D>) :- arc(0, Y, D).
+        dist(Y, min<D>) :- dist(X, D1), arc(X, Y, W), D = D1 + W.
+        wdist(Y, min<D>) :- warc(0, Y, D).
+        wdist(Y, min<D>) :- wdist(X, D1), warc(X, Y, W), D = D1 + W.
+        path(X, Y, min<D>) :- arc(X, Y, D).
+        path(X, Y, min<D>) :- path(X, Z, D1), path(Z, Y, D2), D = D1 + D2.
+        reach(Y) :- arc(0, Y, _).
+        reach(Y) :- reach(X), arc(X, Y, _).
+    """)
+    repaired = {plan.relations[0]: repairs_groups(program.checked, plan)
+                for plan in program.plans if plan.recursive}
+    assert repaired == {"dist": True, "wdist": False, "path": False, "reach": False}
 
 
 TC = """
