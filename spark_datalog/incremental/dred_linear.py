@@ -155,13 +155,14 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     if plans.over_seeds and regroup:
         old_frames = _frames({**lower_old, **known})
         seeds = seed_rows(plans.over_seeds, old_frames, changed, own)
-        affected = _affected(seeds, _variants(stratum_plan), old_frames, best, known)
+        limit = None
         if recompute_if_larger:
             limit = max(int(OVER_DELETION_SHARE * sum(map(len, known.values()))),
                         GROUPS_AFFECTED_MIN)
-            if sum(map(len, affected.values())) > limit:
-                raise OverDeletion(f"{what} · over {limit} groups affected: recomputing "
-                                   "costs less than repairing them")
+        affected = _affected(seeds, _variants(stratum_plan), old_frames, best, known, limit)
+        if affected is None:
+            raise OverDeletion(f"{what} · over {limit} groups affected: recomputing costs "
+                               "less than repairing them")
         for name, (_, position) in best.items():
             if affected[name]:
                 known[name] = [row for row in known[name]
@@ -267,11 +268,13 @@ def _regrouped(position: int, added: list, old: list, affected: set) -> tuple:
     return inserted, deleted
 
 
-def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dict) -> dict:
+def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dict,
+              limit: Optional[int] = None) -> Optional[dict]:
     """Relation -> the groups of its ``stored`` best rows that a derivation through a removed
     fact may hold: rows of the removal ``seeds`` with the stored best value of their group
     (tight), then, round by round, the tight rows the recursive ``variants`` derive from the
-    affected groups' rows over the old state (``frames``).
+    affected groups' rows over the old state (``frames``). None as soon as they are more than
+    ``limit``.
 
     The other groups keep their value: a group's stored value has a derivation of tight rows
     only, and if none of its tight rows is derived through a removed fact or an affected group,
@@ -293,6 +296,8 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
 
     delta = {name: tight(name, seeds.get(name, ())) for name in best}
     while any(delta.values()):  # ends: each round adds groups, of finitely many
+        if limit is not None and sum(map(len, affected.values())) > limit:
+            return None
         round_frames = dict(frames)
         round_frames.update({(name, "delta"): rows for name, rows in delta.items()})
         candidates: dict = {name: [] for name in best}
