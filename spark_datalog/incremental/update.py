@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
@@ -240,9 +241,11 @@ class _Update:
         self.checkpoint_interval = checkpoint_interval
         self.decompose = decompose
         self.read_at: dict = {}  # relation -> the table version its old state was read at
-        self.old: dict = {}  # relation -> old state (counted)
-        self.deltas: dict = {}  # relation -> non-empty change (counted, stored, one row per fact)
-        self.presence: dict = {}  # relation -> (inserted, deleted, n inserted, n deleted)
+        # the frames below are made on first use: an update whose strata all run in the driver
+        # needs none of them (each costs Py4J round trips)
+        self.old = _Lazy()  # relation -> old state (counted)
+        self.deltas = _Lazy()  # relation -> non-empty change (counted, stored, one row per fact)
+        self.presence: dict = {}  # relation -> _Presence
         self.tallies: dict = {}  # relation -> Tally of its delta
         # relation -> its delta's assessed rows as a pyarrow Table, when computed in the driver:
         # they reach the warehouse and the linear DRed without a Spark job
@@ -261,7 +264,7 @@ class _Update:
             raise WarehouseError(f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
                                  "materialize the program into it before updating it")
         for name in checked.relations:
-            self.old[name] = self._state(name, base[name])
+            self._state(name, base[name])
         applied, consumed = self._edb_changes(changes, base, checked_changes or {})
         report = UpdateReport(run.run_id)
         for plan in self.program.plans:
@@ -272,15 +275,17 @@ class _Update:
         self._commit(applied, consumed, base, report)
         return report
 
-    def _state(self, name, version):
+    def _state(self, name, version) -> None:
+        """Read ``name``'s old state at ``version`` (when first used)."""
         self.read_at[name] = version
-        return self.wh.read(name, with_counts=True, version=version).where(F.col(COUNT) > 0)
+        self.old.promise(name, lambda: self.wh.read(name, with_counts=True, version=version)
+                         .where(F.col(COUNT) > 0))
 
     def _columns(self, name):
         return list(self.checked.relations[name].column_names)
 
     def _edb_changes(self, changes, base, checked_changes) -> tuple:
-        """Set the EDB deltas; return (changes to apply to EDB tables, consumed versions)."""
+        """Set the EDB deltas; return (the EDB tables to apply them to, consumed versions)."""
         checked, wh = self.checked, self.wh
         applied, consumed, found, stored = set(), {}, {}, {}
         if changes is not None:
@@ -314,14 +319,14 @@ class _Update:
                     applied.add(name)
                     consumed[name] = (table.version, source)
                 elif since != base[name]:
-                    self.old[name] = self._state(name, since)
+                    self._state(name, since)
                     # the table's own changes (summed per fact): valid by construction
                     found[name] = assess(checked.relations[name], wh.changes(
                         name, since, base[name]).toDF(*self._columns(name), COUNT),
                         self.old[name])
                     consumed[name] = (base[name], None)
         self._absorb(found, stored=stored)
-        applied = {name: self.deltas[name] for name in applied if name in self.deltas}
+        applied = {name for name in applied if name in self.deltas}
         return applied, consumed
 
     def _absorb(self, changes: dict, stored: Optional[dict] = None) -> None:
@@ -345,11 +350,13 @@ class _Update:
         leaves, tallies = store_assessed(frames)
         local = {}
         for name, (leaf, tally) in (stored or {}).items():
-            if is_arrow(leaf):
-                local[name], leaf = leaf, self.spark.createDataFrame(leaf)
+            if is_arrow(leaf):  # its frame is made when a Spark plan reads it
+                local[name] = leaf
+                leaf = _memo(lambda table=leaf: self.spark.createDataFrame(table))
             leaves[name], tallies[name] = leaf, tally
         for name, leaf in leaves.items():
-            check_assessed(self.checked.relations[name], leaf, tallies[name])
+            if tallies[name].problems or not callable(leaf):
+                check_assessed(self.checked.relations[name], _made(leaf), tallies[name])
         for name, leaf in leaves.items():
             tally = tallies[name]
             if not tally.rows:
@@ -357,10 +364,11 @@ class _Update:
             columns = self._columns(name)
             if name in local:
                 self.local[name] = local[name]
-            self.deltas[name] = leaf.select(*columns, COUNT)
-            self.presence[name] = (leaf.where(F.col(PRESENCE) > 0).select(*columns),
-                                   leaf.where(F.col(PRESENCE) < 0).select(*columns),
-                                   tally.inserted, tally.deleted)
+            self.deltas.promise(name, lambda leaf=leaf, c=columns: _made(leaf).select(*c, COUNT))
+            self.presence[name] = _Presence(
+                lambda leaf=leaf, c=columns: (_made(leaf).where(F.col(PRESENCE) > 0).select(*c),
+                                              _made(leaf).where(F.col(PRESENCE) < 0).select(*c)),
+                tally.inserted, tally.deleted)
             self.tallies[name] = tally
 
     def new_state(self, name):
@@ -443,15 +451,16 @@ class _Update:
         return aggregate_changes(self.spark, self.checked, plan, old, new, facts, stored)
 
     def _dred(self, plan, reads, changed) -> dict:
-        plain = {}
+        plain = _Lazy()  # the linear path reads none of them when it reads the warehouse
         for name in list(reads) + list(plan.relations):
-            plain[name] = self.old[name].select(*self._columns(name))
-        inserted = {n: self.presence[n][0] for n in changed if self.presence[n][2]}
-        deleted = {n: self.presence[n][1] for n in changed if self.presence[n][3]}
+            plain.promise(name, lambda name=name: self.old[name].select(*self._columns(name)))
+        appeared = [n for n in changed if self.presence[n][2]]
+        gone = [n for n in changed if self.presence[n][3]]
         if self.decompose and linear_dred_applies(plan):
             # presence rows the driver holds are passed as they are (no job to collect them)
-            held = [{name: presence_rows(self.local[name], sign) if name in self.local else rows
-                     for name, rows in kind.items()} for kind, sign in ((inserted, 1), (deleted, -1))]
+            held = [{name: presence_rows(self.local[name], sign) if name in self.local
+                     else self.presence[name][index] for name in names}
+                    for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))]
             facts = linear_dred_changes(
                 self.spark, self.checked, plan, plain, *held,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
@@ -460,7 +469,7 @@ class _Update:
                 self._absorb({}, stored={name: assessed_presence(
                     self.checked.relations[name], *changes) for name, changes in facts.items()})
                 return {}
-        if not dred_applies(plan, set(inserted), set(deleted)):
+        if not dred_applies(plan, set(appeared), set(gone)):
             raise RecomputeInstead(f"stratum {plan.index} · {', '.join(plan.relations)} · "
                                    "removals reaching min/max relations, too large to repair "
                                    "their groups in the driver")
@@ -473,6 +482,8 @@ class _Update:
             new[name] = self.new_facts(name)
             if name in self.deltas and self.presence[name][3]:
                 new[name] = new[name].localCheckpoint(eager=False)
+        inserted = {n: self.presence[n][0] for n in appeared}
+        deleted = {n: self.presence[n][1] for n in gone}
         results = None
         if self.decompose:
             results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,
@@ -548,3 +559,70 @@ class _Update:
             if name in self.presence:
                 entry.inserted, entry.deleted = self.presence[name][2], self.presence[name][3]
             report.relations[name] = entry
+
+
+class _Lazy(MutableMapping):
+    """A mapping whose values may be promised: ``promise(key, make)`` stores ``make`` and the
+    value is ``make()``, made on its first read (``key in`` does not make it)."""
+
+    def __init__(self):
+        self._values: dict = {}
+        self._promised: dict = {}
+
+    def promise(self, key, make) -> None:
+        self._values.pop(key, None)
+        self._promised[key] = make
+
+    def __getitem__(self, key):
+        if key not in self._values and key in self._promised:
+            self._values[key] = self._promised.pop(key)()
+        return self._values[key]
+
+    def __setitem__(self, key, value) -> None:
+        self._promised.pop(key, None)
+        self._values[key] = value
+
+    def __delitem__(self, key) -> None:
+        if self._promised.pop(key, None) is None:
+            del self._values[key]
+
+    def __contains__(self, key) -> bool:
+        return key in self._values or key in self._promised
+
+    def __iter__(self):
+        return iter(list(self._values) + [k for k in self._promised if k not in self._values])
+
+    def __len__(self) -> int:
+        return len(set(self._values) | set(self._promised))
+
+
+class _Presence(Sequence):
+    """(facts that appear, facts that disappear, how many appear, how many disappear) of a
+    relation's change; the two frames are made by ``frames()`` on first use."""
+
+    def __init__(self, frames, inserted: int, deleted: int):
+        self._frames = _memo(frames)
+        self._counts = (inserted, deleted)
+
+    def __getitem__(self, index):
+        return self._frames()[index] if index in (0, 1) else self._counts[index - 2]
+
+    def __len__(self) -> int:
+        return 4
+
+
+def _memo(make):
+    """``make`` called once, on the first call of the function returned."""
+    made = []
+
+    def once():
+        if not made:
+            made.append(make())
+        return made[0]
+
+    return once
+
+
+def _made(leaf):
+    """A stored leaf: a frame, or the function making it (``_memo``)."""
+    return leaf() if callable(leaf) else leaf
