@@ -185,6 +185,19 @@ def assessed_presence(schema, inserted: list, deleted: list) -> tuple:
     return table, tally
 
 
+def counted_change(schema, counts: dict):
+    """A change computed in the driver, {fact: signed count}, as :func:`conform_changes` makes
+    a change (collected): a pyarrow Table for :func:`assess_in_driver`."""
+    import pyarrow as pa
+
+    from ..local import arrow
+
+    facts = list(counts)
+    table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
+    return (table.append_column(COUNT, pa.array([counts[f] for f in facts], pa.int64()))
+            .append_column(_NULL, pa.array([False] * len(facts), pa.bool_())))
+
+
 def presence_rows(table, sign: int):
     """The facts of an assessed change held as a pyarrow Table (:func:`assess_in_driver`,
     :func:`assessed_presence`) that appear (``sign`` 1) or disappear (-1): its relation's

@@ -67,10 +67,11 @@ from ..spark.inputs import facts_frame
 from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
 from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assess_in_driver,
-                      assessed_presence, check_assessed, conform_changes, diff,
-                      presence_rows, signed, signed_presence, store_assessed)
+                      assessed_presence, check_assessed, conform_changes, counted_change,
+                      diff, presence_rows, signed, signed_presence, store_assessed)
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
+from .counting_local import local_counting_changes
 from .dred import dred_applies, dred_changes
 from .dred_linear import (RecomputeInstead, linear_dred_applies, linear_dred_changes,
                           repairs_groups)
@@ -416,7 +417,11 @@ class _Update:
             if used == "dred" and not moved:
                 return "unchanged"  # only multiplicities changed below: the sets are the same
         if used in ("counting", "groups"):
-            results = self._counting(plan, reads, changed, negated)
+            results = None
+            if used == "counting" and self.decompose:
+                results = self._counting_in_driver(plan, reads, changed)
+            if results is None:
+                results = self._counting(plan, reads, changed, negated)
             if plan.aggregates and moved:
                 results.update(self._groups(plan, reads, moved))
         elif used == "dred":
@@ -441,6 +446,34 @@ class _Update:
             inserted, deleted, _, _ = self.presence[name]
             negation[name] = negation_change(inserted, deleted)
         return counting_changes(self.spark, self.checked, plan, old, new, changes, negation)
+
+    def _counting_in_driver(self, plan, reads, changed) -> Optional[dict]:
+        """``_counting`` in the driver (``.counting_local``) when every change it reads was
+        computed there and every relation it reads, or writes, is small: the changes are stored
+        as they are (no Spark job) and ``{}`` returned. None otherwise."""
+        if not changed <= set(self.local):
+            return None
+        max_rows = partitioned.limits(self.spark)[0]
+
+        def stored(name, limit):
+            return self.wh.read_facts(name, self.read_at[name], limit, with_counts=True)
+
+        changes = {name: self.local[name].select([*self._columns(name), COUNT])
+                   for name in changed}
+        counts = local_counting_changes(self.checked, plan, reads, changes, stored, max_rows)
+        if counts is None:
+            return None
+        assessed = {}
+        for name, facts in counts.items():
+            if not facts:
+                continue
+            schema = self.checked.relations[name]
+            old = stored(name, max_rows) if schema.arity else None
+            if old is None:
+                return None
+            assessed[name] = assess_in_driver(schema, counted_change(schema, facts), old)
+        self._absorb({}, stored=assessed)
+        return {}
 
     def _groups(self, plan, reads, moved) -> dict:
         old = {name: self.old[name].select(*self._columns(name)) for name in reads}
