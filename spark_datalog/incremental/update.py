@@ -7,25 +7,32 @@ above through negation. Per stratum the method is:
 - ``unchanged``: nothing it reads changed (no work, no new version), or only multiplicities
   changed below a stratum that reads sets (recursive or aggregate);
 - ``counting`` (``.counting``): non-recursive strata without aggregates (negated atoms with
-  ``_`` included);
+  ``_`` included); in the driver (``.counting_local``: no Spark job) when the changes it reads
+  were computed there and the relations it reads and writes are readable from storage within
+  ``spark.datalog.maxBroadcastRows`` rows (and no changed relation occurs negated);
 - ``groups`` (``.aggregates``): non-recursive strata of an aggregate relation (count, sum, avg,
   min, max): only the groups touched by the changes are evaluated again, from the new state,
   and their rows replace the old ones (any non-aggregate relation of such a stratum would be
   maintained by counting);
 - ``dred`` (``.dred``): recursive strata (set relations, also under changed negated relations;
   min/max relations on insertions). A linear stratum runs the three phases in the driver, in
-  memory, from its stored facts and those of the relations it reads, read once
-  (``.dred_linear``: work proportional to the change after that read, no Spark job per phase);
-  another whose inputs fit one task runs them there (``.dred_local``: one Spark job instead of
-  one or two per round); a larger one, or ``decompose=False``, runs them as rounds of Spark
-  joins;
+  memory, from its stored facts and those of the relations it reads, read once and kept as
+  pyarrow Tables probed by key (``.dred_linear``: work proportional to the change after that
+  read, no Spark job); another whose inputs fit one task runs them there (``.dred_local``: one
+  Spark job instead of one or two per round); a larger one, or ``decompose=False``, runs them
+  as rounds of Spark joins. A linear stratum of min/max relations with integer or string values
+  also takes removals in the driver: the *affected groups* (those whose stored best has a
+  derivation through a removed fact or another affected group) are evaluated again from the
+  new state and the other groups; the cost is proportional to the affected groups and their
+  neighbours (``dred_linear._affected``);
 - ``recompute``: the stratum evaluated afresh from the new state of what it reads, and diffed
   against its old state. Used for every stratum with ``method="recompute"`` (the baseline), and
   as the fallback of the others: a removal (a deletion below, or an insertion under a negation)
-  reaching a min/max recursion; and, with ``method="auto"``, a linear stratum whose DRed
-  over-deletes more than ``dred_linear.OVER_DELETION_SHARE`` of it and at least
-  ``OVER_DELETION_MIN`` facts (DRed then costs more than recomputing; logged). Its cost is the
-  stratum's full evaluation plus a diff with its stored state.
+  reaching a min/max recursion the driver cannot repair (not linear, double values, too large,
+  or ``decompose=False``); and, with ``method="auto"``, a linear stratum whose DRed
+  over-deletes, or whose removals affect, more than ``dred_linear.OVER_DELETION_SHARE`` of it
+  and at least ``OVER_DELETION_MIN`` facts or groups (recomputing then costs less; logged).
+  Its cost is the stratum's full evaluation plus a diff with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
 as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
@@ -35,11 +42,13 @@ Every change is stored once, together with how it moves the relation's facts (it
 changes) and, for EDB changes, whether it deletes absent facts — one Spark job per stratum
 (``changes.store_assessed``). The presence of a set-valued relation's change (recursive strata
 and aggregate relations, which store count 1 per fact) is the sign of its rows; other changes
-are joined with the relation's old state. Two shortcuts keep small updates at few jobs: an EDB
+are joined with the relation's old state. Shortcuts keep small updates at one job: an EDB
 change of at most ``datafiles.DRIVER_ROWS`` rows is assessed in the driver against its table
 read by delta-rs (``changes.assess_in_driver``: one job, collecting the change), and the
-changes a linear DRed computes in the driver are stored as they are
-(``changes.assessed_presence``: no job).
+changes computed in the driver (by that, a linear DRed or counting in the driver) stay there
+as pyarrow Tables (``local``): strata above read them without a job, and the warehouse
+commits them without Spark. The Spark frames of the old states and of such changes are made
+only when a Spark plan reads them.
 
 All changed tables are committed with ``Warehouse.apply_changes`` inside one warehouse run
 (``mode="incremental"``); the changes are computed from the tables' versions at the run's
