@@ -30,8 +30,9 @@ above through negation. Per stratum the method is:
   as the fallback of the others: a removal (a deletion below, or an insertion under a negation)
   reaching a min/max recursion the driver cannot repair (not linear, double values, too large,
   or ``decompose=False``); and, with ``method="auto"``, a linear stratum whose DRed
-  over-deletes, or whose removals affect, more than ``dred_linear.OVER_DELETION_SHARE`` of it
-  and at least ``OVER_DELETION_MIN`` facts or groups (recomputing then costs less; logged).
+  over-deletes more than ``dred_linear.OVER_DELETION_SHARE`` of it and at least
+  ``OVER_DELETION_MIN`` facts, or whose removals affect more than ``GROUPS_AFFECTED_SHARE`` of
+  its groups and at least ``GROUPS_AFFECTED_MIN`` (recomputing then costs less; logged).
   Its cost is the stratum's full evaluation plus a diff with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same

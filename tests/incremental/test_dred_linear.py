@@ -113,7 +113,7 @@ def _held_changes(spark, program, plan, before: dict, after: dict):
     return linear_dred_changes(
         spark, program.checked, plan, dict.fromkeys(names),
         {n: t for n, t in inserted.items() if t.num_rows},
-        {n: t for n, t in deleted.items() if t.num_rows}, 500,
+        {n: t for n, t in deleted.items() if t.num_rows}, None,  # no round limit: by value
         stored=lambda name, limit: table(name, before.get(name, ())))
 
 

@@ -235,7 +235,7 @@ def test_auto_recomputes_min_max_recursion_whose_removals_affect_many_groups(
     from spark_datalog.incremental import dred_linear
 
     monkeypatch.setattr(dred_linear, "GROUPS_AFFECTED_MIN", 0)
-    monkeypatch.setattr(dred_linear, "OVER_DELETION_SHARE", 0.0)  # any affected group is many
+    monkeypatch.setattr(dred_linear, "GROUPS_AFFECTED_SHARE", 0.0)  # any affected group is many
     program, wh = bases.copy("shortest", tmp_path / "wh")
     schema = SHORTEST_SCHEMAS["arc"]
     edb = {"arc": list(SHORTEST_EDB["arc"])}

@@ -86,3 +86,22 @@ def test_floating_point_and_columnless_tables_are_not_held():
     assert not arrow.is_held(pa.table({"x": pa.array([0.0, float("nan")])}))
     assert not arrow.is_held(pa.table({"x": pa.array([1])}).select([]))
     assert not arrow.is_held([(1, 2)])
+
+
+@settings(default=100)
+@given(edges=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), max_size=25),
+       labels=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 20)), min_size=1,
+                       max_size=9),
+       func=st.sampled_from(["min", "max"]))
+def test_a_fixpoint_by_value_reaches_the_same_best_values(edges, labels, func):
+    """Label propagation (``label(Y, min<L>) :- label(X, L), edge(X, Y)``) from random seeds:
+    propagating the best pending value first gives every group the same best value."""
+    step = ir.Project(ir.Join(ir.Scan("label", ("x", "l"), "delta"), ir.Scan("edge", ("x", "y")),
+                              ("x",)), (("x", ir.ColumnRef("y")), ("l", ir.ColumnRef("l"))))
+    variants = [("label", compile_plan(step, frozenset({"label"})))]
+    results = []
+    for by_value in (False, True):
+        outcome = fixpoint({"label": list(labels)}, variants, {("edge", "full"): edges},
+                           best={"label": (func, 1)}, by_value=by_value)
+        results.append(sorted(outcome.facts["label"]))
+    assert results[0] == results[1]
