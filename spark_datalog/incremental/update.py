@@ -31,8 +31,7 @@ above through negation. Per stratum the method is:
   reaching a min/max recursion the driver cannot repair (not linear, double values, too large,
   or ``decompose=False``); and, with ``method="auto"``, a linear stratum whose DRed
   over-deletes more than ``dred_linear.OVER_DELETION_SHARE`` of it and at least
-  ``OVER_DELETION_MIN`` facts, or whose removals affect more than ``GROUPS_AFFECTED_SHARE`` of
-  its groups and at least ``GROUPS_AFFECTED_MIN`` (recomputing then costs less; logged).
+  ``OVER_DELETION_MIN`` facts (recomputing then costs less; logged).
   Its cost is the stratum's full evaluation plus a diff with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same

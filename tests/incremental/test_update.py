@@ -230,26 +230,6 @@ def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, t
     assert_matches_reference(program, wh, edb)
 
 
-def test_auto_recomputes_min_max_recursion_whose_removals_affect_many_groups(
-        spark, bases, tmp_path, monkeypatch, caplog):
-    from spark_datalog.incremental import dred_linear
-
-    monkeypatch.setattr(dred_linear, "GROUPS_AFFECTED_MIN", 0)
-    monkeypatch.setattr(dred_linear, "GROUPS_AFFECTED_SHARE", 0.0)  # any affected group is many
-    program, wh = bases.copy("shortest", tmp_path / "wh")
-    schema = SHORTEST_SCHEMAS["arc"]
-    edb = {"arc": list(SHORTEST_EDB["arc"])}
-    for method, used in (("auto", "recompute"), ("dred", "dred")):
-        (gone,) = edb["arc"][:1]
-        with caplog.at_level(logging.INFO, logger="spark_datalog"):
-            report = program.update(spark, wh, changes={"arc": change(
-                spark, "arc", deletes=[gone], schema=schema)}, method=method)
-        assert {s.relations: s.method for s in report.strata}[("path",)] == used
-        edb["arc"].remove(gone)
-        assert_matches_reference(program, wh, edb)
-    assert any("costs less than repairing them" in r.getMessage() for r in caplog.records)
-
-
 def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, monkeypatch, caplog):
     monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 3)
     program, wh = bases.copy("tc", tmp_path / "wh")
