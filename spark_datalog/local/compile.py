@@ -131,6 +131,11 @@ def _join(node: ir.Join, dynamic) -> Plan:
                 rows, lookup = left.rows(frames), index.get(frames)
             else:  # indexed anew: only the right rows some left row can meet
                 rows = list(left.rows(frames))
+                if len(rows) >= BULK_JOIN_ROWS and index.held(frames):
+                    joined = arrow.joined(rows, left.columns, frames[right.scan],
+                                          right.columns, node.on, node.columns)
+                    if joined is not None:
+                        return joined
                 lookup = index.get(frames, set(map(left_key, rows)))
             found = lookup.get
             return [row + tail for row in rows for tail in found(left_key(row), ())]
@@ -334,6 +339,10 @@ def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
 
     return holds
 
+
+# Many left rows against a held table: the join runs in Arrow (``arrow.joined``), which costs
+# converting the rows both ways but beats pairing them one by one in Python from about here.
+BULK_JOIN_ROWS = 20_000
 
 _OPERATORS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
               ">": operator.gt, ">=": operator.ge}

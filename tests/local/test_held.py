@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from programs import settings
-from spark_datalog.local import arrow
+from spark_datalog.local import arrow, compile
 from spark_datalog.local.compile import compile_plan
 from spark_datalog.local.fixpoint import fixpoint
 from spark_datalog.plan import ir
@@ -34,15 +34,31 @@ def _rows(node, frames) -> Counter:
 
 
 @settings(default=100)
-@given(left=pairs, right=pairs)
-def test_a_join_probing_a_held_table_gives_the_rows_of_tuples(left, right):
+@given(left=pairs, right=pairs, text=st.booleans(), narrow=st.booleans())
+def test_a_join_probing_a_held_table_gives_the_rows_of_tuples(left, right, text, narrow):
+    """Probed by key, or joined by Arrow as a whole (``BULK_JOIN_ROWS`` lowered): the same rows,
+    with strings, and with keys of a narrower integer type in the table."""
+    if text:  # string values throughout
+        left = [(str(a), str(b)) for a, b in left]
+        right = [(str(a), str(b)) for a, b in right]
+        types = (pa.string(), pa.string())
+    else:
+        types = (pa.int32(), pa.int32()) if narrow else (pa.int64(), pa.int64())
     delta = ir.Scan("l", ("x", "y"), "delta")
-    for node in (ir.Join(delta, ir.Scan("r", ("y", "z")), ("y",)),          # one key column
-                 ir.Join(delta, ir.Scan("r", ("x", "y")), ("x", "y")),      # whole rows
-                 ir.Join(delta, ir.Scan("r", ("y", "x")), ("x", "y"))):     # both, reordered
-        as_tuples = _rows(node, {("l", "delta"): left, ("r", "full"): sorted(set(right))})
-        held = _rows(node, {("l", "delta"): left, ("r", "full"): _table(right)})
-        assert held == as_tuples
+    original = compile.BULK_JOIN_ROWS
+    for bulk in (original, 0):
+        compile.BULK_JOIN_ROWS = bulk
+        try:
+            for node in (ir.Join(delta, ir.Scan("r", ("y", "z")), ("y",)),      # one key column
+                         ir.Join(delta, ir.Scan("r", ("x", "y")), ("x", "y")),  # whole rows
+                         ir.Join(delta, ir.Scan("r", ("y", "x")), ("x", "y"))):  # reordered
+                as_tuples = _rows(node, {("l", "delta"): left,
+                                         ("r", "full"): sorted(set(right))})
+                held = _rows(node, {("l", "delta"): left,
+                                    ("r", "full"): _table(right, types=types)})
+                assert held == as_tuples
+        finally:
+            compile.BULK_JOIN_ROWS = original
 
 
 @settings(default=100)
