@@ -154,14 +154,14 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
 
     # 1. over-delete against the old state (for min/max relations: the affected groups)
     over = {name: set() for name in relations}
+    variants = _variants(stratum_plan)  # of phase 3; phase 1 of group repair shares them
     if plans.over_seeds and regroup:
-        old_frames = _frames({**lower_old, **known})
-        seeds = seed_rows(plans.over_seeds, old_frames, changed, own)
+        seeds = seed_rows(plans.over_seeds, _frames({**lower_old, **known}), changed, own)
         # no switch to recomputing here, however many groups are affected: the repair
         # evaluates them best value first, which a recomputation does not (measured on
         # connected components by min label at 100,000 edges with nearly every group affected:
         # 3.5 s against 6.5 s)
-        affected = _affected(seeds, _variants(stratum_plan), old_frames, best, known)
+        affected = _affected(seeds, variants, _frames({**lower_new, **known}), best, known)
         for name, (_, position) in best.items():
             if affected[name]:
                 known[name] = [row for row in known[name]
@@ -192,19 +192,22 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     new_frames = _frames({**lower_new, **known})
     seeds = {name: [] for name in relations}
     seeds.update(seed_rows(plans.insert_seeds, new_frames, changed, own))
+    affected_rows = {name: [row for row in stored_best[name]
+                            if group_of(row, best[name][1]) in affected[name]]
+                     for name in best if affected[name]}
     for rule_plan in stratum_plan.rules:
         name = rule_plan.relation
         if over[name]:
             frames = dict(new_frames)
             frames[(name, "delta")] = over[name]
-            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own), own)
+            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own), own, columnar=True)
             seeds[name] += plan.rows(frames)
         if name in best and affected[name]:  # every derivation of an affected group, anew
             position = best[name][1]
             frames = dict(new_frames)
-            frames[(name, "delta")] = [row for row in stored_best[name]
-                                       if group_of(row, position) in affected[name]]
-            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own, position), own)
+            frames[(name, "delta")] = affected_rows[name]
+            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own, position), own,
+                                columnar=True)
             seeds[name] += plan.rows(frames)
     for name in relations:
         seeds[name] += [fact for fact in checked.facts.get(name, ()) if fact in over[name]]
@@ -214,8 +217,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
                             if group_of(fact, position) in affected[name]]
 
     # 3. insert semi-naively over the new state, the remaining facts known
-    outcome = fixpoint(seeds, _variants(stratum_plan), new_frames, best,
-                       max_rounds=max_iterations, max_facts=max_facts, known=known,
+    outcome = fixpoint(seeds, variants, new_frames, best, max_rounds=max_iterations, max_facts=max_facts, known=known,
                        only_new=True, by_value=set(best) == own and max_iterations is None)
     _check(outcome, stratum_plan.index, max_iterations)
     if outcome.overflow:
@@ -269,14 +271,18 @@ def _regrouped(position: int, added: list, old: list, affected: set) -> tuple:
 
 def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dict) -> dict:
     """Relation -> the groups of its ``stored`` best rows that a derivation through a removed
-    fact may hold: rows of the removal ``seeds`` with the stored best value of their group
-    (tight), then, round by round, the tight rows the recursive ``variants`` derive from the
-    affected groups' rows over the old state (``frames``).
+    fact may hold: rows of the removal ``seeds`` (derived over the old state) with the stored
+    best value of their group (tight), then, round by round, the tight rows the recursive
+    ``variants`` derive from the affected groups' rows over the new lower relations
+    (``frames``, which phase 3 reads too: the variants keep their indexes over them).
 
     The other groups keep their value: a group's stored value has a derivation of tight rows
     only, and if none of its tight rows is derived through a removed fact or an affected group,
     that derivation survives, while removals can only make values worse. So only the affected
-    groups are evaluated again (over the new state, from the other groups)."""
+    groups are evaluated again (over the new state, from the other groups). Every derivation
+    through a removed lower fact is a seed, and the others read lower facts that remain, so
+    propagating over the new lower relations misses none; a derivation through an appeared
+    fact can only mark more groups, which are then evaluated again for nothing."""
     values = {name: {group_of(row, position): row[position] for row in stored[name]}
               for name, (_, position) in best.items()}
     affected = {name: set() for name in best}
@@ -328,10 +334,12 @@ def _rows(rows) -> list:
 
 
 def _variants(stratum_plan) -> list:
-    """The compiled delta variants (compiled per phase: they keep what they read of the static
-    relations, which differ before and after the change)."""
+    """The compiled delta variants, evaluated over Arrow tables for large deltas (compiled per
+    state of the lower relations: they keep what they read of them, which differs before and
+    after the change)."""
     own = frozenset(stratum_plan.relations)
-    return [(r.relation, compile_plan(r.plan, own)) for r in stratum_plan.delta_rules]
+    return [(r.relation, compile_plan(r.plan, own, columnar=True))
+            for r in stratum_plan.delta_rules]
 
 
 def _frames(static: dict) -> dict:

@@ -53,7 +53,7 @@ def table(facts: list, column_names, column_types) -> pa.Table:
 
 
 # what a value that Arrow cannot hold or compare in a column raises
-_MISFITS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
+MISFITS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
             OverflowError)
 
 
@@ -83,7 +83,7 @@ def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
             [pa.array(values, table.schema.field(p).type)
              for values, p in zip(transposed(wanted, len(positions)), positions)], names=names)
         return table.join(keys, names, join_type="left semi")
-    except _MISFITS:
+    except MISFITS:
         return None
 
 
@@ -111,7 +111,7 @@ def without(table: pa.Table, facts) -> pa.Table:
         return table
     try:
         return table.join(like(table, list(facts)), table.column_names, join_type="left anti")
-    except _MISFITS:
+    except MISFITS:
         gone = set(facts)
         return like(table, [row for row in table_rows(table) if row not in gone])
 
@@ -136,6 +136,6 @@ def joined(rows: list, columns: tuple, table: pa.Table, table_columns: tuple, on
         left = pa.Table.from_arrays(arrays, names=list(columns))
         right = table.rename_columns(list(table_columns))
         result = left.join(right, list(on), join_type="inner").select(list(out))
-    except _MISFITS:
+    except MISFITS:
         return None
     return table_rows(result)

@@ -23,6 +23,7 @@ from ..plan import ir
 from ..reference.aggregates import reduce_values
 from ..reference.terms import Undefined, arithmetic, coerce, compare
 from . import arrow
+from .columnar import ColumnarPlan
 
 Rows = Iterable[tuple]
 Frames = Mapping  # (relation, "full" | "delta") -> collection of tuples
@@ -31,7 +32,9 @@ Frames = Mapping  # (relation, "full" | "delta") -> collection of tuples
 class Plan:
     """A compiled node: ``rows(frames)`` yields its rows; ``static`` when it reads no dynamic
     relation, in which case its rows are computed once and kept. ``scan``: the frame key a bare
-    scan reads (None for other nodes); ``reads``: the frame keys of every scan under it."""
+    scan reads (None for other nodes); ``reads``: the frame keys of every scan under it.
+    ``columnar``: the same plan over Arrow tables, used when its deltas hold at least
+    ``COLUMNAR_ROWS`` rows (see ``compile_plan``)."""
 
     def __init__(self, columns: tuple, static: bool, produce: Callable[[Frames], Rows]):
         self.columns = columns
@@ -40,8 +43,13 @@ class Plan:
         self._kept = None
         self.scan = None
         self.reads: frozenset = frozenset()
+        self.columnar: Optional[ColumnarPlan] = None
 
     def rows(self, frames: Frames) -> Rows:
+        if self.columnar is not None and _delta_rows(frames, self.reads) >= COLUMNAR_ROWS:
+            table = self.columnar.table(frames)
+            if table is not None:
+                return arrow.table_rows(table)
         if not self.static:
             return self._produce(frames)
         if self._kept is None:
@@ -49,16 +57,33 @@ class Plan:
         return self._kept
 
 
-def compile_plan(node, dynamic: frozenset) -> Plan:
+def compile_plan(node, dynamic: frozenset, columnar: bool = False) -> Plan:
     """The compiled form of ``node``; ``dynamic``: names of relations that change between
-    evaluations (scans of any other relation are read once)."""
+    evaluations (scans of any other relation are read once). With ``columnar``, an evaluation
+    whose delta scans read at least ``COLUMNAR_ROWS`` rows runs over Arrow tables
+    (``local.columnar``) when every node and value allows it: the same rows, without a tuple per
+    intermediate row."""
     try:
         compiler = _NODE_COMPILERS[type(node)]
     except KeyError:
         raise TypeError(f"not an IR node: {node!r}") from None
     plan = compiler(node, dynamic)
     plan.reads = frozenset((scan.relation, scan.source) for scan in ir.scans(node))
+    if columnar and any(source == "delta" for _, source in plan.reads):
+        bulk = ColumnarPlan(node, dynamic)
+        plan.columnar = bulk if bulk.supported else None
     return plan
+
+
+def _delta_rows(frames: Frames, reads: frozenset) -> int:
+    """How many rows the delta scans among ``reads`` read in ``frames``."""
+    total = 0
+    for key in reads:
+        if key[1] == "delta":
+            rows = frames.get(key)
+            total += rows.num_rows if isinstance(rows, pa.Table) else (
+                len(rows) if hasattr(rows, "__len__") else 0)
+    return total
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,10 +149,10 @@ def _join(node: ir.Join, dynamic) -> Plan:
         # probe the right side's index with each left row (the index is built once if static)
         whole_rows = not rest and list(node.on) == list(right.columns)
         index = _Index(right, right_key, right_rest, whole_rows,
-                       [right.columns.index(c) for c in node.on])
+                       [right.columns.index(c) for c in node.on], rest)
 
         def produce(frames):
-            if right.static and not index.held(frames):
+            if right.static and (index.complete or not index.held(frames)):
                 rows, lookup = left.rows(frames), index.get(frames)
             else:  # indexed anew: only the right rows some left row can meet
                 rows = list(left.rows(frames))
@@ -240,14 +265,22 @@ class _Index:
     instead of building an index over them. A scan of a relation held as a pyarrow Table
     (``arrow.is_held``: a large stored relation) is indexed on every call over its ``wanted``
     rows only, found in bulk by Arrow (``arrow.matching``, at ``positions``), so its other
-    rows never become tuples."""
+    rows never become tuples. Once the probes of a static held table have matched half its
+    rows, its whole index is built and kept: many small probes (a fixpoint of many rounds) then
+    cost a lookup each."""
 
     def __init__(self, plan: Plan, key, project, whole_rows: bool = False,
-                 positions: Optional[list] = None):
+                 positions: Optional[list] = None, rest: Optional[list] = None):
         self.plan, self.key, self.project = plan, key, project
         self.whole_rows = whole_rows
-        self.positions = positions
+        self.positions, self.rest = positions, rest  # key positions, and projected ones
         self._built = None
+        self._matched = 0  # rows of a static held table its probes have matched so far
+
+    @property
+    def complete(self) -> bool:
+        """Whether the index over all the plan's rows is built and kept."""
+        return self._built is not None
 
     def held(self, frames) -> bool:
         """Whether the plan is a scan of a held table that can be probed by key."""
@@ -259,21 +292,49 @@ class _Index:
             return self._built
         rows = None
         if wanted is not None and self.held(frames):
-            found = arrow.matching(frames[self.plan.scan], self.positions, wanted)
+            table = frames[self.plan.scan]
+            found = arrow.matching(table, self.positions, wanted)
             if found is not None:
+                self._matched += found.num_rows
+                if self.plan.static and 2 * self._matched >= table.num_rows:
+                    return self._whole(table)
                 rows = arrow.table_rows(found)
         if rows is None:
             rows = self.plan.rows(frames)
             if self.whole_rows and isinstance(rows, (set, frozenset)):
                 return _Members(rows, len(self.plan.columns) == 1)
+        index = self._indexed(rows, wanted)
+        if self.plan.static and wanted is None:
+            self._built = index
+        return index
+
+    def _whole(self, table: pa.Table) -> dict:
+        """The index over all the rows of a held ``table``, kept (keys and projected rows
+        taken from its columns, not from a tuple per row)."""
+        if len(self.positions) == 1:
+            keys = table.column(self.positions[0]).to_pylist()
+        else:
+            keys = arrow.table_rows(table.select(self.positions))
+        projected = (arrow.table_rows(table.select(self.rest)) if self.rest
+                     else [()] * table.num_rows)
+        index: dict = {}
+        found = index.get
+        for key, row in zip(keys, projected):
+            rows = found(key)
+            if rows is None:
+                index[key] = [row]
+            else:
+                rows.append(row)
+        self._built = index
+        return index
+
+    def _indexed(self, rows, wanted: Optional[set] = None) -> dict:
         index: dict = {}
         key, project = self.key, self.project
         for row in rows:
             found = key(row)
             if wanted is None or found in wanted:
                 index.setdefault(found, []).append(project(row))
-        if self.plan.static and wanted is None:
-            self._built = index
         return index
 
 
@@ -343,6 +404,10 @@ def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
 # Many left rows against a held table: the join runs in Arrow (``arrow.joined``), which costs
 # converting the rows both ways but beats pairing them one by one in Python from about here.
 BULK_JOIN_ROWS = 20_000
+
+# Deltas of at least this many rows: a plan compiled ``columnar`` runs over Arrow tables. Each
+# Arrow join reads its other side whole, so small deltas are cheaper on tuples and indexes.
+COLUMNAR_ROWS = 10_000
 
 _OPERATORS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
               ">": operator.gt, ">=": operator.ge}

@@ -15,7 +15,7 @@ from typing import Mapping, Optional
 
 import pyarrow as pa
 
-from ..reference.aggregates import better, group_of, with_value
+from ..reference.aggregates import with_value
 from . import arrow
 
 
@@ -172,8 +172,9 @@ class _Agenda:
 
     def __init__(self, states: dict):
         self.states = states
-        self.heaps: dict = {name: [] for name in states}  # value keys, best first
-        self.rows: dict = {name: {} for name in states}  # value key -> rows of that value
+        # best first: bare values for min (a heap pops the smallest), ``_Key`` for max
+        self.heaps: dict = {name: [] for name in states}
+        self.rows: dict = {name: {} for name in states}  # value -> rows of that value
 
     def __bool__(self) -> bool:
         return any(self.heaps.values())
@@ -183,39 +184,37 @@ class _Agenda:
         whose group still has that value."""
         for name, rows in improved.items():
             state, waiting, heap = self.states[name], self.rows[name], self.heaps[name]
+            position, keyed = state.position, state.func != "min"
             for row in rows:
-                key = _Key(state.func, row[state.position])
-                if key not in waiting:
-                    heapq.heappush(heap, key)
-                    waiting[key] = []
-                waiting[key].append(row)
+                value = row[position]
+                if value not in waiting:
+                    heapq.heappush(heap, _Key(value) if keyed else value)
+                    waiting[value] = [row]
+                else:
+                    waiting[value].append(row)
         ready = {}
         for name, heap in self.heaps.items():
             state, waiting, rows = self.states[name], self.rows[name], []
+            best, position, after = state.best, state.position, state.position + 1
             while heap and not rows:  # a value whose rows all went stale costs no round
-                key = heapq.heappop(heap)
-                rows = [row for row in waiting.pop(key)
-                        if state.best.get(group_of(row, state.position)) == key.value]
+                value = heapq.heappop(heap)
+                value = value.value if isinstance(value, _Key) else value
+                rows = [row for row in waiting.pop(value)
+                        if best.get(row[:position] + row[after:]) == value]
             ready[name] = rows
         return ready
 
 
 class _Key:
-    """A value ordered best first: ascending for min, descending for max."""
+    """A max value in a heap, which pops the smallest: ordered descending."""
 
-    __slots__ = ("value", "ascending")
+    __slots__ = ("value",)
 
-    def __init__(self, func: str, value):
-        self.value, self.ascending = value, func == "min"
+    def __init__(self, value):
+        self.value = value
 
     def __lt__(self, other) -> bool:
-        return self.value < other.value if self.ascending else self.value > other.value
-
-    def __eq__(self, other) -> bool:
-        return self.value == other.value
-
-    def __hash__(self) -> int:
-        return hash(self.value)
+        return self.value > other.value
 
 
 class _BestState:
@@ -228,13 +227,14 @@ class _BestState:
 
     def merge(self, candidates) -> list:
         """Rows of the groups whose value improved, with their new best value."""
-        func, position, best = self.func, self.position, self.best
+        position, best, after, smaller = self.position, self.best, self.position + 1, \
+            self.func == "min"
         improved: dict = {}
-        for row in candidates:
-            group = group_of(row, position)
+        for row in candidates:  # group_of and better, inlined: this runs per candidate
+            group = row[:position] + row[after:]
             value = row[position]
             current = best.get(group)
-            if current is None or better(func, value, current):
+            if current is None or (value < current if smaller else value > current):
                 best[group] = value
                 improved[group] = value
         return [with_value(group, position, value) for group, value in improved.items()]

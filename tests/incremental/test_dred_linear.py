@@ -9,6 +9,7 @@ example costs a few Spark jobs per stratum, so the example count is small by def
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 
@@ -24,7 +25,7 @@ from spark_datalog.eval import partitioned
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import (linear_dred_applies, linear_dred_changes,
                                                     repairs_groups)
-from spark_datalog.local import arrow
+from spark_datalog.local import arrow, compile
 from spark_datalog.plan.ir import scans
 from spark_datalog.spark.inputs import facts_frame
 
@@ -117,14 +118,29 @@ def _held_changes(spark, program, plan, before: dict, after: dict):
         stored=lambda name, limit: table(name, before.get(name, ())))
 
 
+@contextlib.contextmanager
+def _evaluated(columnar: bool):
+    """Plans evaluated as by default (on tuples, small deltas being small), or with
+    ``columnar`` over Arrow tables (``local.columnar``) and Arrow joins for every delta."""
+    thresholds = compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS
+    if columnar:
+        compile.COLUMNAR_ROWS = compile.BULK_JOIN_ROWS = 0
+    try:
+        yield
+    finally:
+        compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS = thresholds
+
+
+@pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
 @settings(default=50)
 @given(case=programs_with_changes().filter(_has_linear_stratum))
-def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, case):
+def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, columnar, case):
     """Relations held as Arrow tables (``arrow.is_held``): the same facts, many examples (no
     Spark job)."""
     program, before, after = _states(*case)
-    for plan in _maintained_strata(program, before, after):
-        _assert_maintained(spark, program, plan, before, after, _held_changes)
+    with _evaluated(columnar):
+        for plan in _maintained_strata(program, before, after):
+            _assert_maintained(spark, program, plan, before, after, _held_changes)
 
 
 @st.composite
@@ -156,15 +172,17 @@ def prem_batches(draw):
     return text, old_edb, new_edb
 
 
+@pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
 @settings(default=60)
 @given(case=prem_batches())
-def test_min_max_recursion_under_removals_recomputes_the_affected_groups(spark, case):
+def test_min_max_recursion_under_removals_recomputes_the_affected_groups(spark, columnar, case):
     """Removals reaching min/max relations: the affected groups get their new best (or
     disappear), the others are unchanged — as the reference computes the new state."""
     program, before, after = _states(*case)
-    for plan in program.plans:
-        if repairs_groups(program.checked, plan):
-            _assert_maintained(spark, program, plan, before, after, _held_changes)
+    with _evaluated(columnar):
+        for plan in program.plans:
+            if repairs_groups(program.checked, plan):
+                _assert_maintained(spark, program, plan, before, after, _held_changes)
 
 
 def test_groups_are_repaired_only_for_linear_integer_min_max_strata():
