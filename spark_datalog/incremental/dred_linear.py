@@ -28,9 +28,11 @@ Cost: the stratum's old facts and the lower relations it reads are read once (by
 the warehouse, when the caller passes ``stored``: no Spark job) and kept as pyarrow Tables that
 joins probe by key (``arrow.matching``); the changed lower facts come as the driver holds them
 (or are collected, one small job per kind), and the rest is proportional to the seeds, the
-over-deleted facts (or affected groups) and the facts gained. Limits: each lower relation is bounded like a broadcast relation and the stratum like a
-partition-local task (``eval.partitioned.limits``); beyond them, or for strata that are not
-linear, the caller uses another method.
+over-deleted facts (or affected groups) and the facts gained. A rule evaluated over a large
+delta runs over Arrow tables (``local.columnar``). Limits: each lower relation is bounded like
+a broadcast relation and the stratum like a partition-local task
+(``eval.partitioned.limits``); beyond them, or for strata that are not linear, the caller uses
+another method.
 """
 
 from __future__ import annotations
@@ -57,13 +59,16 @@ from .dred_local import dred_plans
 
 log = logging.getLogger("spark_datalog")
 
-# DRed handles each over-deleted fact about three times (over-delete, re-derive, re-insert)
-# where a recomputation derives each fact once: beyond this share of the stratum over-deleted,
-# recomputing it costs less (the caller is told by ``OverDeletion``) — unless the over-deleted
-# facts are fewer than OVER_DELETION_MIN, which cost less in memory than the Spark jobs of a
-# recomputation.
-OVER_DELETION_SHARE = 0.25
-OVER_DELETION_MIN = 50_000
+# DRed handles each over-deleted fact about three times (over-delete, re-derive, re-insert),
+# in the driver: about 7 µs per over-deleted fact. Recomputing the stratum with Spark costs
+# about 1.5 s plus 3 µs per fact of it. (Measured on this project's 2-core machine with the
+# incremental benchmark's tc, sg and reach graphs, deleting 0.1-10% of the edges: DRed over
+# 100% of reach's 159K facts 1.7 s against 2.3 s; over 52% of tc's 917K 3.3 s against 4.5 s;
+# over 82% of sg's 1.4M 8.1 s against 5.9 s.) So beyond OVER_DELETION_MIN over-deleted facts
+# plus OVER_DELETION_SHARE of the stratum, recomputing costs less: the caller is told by
+# ``OverDeletion``.
+OVER_DELETION_MIN = 200_000
+OVER_DELETION_SHARE = 0.4
 
 
 class RecomputeInstead(Exception):
@@ -71,8 +76,8 @@ class RecomputeInstead(Exception):
 
 
 class OverDeletion(RecomputeInstead):
-    """The over-deleted facts exceed ``OVER_DELETION_SHARE`` of the stratum (and
-    ``OVER_DELETION_MIN``): recomputing it costs less."""
+    """The over-deleted facts exceed ``OVER_DELETION_MIN`` plus ``OVER_DELETION_SHARE`` of the
+    stratum: recomputing it costs less."""
 
 
 def linear_dred_applies(stratum_plan) -> bool:
@@ -105,8 +110,8 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
     pyarrow Table read straight from storage (``Warehouse.read_facts``), or None: then
     ``old`` is collected. With ``recompute_if_larger``, raises ``OverDeletion`` as soon as
-    the over-deleted facts exceed ``OVER_DELETION_SHARE`` of the stratum and
-    ``OVER_DELETION_MIN``."""
+    the over-deleted facts exceed ``OVER_DELETION_MIN`` plus ``OVER_DELETION_SHARE`` of the
+    stratum."""
     relations = tuple(stratum_plan.relations)
     own = frozenset(relations)
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
@@ -173,7 +178,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         limit = max_facts
         if recompute_if_larger:
             share = OVER_DELETION_SHARE * sum(_size(rows) for rows in known.values())
-            limit = min(limit, max(int(share), OVER_DELETION_MIN))
+            limit = min(limit, OVER_DELETION_MIN + int(share))
         outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
                            max_rounds=max_iterations, max_facts=limit, fixed_full=True)
         _check(outcome, stratum_plan.index, max_iterations)
@@ -217,8 +222,9 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
                             if group_of(fact, position) in affected[name]]
 
     # 3. insert semi-naively over the new state, the remaining facts known
-    outcome = fixpoint(seeds, variants, new_frames, best, max_rounds=max_iterations, max_facts=max_facts, known=known,
-                       only_new=True, by_value=set(best) == own and max_iterations is None)
+    outcome = fixpoint(seeds, variants, new_frames, best, max_rounds=max_iterations,
+                       max_facts=max_facts, known=known, only_new=True,
+                       by_value=set(best) == own and max_iterations is None)
     _check(outcome, stratum_plan.index, max_iterations)
     if outcome.overflow:
         return None

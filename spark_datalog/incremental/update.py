@@ -30,8 +30,8 @@ above through negation. Per stratum the method is:
   as the fallback of the others: a removal (a deletion below, or an insertion under a negation)
   reaching a min/max recursion the driver cannot repair (not linear, double values, too large,
   or ``decompose=False``); and, with ``method="auto"``, a linear stratum whose DRed
-  over-deletes more than ``dred_linear.OVER_DELETION_SHARE`` of it and at least
-  ``OVER_DELETION_MIN`` facts (recomputing then costs less; logged).
+  over-deletes more than ``dred_linear.OVER_DELETION_MIN`` facts plus
+  ``OVER_DELETION_SHARE`` of it (recomputing then costs less, as measured; logged).
   Its cost is the stratum's full evaluation plus a diff with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same

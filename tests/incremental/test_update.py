@@ -214,7 +214,7 @@ def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, t
 
     monkeypatch.setattr(dred_linear, "OVER_DELETION_MIN", 1)
     program, wh = bases.copy("tc", tmp_path / "wh")
-    # cutting 3 -> 1 over-deletes the whole cycle's closure: more than a quarter of tc
+    # cutting 3 -> 1 over-deletes the whole cycle's closure: 1 fact plus 40% of tc and more
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
         report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])})
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "recompute"
