@@ -52,9 +52,10 @@ def table(facts: list, column_names, column_types) -> pa.Table:
         [pa.field(name, ARROW_TYPES[type_]) for name, type_ in zip(column_names, column_types)]))
 
 
-# what a value that Arrow cannot hold or compare in a column raises
+# what a value that Arrow cannot hold or compare in a column raises (a string with a lone
+# surrogate has no UTF-8 form)
 MISFITS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
-            OverflowError)
+           OverflowError, UnicodeEncodeError)
 
 
 def is_held(rows) -> bool:

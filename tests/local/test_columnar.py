@@ -85,6 +85,7 @@ def test_columnar_rows_are_the_rows_of_tuples(delta, r, s, held, text):
     ([(True, 2)], "booleans"),
     ([(1, "a"), ("b", 2)], "mixed types"),
     ([(2 ** 70, 1)], "an integer beyond 64 bits"),
+    ([("\ud800", "a")], "a string without a UTF-8 form"),
 ])
 def test_values_it_cannot_hold_exactly_are_declined(rows, why):
     node = ir.Join(ir.Scan("d", ("x", "y"), "delta"), ir.Scan("r", ("y", "z")), ("y",))
