@@ -115,28 +115,3 @@ def without(table: pa.Table, facts) -> pa.Table:
     except MISFITS:
         gone = set(facts)
         return like(table, [row for row in table_rows(table) if row not in gone])
-
-
-def joined(rows: list, columns: tuple, table: pa.Table, table_columns: tuple, on: tuple,
-           out: tuple) -> "list | None":
-    """The equi-join of ``rows`` (tuples named by ``columns``) with a held ``table`` (its columns
-    named ``table_columns``) on ``on``, as tuples named by ``out``: one Arrow hash join. None
-    when a column of ``rows`` is not all integers or all strings of the table's key type (the
-    caller then joins tuples), so the values come back exactly as they went."""
-    try:
-        arrays = []
-        for name, values in zip(columns, transposed(rows, len(columns))):
-            array = pa.array(values)
-            if not (pa.types.is_int64(array.type) or pa.types.is_string(array.type)):
-                return None
-            if name in on:
-                key_type = table.schema.field(table_columns.index(name)).type
-                if array.type != key_type:
-                    array = array.cast(key_type)  # safe: fails rather than wrap
-            arrays.append(array)
-        left = pa.Table.from_arrays(arrays, names=list(columns))
-        right = table.rename_columns(list(table_columns))
-        result = left.join(right, list(on), join_type="inner").select(list(out))
-    except MISFITS:
-        return None
-    return table_rows(result)

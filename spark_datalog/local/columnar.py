@@ -6,7 +6,8 @@ plan over hundreds of thousands of rows runs without making each intermediate ro
 what Arrow computes exactly as ``reference.terms`` does is done here, on integer and string
 values: anything else (arithmetic, aggregates, a column of doubles or booleans, values of mixed
 types, a product without join columns) makes ``ColumnarPlan.table`` return None, and the caller
-evaluates the plan on tuples (``local.compile``), which gives the same rows.
+evaluates the plan on tuples (``local.compile``), which gives the same rows. ``joined`` is the
+same join for a plan evaluated on tuples that meets a held table with many rows at once.
 """
 
 from __future__ import annotations
@@ -82,20 +83,38 @@ def _comparable(condition) -> bool:
         for side in (condition.left, condition.right))
 
 
+def joined(rows, columns: tuple, table: pa.Table, table_columns: tuple, on: tuple,
+           out: tuple) -> Optional[list]:
+    """The equi-join of ``rows`` (tuples named by ``columns``) with ``table`` (its columns named
+    ``table_columns``) on ``on``, as tuples named by ``out``: one Arrow hash join, for a
+    tuple-evaluated plan joining many rows with a held table. None when a value is beyond this
+    module (the caller then joins tuples)."""
+    try:
+        result = _joined(_as_table(rows, columns, "rows"), _as_table(table, table_columns,
+                                                                     "table"), on, out)
+    except (Unsupported, *arrow.MISFITS):
+        return None
+    return arrow.table_rows(result)
+
+
 def _scan(plan: ColumnarPlan, node: ir.Scan, frames) -> pa.Table:
-    rows = frames[(node.relation, node.source)]
+    return _as_table(frames[(node.relation, node.source)], node.columns, node.relation)
+
+
+def _as_table(rows, columns: tuple, what: str) -> pa.Table:
+    """``rows`` (a pyarrow Table, or tuples) as a table of integer and string ``columns``."""
     if isinstance(rows, pa.Table):
         table = rows
     else:
         rows = rows if isinstance(rows, list) else list(rows)
         table = pa.Table.from_arrays(
-            [pa.array(values) for values in arrow.transposed(rows, len(node.columns))],
-            names=list(node.columns))
+            [pa.array(values) for values in arrow.transposed(rows, len(columns))],
+            names=list(columns))
     for field in table.schema:
         if not (pa.types.is_integer(field.type) or pa.types.is_string(field.type)
                 or (pa.types.is_null(field.type) and not table.num_rows)):
-            raise Unsupported(f"column {field.name} of {node.relation}: {field.type}")
-    return table.rename_columns(list(node.columns))
+            raise Unsupported(f"column {field.name} of {what}: {field.type}")
+    return table.rename_columns(list(columns))
 
 
 def _select(plan: ColumnarPlan, node: ir.Select, frames) -> pa.Table:
@@ -132,19 +151,23 @@ def _project(plan: ColumnarPlan, node: ir.Project, frames) -> pa.Table:
 
 
 def _join(plan: ColumnarPlan, node: ir.Join, frames) -> pa.Table:
-    left, right = _aligned(plan._evaluate(node.left, frames),
-                           plan._evaluate(node.right, frames), node.on)
+    return _joined(plan._evaluate(node.left, frames), plan._evaluate(node.right, frames),
+                   node.on, node.columns)
+
+
+def _joined(left: pa.Table, right: pa.Table, on: tuple, out: tuple) -> pa.Table:
+    left, right = _aligned(left, right, on)
     if not (left.num_rows and right.num_rows):  # (Arrow joins no null-typed empty column)
         columns = {**dict(zip(right.column_names, right.columns)),
                    **dict(zip(left.column_names, left.columns))}
-        return pa.Table.from_arrays([columns[name].slice(0, 0) for name in node.columns],
-                                    names=list(node.columns))
+        return pa.Table.from_arrays([columns[name].slice(0, 0) for name in out],
+                                    names=list(out))
     # Arrow builds its hash table on the right side: put the smaller one there
     if right.num_rows <= left.num_rows:
-        joined = left.join(right, list(node.on), join_type="inner")
+        result = left.join(right, list(on), join_type="inner")
     else:
-        joined = right.join(left, list(node.on), join_type="inner")
-    return joined.select(list(node.columns))
+        result = right.join(left, list(on), join_type="inner")
+    return result.select(list(out))
 
 
 def _antijoin(plan: ColumnarPlan, node: ir.AntiJoin, frames) -> pa.Table:

@@ -23,6 +23,7 @@ from ..plan import ir
 from ..reference.aggregates import reduce_values
 from ..reference.terms import Undefined, arithmetic, coerce, compare
 from . import arrow
+from . import columnar
 from .columnar import ColumnarPlan
 
 Rows = Iterable[tuple]
@@ -157,8 +158,8 @@ def _join(node: ir.Join, dynamic) -> Plan:
             else:  # indexed anew: only the right rows some left row can meet
                 rows = list(left.rows(frames))
                 if len(rows) >= BULK_JOIN_ROWS and index.held(frames):
-                    joined = arrow.joined(rows, left.columns, frames[right.scan],
-                                          right.columns, node.on, node.columns)
+                    joined = columnar.joined(rows, left.columns, frames[right.scan],
+                                             right.columns, node.on, node.columns)
                     if joined is not None:
                         return joined
                 lookup = index.get(frames, set(map(left_key, rows)))
@@ -401,7 +402,7 @@ def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
     return holds
 
 
-# Many left rows against a held table: the join runs in Arrow (``arrow.joined``), which costs
+# Many left rows against a held table: the join runs in Arrow (``columnar.joined``), which costs
 # converting the rows both ways but beats pairing them one by one in Python from about here.
 BULK_JOIN_ROWS = 20_000
 
