@@ -12,6 +12,10 @@ What ``_count`` holds (the warehouse's storage model):
   maintains recursive strata by over-deletion and re-derivation and needs no counts; an
   aggregate fact has exactly one derivation, its group.
 
+Then the derivation levels of the recursive strata that keep them are computed and stored
+(``incremental.levels``): the next removals reaching such a stratum over-delete only the facts
+that lose their support.
+
 Every relation gets one Delta commit in the run, all carrying the run's application transaction,
 so a retried run finishes what a failed one left (see ``storage.warehouse``).
 """
@@ -22,6 +26,7 @@ from typing import Mapping
 
 from pyspark.sql import functions as F
 
+from ..incremental.levels import computed_levels, keep_levels, levels_apply
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
 
@@ -40,12 +45,21 @@ def commit_materialization(warehouse, program, edb_frames: Mapping, idb_frames: 
     with warehouse.run(program.fingerprint, run_id=run_id, mode="full", replace=replace) as run:
         for name, (version, uri) in (consumed or {}).items():
             run.consume(name, version, uri)
+        for name in checked.idb:  # levels kept for tables made before are not theirs
+            warehouse.levels.clear(name)
         for name, frame in counted.items():
             schema = checked.relations[name]
             result = warehouse.replace(name, list(zip(schema.column_names, schema.types)), frame, run)
             if name in checked.edb and name not in (consumed or {}):
                 run.consume(name, result.version)
-        return dict(run.produced) if run.produced else {n: warehouse.version(n) for n in counted}
+        versions = dict(run.produced)
+        versions.update({n: warehouse.version(n) for n in counted if n not in versions})
+    for stratum_plan in program.plans:
+        if levels_apply(stratum_plan):
+            tables = computed_levels(warehouse, checked, stratum_plan, versions)
+            if tables is not None:
+                keep_levels(warehouse, program.fingerprint, stratum_plan, versions, tables)
+    return versions
 
 
 def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping) -> dict:

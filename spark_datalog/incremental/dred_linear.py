@@ -53,9 +53,11 @@ from ..plan.partitioning import is_linear
 from ..plan.translate import plan_rule
 from ..reference.aggregates import group_of
 from ..storage.datafiles import collect_small, is_arrow
+from ..storage.levels import LEVEL
 from ..syntax import ast
 from .dred import dred_applies
 from .dred_local import dred_plans
+from .levels import LevelPlans, Levels, dropped, levels_apply, relevelled
 
 log = logging.getLogger("spark_datalog")
 
@@ -100,7 +102,8 @@ def repairs_groups(checked, stratum_plan) -> bool:
 def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
                         deleted: dict, max_iterations: Optional[int] = None,
                         stored: Optional[Callable] = None,
-                        recompute_if_larger: bool = False) -> Optional[dict]:
+                        recompute_if_larger: bool = False,
+                        levels: Optional[Levels] = None) -> Optional[dict]:
     """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
     ``incremental.dred.dred_changes`` computes them as frames, from the same arguments but the
     new states, which it derives from the old ones and the changes; ``inserted`` and
@@ -111,7 +114,10 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     pyarrow Table read straight from storage (``Warehouse.read_facts``), or None: then
     ``old`` is collected. With ``recompute_if_larger``, raises ``OverDeletion`` as soon as
     the over-deleted facts exceed ``OVER_DELETION_MIN`` plus ``OVER_DELETION_SHARE`` of the
-    stratum."""
+    stratum. ``levels`` (a stratum of ``incremental.levels.levels_apply``) gives its facts'
+    old levels: then they are its old facts, removals over-delete only the facts that lose
+    their support (``incremental.levels.dropped``), and ``levels.new`` is set to the new
+    facts' levels."""
     relations = tuple(stratum_plan.relations)
     own = frozenset(relations)
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
@@ -144,11 +150,16 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         lower_old[name] = rows
         lower_new[name] = _after(rows, changed.get(("inserted", name), ()),
                                  changed.get(("deleted", name), ()))
+    if levels is not None and not (levels_apply(stratum_plan) and set(levels.old) == own):
+        raise ValueError(f"{what}: levels are kept only for linear strata without min/max")
     known = {}  # the stratum's facts: held tables, sets of tuples, or lists for min/max ones
     for name in relations:
-        rows = read(name, max_facts)
+        rows = (levels.old[name].drop_columns([LEVEL]) if levels is not None
+                else read(name, max_facts))
         if rows is None:
             return None
+        if not arrow.is_held(rows) and isinstance(rows, pa.Table):
+            rows = arrow.table_rows(rows)
         if name in best:
             known[name] = _tuples(rows)
         else:
@@ -179,15 +190,22 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         if recompute_if_larger:
             share = OVER_DELETION_SHARE * sum(_size(rows) for rows in known.values())
             limit = min(limit, OVER_DELETION_MIN + int(share))
-        outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
-                           max_rounds=max_iterations, max_facts=limit, fixed_full=True)
-        _check(outcome, stratum_plan.index, max_iterations)
-        if outcome.overflow and limit < max_facts:
+        if levels is not None:
+            over = dropped(LevelPlans(checked, stratum_plan), checked, seeds, levels.old,
+                           lower_new)
+            overflow = sum(map(len, over.values())) > limit
+        else:
+            outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
+                               max_rounds=max_iterations, max_facts=limit, fixed_full=True)
+            _check(outcome, stratum_plan.index, max_iterations)
+            overflow = outcome.overflow
+            if not overflow:
+                over = {name: _among(known[name], outcome.facts[name]) for name in relations}
+        if overflow and limit < max_facts:
             raise OverDeletion(f"{what} · over {limit} facts over-deleted: recomputing "
                                "costs less than DRed")
-        if outcome.overflow:
+        if overflow:
             return None
-        over = {name: _among(known[name], outcome.facts[name]) for name in relations}
 
     # 2. what remains, and the over-deleted facts it still derives
     for name in relations:
@@ -228,6 +246,8 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     _check(outcome, stratum_plan.index, max_iterations)
     if outcome.overflow:
         return None
+    if levels is not None:
+        levels.new = relevelled(checked, levels.old, over, outcome.facts, outcome.sizes)
     result = {}
     for name in relations:
         added = outcome.facts[name]

@@ -2,7 +2,8 @@
 
 ``<root>/<relation>`` holds the relation's declared columns plus ``_count`` (long). A fact is
 present iff its count is positive. ``<root>/_spark_datalog/`` holds the run log and the writer
-lock (see ``runs``). Writes happen inside a run::
+lock (see ``runs``), and the derivation levels of recursive relations (``levels``; each valid
+only for the versions it names). Writes happen inside a run::
 
     wh = Warehouse(spark, "/data/wh")
     with wh.run(fingerprint, run_id="2024-06-01") as run:
@@ -31,6 +32,7 @@ from typing import Callable, Iterable, Mapping, Optional
 from ..errors import WarehouseError
 from . import uris
 from .detect import choose_backend
+from .levels import LevelStore
 from .runs import APP_ID, COMMITTED, META_DIR, CommitResult, RunInfo, RunLog, WarehouseLock
 from .schema import COUNT_COLUMN, Columns, check_same_columns, normalise_columns
 
@@ -75,6 +77,7 @@ class Warehouse:
             from .embedded import EmbeddedBackend as Backend
         self._backend = Backend(spark, self.root, storage_options, rows_per_file=rows_per_file)
         self._log = RunLog(self.root, storage_options)
+        self.levels = LevelStore(self.root)  # derivation levels (``incremental.levels``)
         self._lock = WarehouseLock(self.root, stale_after=lock_stale_after)
         self.lock_timeout = lock_timeout
         self.after_commit: Optional[Callable[[str, int], None]] = None

@@ -1,0 +1,325 @@
+"""Derivation levels: removals in a linear stratum without over-deleting what still holds.
+
+DRed over-deletes every fact with a derivation through a removed one. Where one fact supports
+almost all others (reachability from a source over a random graph: every reached vertex is
+downstream of some removed edge) that is the whole relation, then re-derived from the source:
+the cost of a recomputation. Levels bound the over-deletion to the facts that lose their
+*support*.
+
+Every fact of a linear recursive stratum without min/max relations (``levels_apply``) stores a
+level, an integer with this invariant: the fact is stated in the program, or has a derivation
+from the lower relations alone (an exit rule), or has a derivation whose fact of the stratum has
+a smaller level. (The semi-naive round that first derived a fact is such a level:
+``bootstrap``.) By induction on levels, every fact then has a well-founded derivation, so
+facts cannot support each other in a cycle.
+
+Removals (``dropped``). The candidates are the facts that lost a derivation: the removal seeds
+(rules read with one removed lower fact, over the old state). They are decided in increasing
+order of level; a candidate keeps its level if some derivation over the new lower relations
+reads a fact of the stratum with a smaller level that was not dropped (``#witness`` plans: the
+rule with its head read from the candidates), or if it is stated or derived by an exit rule.
+Otherwise it is dropped, and the facts it derives with a greater level (``#successors`` plans:
+the semi-naive variant with the head's level looked up) become candidates; a fact of level at
+most the dropped one's cannot have had it as its support. When a level is decided, every
+smaller level is, so the check reads final decisions. The dropped facts are then DRed's
+over-deleted facts (``incremental.dred_linear``: re-derived from what remains, then insertions
+propagated), and the invariant holds again for what remains.
+
+New levels (``relevelled``): the facts that remain keep theirs; the facts the insertion phase
+adds in its round ``r`` (re-derived or new) get ``top + 1 + r``, ``top`` being the largest
+level before: each such fact derives from remaining facts (level at most ``top``) or from a
+fact of round ``r - 1``. Levels of new facts are larger than needed, which is safe: it only
+makes more of their derivations count as support.
+
+Cost: proportional to the candidates and the dropped facts, plus lookups of levels in the
+stored table (``arrow.matching``, or one index once half of it was probed).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import logging
+from dataclasses import dataclass
+from typing import Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..analysis.checked import Column, RelationSchema
+from ..eval import partitioned
+from ..local import arrow
+from ..local.compile import compile_plan
+from ..local.fixpoint import fixpoint
+from ..plan import ir
+from ..plan.partitioning import is_linear
+from ..plan.translate import plan_rule
+from ..storage.levels import LEVEL
+from ..syntax import ast
+
+log = logging.getLogger("spark_datalog")
+
+_CANDIDATES = "#candidates:"  # (name, "delta"): facts to decide, with their level
+_LEVELS = "#levels:"  # (name, "full"): the stratum's old facts with their levels
+
+
+def levels_apply(stratum_plan) -> bool:
+    """True for a stratum maintained with levels: recursive, linear, no min/max relation."""
+    return stratum_plan.recursive and is_linear(stratum_plan) and not stratum_plan.aggregates
+
+
+def levels_key(fingerprint: str, versions: dict) -> dict:
+    """What stored levels describe: the program and the versions of the tables they depend on."""
+    return {"program": fingerprint, "versions": {name: versions[name] for name in sorted(versions)}}
+
+
+@dataclass
+class Levels:
+    """The levels of a stratum's facts before an update (relation -> facts with their
+    ``LEVEL``), and after it once ``dred_linear`` has maintained them."""
+
+    old: dict
+    new: Optional[dict] = None
+
+
+def with_levels(facts: list, levels, schema) -> pa.Table:
+    """``facts`` (tuples of ``schema``'s relation) and their ``levels`` (one int or a list)."""
+    values = pa.array(levels if isinstance(levels, list) else [levels] * len(facts), pa.int64())
+    if not schema.columns:
+        return pa.table({LEVEL: values})
+    table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
+    return table.append_column(LEVEL, values)
+
+
+def bootstrap(checked, stratum_plan, lower: dict, max_facts: Optional[int] = None
+              ) -> Optional[dict]:
+    """Relation -> its facts with their levels (the round that first derives them), evaluating
+    the stratum from ``lower`` (relation -> held table or tuples) in memory; None when it holds
+    more than ``max_facts`` facts."""
+    own = frozenset(stratum_plan.relations)
+    frames = {(name, "full"): rows for name, rows in lower.items()}
+    frames.update({(name, "full"): [] for name in own})
+    base = {name: list(checked.facts.get(name, ())) for name in own}
+    for rule_plan in stratum_plan.rules:
+        base[rule_plan.relation] += compile_plan(rule_plan.plan, own).rows(frames)
+    variants = [(r.relation, compile_plan(r.plan, own, columnar=True))
+                for r in stratum_plan.delta_rules]
+    outcome = fixpoint(base, variants, frames, max_facts=max_facts, only_new=True)
+    if outcome.overflow:
+        return None
+    return {name: with_levels(outcome.facts[name], _rounds(outcome.sizes, name, 0),
+                              checked.relations[name])
+            for name in own}
+
+
+def lower_relations(stratum_plan) -> set:
+    """The relations below the stratum that its rules read."""
+    return {scan.relation for rule_plan in stratum_plan.rules
+            for scan in ir.scans(rule_plan.plan)} - set(stratum_plan.relations)
+
+
+def stored_levels(warehouse, fingerprint: str, stratum_plan, versions: dict) -> Optional[Levels]:
+    """The stratum's levels kept in ``warehouse`` for the tables at ``versions``, or None."""
+    key = levels_key(fingerprint, _depended(stratum_plan, versions))
+    old = {name: warehouse.levels.read(name, key) for name in stratum_plan.relations}
+    return Levels(old) if all(table is not None for table in old.values()) else None
+
+
+def computed_levels(warehouse, checked, stratum_plan, versions: dict) -> Optional[dict]:
+    """The stratum's facts with levels, evaluated in memory (``bootstrap``) from the tables it
+    reads at ``versions``; None when one is not readable here or too large
+    (``eval.partitioned.limits``)."""
+    max_rows, max_facts = partitioned.limits(warehouse.spark)
+    lower = {}
+    for name in lower_relations(stratum_plan):
+        table = warehouse.read_facts(name, versions[name], max_rows)
+        if table is None:
+            return None
+        lower[name] = table if arrow.is_held(table) else arrow.table_rows(table)
+    return bootstrap(checked, stratum_plan, lower, max_facts)
+
+
+def keep_levels(warehouse, fingerprint: str, stratum_plan, versions: dict, tables: dict) -> None:
+    """Store ``tables`` (relation -> facts with levels) as the stratum's levels for the tables
+    at ``versions``. A failure only leaves the levels stale (logged): they are not needed."""
+    key = levels_key(fingerprint, _depended(stratum_plan, versions))
+    try:
+        for name, table in tables.items():
+            warehouse.levels.write(name, key, table)
+    except (OSError, pa.ArrowException) as error:
+        log.warning("stratum %d · levels not stored (%s): the next removals over-delete as DRed "
+                    "does", stratum_plan.index, error)
+
+
+def _depended(stratum_plan, versions: dict) -> dict:
+    return {name: versions[name]
+            for name in set(stratum_plan.relations) | lower_relations(stratum_plan)}
+
+
+def relevelled(checked, old: dict, dropped: dict, added: dict, sizes: list) -> dict:
+    """Relation -> its new facts with their levels: ``old`` (relation -> facts with levels)
+    without the ``dropped`` facts, and the facts ``added`` by a fixpoint (relation -> facts in
+    the order of its rounds, whose ``sizes`` it gives) at levels above every old one."""
+    top = max((pc.max(table.column(LEVEL)).as_py() or 0 for table in old.values()
+               if table.num_rows), default=0)
+    result = {}
+    for name, table in old.items():
+        schema = checked.relations[name]
+        kept = _without(table, dropped.get(name, ()), schema)
+        fresh = with_levels(list(added.get(name, ())), _rounds(sizes, name, top + 1), schema)
+        result[name] = pa.concat_tables([kept, fresh.cast(kept.schema)])
+    return result
+
+
+def _rounds(sizes: list, name: str, first: int) -> list:
+    """The level of each fact a fixpoint added, in order: ``first`` plus its round."""
+    levels = []
+    for round_, size in enumerate(sizes):
+        levels += [first + round_] * size.get(name, 0)
+    return levels
+
+
+def _without(table: pa.Table, facts, schema) -> pa.Table:
+    """``table`` (facts and levels) without the rows of ``facts`` (tuples)."""
+    if not facts:
+        return table
+    names = list(schema.column_names)
+    gone = arrow.table(list(facts), names, [c.type for c in schema.columns])
+    try:
+        return table.join(gone, names, join_type="left anti") if names else table.slice(0, 0)
+    except arrow.MISFITS:
+        facts = set(facts)
+        rows = [row for row in arrow.table_rows(table) if row[:-1] not in facts]
+        return pa.Table.from_pylist([], schema=table.schema) if not rows else \
+            with_levels([r[:-1] for r in rows], [r[-1] for r in rows], schema)
+
+
+class LevelPlans:
+    """The compiled plans of ``dropped`` for one stratum: per rule, its ``#witness`` plan
+    (candidates of its head -> the facts of the stratum with a smaller level that its
+    derivations read, after the candidate; for an exit rule, the candidates it derives), and
+    per recursive rule its ``#successors`` plan (dropped facts -> the facts they derive that
+    have a greater level, and that level)."""
+
+    def __init__(self, checked, stratum_plan):
+        own = frozenset(stratum_plan.relations)
+        dynamic = frozenset(_CANDIDATES + name for name in own)
+        self.own = own
+        self.witnesses, self.successors = [], []
+        for rule_plan in stratum_plan.rules:
+            rule = rule_plan.rule
+            mine = [atom.predicate for atom in rule.body
+                    if isinstance(atom, ast.Atom) and atom.predicate in own]
+            body = mine[0] if mine else None
+            self.witnesses.append((rule.head.predicate, body, compile_plan(
+                _levelled_plan(checked, rule, own, from_head=True), dynamic, columnar=True)))
+            if body is not None:
+                self.successors.append((rule.head.predicate, compile_plan(
+                    _levelled_plan(checked, rule, own, from_head=False), dynamic,
+                    columnar=True)))
+
+
+def dropped(plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict) -> dict:
+    """Relation -> its facts that lose their support (see the module docstring). ``seeds``:
+    relation -> facts that lost a derivation; ``levels``: relation -> its old facts with their
+    levels (held tables); ``lower``: relation -> its new facts."""
+    own = plans.own
+    frames = {(name, "full"): rows for name, rows in lower.items()}
+    frames.update({(_LEVELS + name, "full"): table for name, table in levels.items()})
+    stated = {name: frozenset(checked.facts.get(name, ())) for name in own}
+    decided = {name: set() for name in own}
+    lost = {name: set() for name in own}
+    pending: dict = {}  # level -> relation -> facts to decide
+    queue: list = []  # the levels of ``pending``, smallest first
+
+    def push(name, rows):  # rows: a fact's values, then its level
+        for row in rows:
+            fact, level = row[:-1], row[-1]
+            if fact in decided[name]:
+                continue
+            if level not in pending:
+                pending[level] = {}
+                heapq.heappush(queue, level)
+            pending[level].setdefault(name, set()).add(fact)
+
+    for name, facts in seeds.items():
+        if facts:
+            push(name, _levelled(levels[name], facts))
+    while queue:
+        level = heapq.heappop(queue)
+        batch = {name: facts - decided[name] for name, facts in pending.pop(level).items()}
+        candidates = dict(frames)
+        for name in own:
+            decided[name] |= batch.get(name, set())
+            candidates[(_CANDIDATES + name, "delta")] = [f + (level,) for f in batch.get(name, ())]
+        supported = {name: set() for name in own}
+        for head, body, plan in plans.witnesses:
+            if not batch.get(head):
+                continue
+            width, found = checked.relations[head].arity, supported[head]
+            for row in plan.rows(candidates):
+                if body is None or row[width:] not in lost[body]:
+                    found.add(row[:width])
+        gone = {name: [f for f in facts if f not in supported[name] and f not in stated[name]]
+                for name, facts in batch.items()}
+        if not any(gone.values()):
+            continue
+        successors = dict(frames)
+        for name in own:
+            lost[name].update(gone.get(name, ()))
+            successors[(_CANDIDATES + name, "delta")] = [f + (level,) for f in gone.get(name, ())]
+        for head, plan in plans.successors:
+            push(head, plan.rows(successors))
+    return lost
+
+
+def _levelled(table: pa.Table, facts) -> list:
+    """The rows of ``table`` (facts, then their level) for ``facts`` (tuples)."""
+    positions = list(range(table.num_columns - 1))
+    wanted = {f[0] for f in facts} if len(positions) == 1 else set(facts)
+    found = arrow.matching(table, positions, wanted) if positions else table
+    if found is None:
+        facts = set(facts)
+        return [row for row in arrow.table_rows(table) if row[:-1] in facts]
+    return arrow.table_rows(found)
+
+
+def _levelled_plan(checked, rule: ast.Rule, own: frozenset, from_head: bool):
+    """The IR plan of ``rule`` read from its head (``from_head``: the ``#witness`` plan) or
+    from its fact of the stratum (the ``#successors`` plan), each side with its level: the
+    side read first from ``(_CANDIDATES + relation, "delta")``, the other looked up in
+    ``(_LEVELS + relation, "full")``, the second's level smaller than the head's."""
+    span = rule.head.span
+    relations = dict(checked.relations)
+
+    def levelled(atom, prefix, level):
+        schema = checked.relations[atom.predicate]
+        name = prefix + atom.predicate
+        relations[name] = RelationSchema(name, schema.columns + (Column(LEVEL, "long"),), "idb")
+        return ast.Atom(name, atom.args + (level,), atom.span)
+
+    head_level = ast.Variable("_#head_level", span)
+    body_level = ast.Variable("_#body_level", span)
+    mine = [literal for literal in rule.body
+            if isinstance(literal, ast.Atom) and literal.predicate in own]
+    lower = tuple(literal for literal in rule.body
+                  if not (isinstance(literal, ast.Atom) and literal.predicate in own))
+    smaller = ast.Comparison("<", body_level, head_level, span)
+    if from_head:
+        body = (levelled(rule.head, _CANDIDATES, head_level),) + lower
+        outputs = rule.head.args
+        types = checked.relations[rule.head.predicate].types
+        if mine:
+            body += (levelled(mine[0], _LEVELS, body_level), smaller)
+            outputs += mine[0].args
+            types += checked.relations[mine[0].predicate].types
+    else:
+        body = ((levelled(mine[0], _CANDIDATES, body_level),) + lower
+                + (levelled(rule.head, _LEVELS, head_level), smaller))
+        outputs = rule.head.args + (head_level,)
+        types = checked.relations[rule.head.predicate].types + ("long",)
+    relations["#pair"] = RelationSchema(
+        "#pair", tuple(Column(f"c{i}", t) for i, t in enumerate(types)), "idb")
+    paired = dataclasses.replace(rule, head=ast.Atom("#pair", outputs, span), body=body)
+    return plan_rule(paired, dataclasses.replace(checked, relations=relations),
+                     delta_position=0).plan
