@@ -37,7 +37,6 @@ another method.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Callable, Optional
 
@@ -50,14 +49,12 @@ from ..local.compile import compile_plan
 from ..local.dred import seed_rows
 from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
-from ..plan.translate import plan_rule
 from ..reference.aggregates import group_of
 from ..storage.datafiles import collect_small, is_arrow
 from ..storage.levels import LEVEL
-from ..syntax import ast
 from .dred import dred_applies
-from .dred_local import dred_plans
-from .levels import LevelPlans, Levels, dropped, levels_apply, relevelled
+from .dred_local import dred_plans, rederive_plan
+from .levels import LevelPlans, Levels, dropped, flooded, levels_apply, relevelled
 
 log = logging.getLogger("spark_datalog")
 
@@ -117,7 +114,8 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     stratum. ``levels`` (a stratum of ``incremental.levels.levels_apply``) gives its facts'
     old levels: then they are its old facts, removals over-delete only the facts that lose
     their support (``incremental.levels.dropped``), and ``levels.new`` is set to the new
-    facts' levels."""
+    facts' levels. ``Levels(None)`` (none stored): ``levels.flooded`` tells whether the
+    over-deletion was mostly re-derived (``incremental.levels.flooded``)."""
     relations = tuple(stratum_plan.relations)
     own = frozenset(relations)
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
@@ -150,11 +148,14 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         lower_old[name] = rows
         lower_new[name] = _after(rows, changed.get(("inserted", name), ()),
                                  changed.get(("deleted", name), ()))
-    if levels is not None and not (levels_apply(stratum_plan) and set(levels.old) == own):
+    if levels is not None and not levels_apply(stratum_plan):
         raise ValueError(f"{what}: levels are kept only for linear strata without min/max")
+    levelled = levels is not None and levels.old is not None
+    if levelled and set(levels.old) != own:
+        raise ValueError(f"{what}: levels given for {sorted(levels.old)}, not its relations")
     known = {}  # the stratum's facts: held tables, sets of tuples, or lists for min/max ones
     for name in relations:
-        rows = (levels.old[name].drop_columns([LEVEL]) if levels is not None
+        rows = (levels.old[name].drop_columns([LEVEL]) if levelled
                 else read(name, max_facts))
         if rows is None:
             return None
@@ -190,7 +191,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         if recompute_if_larger:
             share = OVER_DELETION_SHARE * sum(_size(rows) for rows in known.values())
             limit = min(limit, OVER_DELETION_MIN + int(share))
-        if levels is not None:
+        if levelled:
             over = dropped(LevelPlans(checked, stratum_plan), checked, seeds, levels.old,
                            lower_new)
             overflow = sum(map(len, over.values())) > limit
@@ -246,8 +247,10 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     _check(outcome, stratum_plan.index, max_iterations)
     if outcome.overflow:
         return None
-    if levels is not None:
+    if levelled:
         levels.new = relevelled(checked, levels.old, over, outcome.facts, outcome.sizes)
+    elif levels is not None:
+        levels.flooded = flooded(over, outcome.facts)
     result = {}
     for name in relations:
         added = outcome.facts[name]
@@ -332,26 +335,6 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
             candidates[relation].extend(plan.rows(round_frames))
         delta = {name: tight(name, rows) for name, rows in candidates.items()}
     return affected
-
-
-def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[int] = None):
-    """The plan of ``rule`` restricted to heads among the over-deleted facts: the head atom is
-    added to the body, read from ``(relation, "delta")`` and joined first, and the atoms of the
-    stratum (``own``) are joined last, so the join starts from the over-deleted facts and only
-    looks the stratum's remaining facts up. With ``position`` (a min/max relation's value),
-    the head atom matches the group only: any value there."""
-    body = rule.body
-    lower = tuple(literal for literal in body
-                  if not (isinstance(literal, ast.Atom) and literal.predicate in own))
-    mine = tuple(literal for literal in body
-                 if isinstance(literal, ast.Atom) and literal.predicate in own)
-    args = rule.head.args
-    if position is not None:
-        anonymous = ast.Variable("_#group", rule.head.span, anonymous=True)
-        args = args[:position] + (anonymous,) + args[position + 1:]
-    head = ast.Atom(rule.head.predicate, args, rule.head.span)
-    restricted = dataclasses.replace(rule, body=(head,) + lower + mine)
-    return plan_rule(restricted, checked, delta_position=0).plan
 
 
 def _rows(rows) -> list:

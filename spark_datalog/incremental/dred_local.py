@@ -11,6 +11,7 @@ backend, the caller runs the Spark rounds instead (the result is the same).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Optional
 
@@ -19,6 +20,8 @@ from ..eval import partitioned
 from ..eval.checkpoint import release
 from ..local.dred import DredPlans, Seed
 from ..local.partition import DredTask, LocalRelation, run_dred
+from ..plan.translate import plan_rule
+from ..syntax import ast
 from .dred import seed_plans
 
 log = logging.getLogger("spark_datalog")
@@ -88,6 +91,26 @@ def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
         insert_seeds=seeds(inserted, deleted, "inserted", "deleted"),
         facts={name: tuple(checked.facts.get(name, ())) for name in stratum_plan.relations},
         best={name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()})
+
+
+def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[int] = None):
+    """The plan of ``rule`` restricted to heads among the over-deleted facts: the head atom is
+    added to the body, read from ``(relation, "delta")`` and joined first, and the atoms of the
+    stratum (``own``) are joined last, so the join starts from the over-deleted facts and only
+    looks the stratum's remaining facts up. With ``position`` (a min/max relation's value),
+    the head atom matches the group only: any value there."""
+    body = rule.body
+    lower = tuple(literal for literal in body
+                  if not (isinstance(literal, ast.Atom) and literal.predicate in own))
+    mine = tuple(literal for literal in body
+                 if isinstance(literal, ast.Atom) and literal.predicate in own)
+    args = rule.head.args
+    if position is not None:
+        anonymous = ast.Variable("_#group", rule.head.span, anonymous=True)
+        args = args[:position] + (anonymous,) + args[position + 1:]
+    head = ast.Atom(rule.head.predicate, args, rule.head.span)
+    restricted = dataclasses.replace(rule, body=(head,) + lower + mine)
+    return plan_rule(restricted, checked, delta_position=0).plan
 
 
 def _block(checked, kind: str, name: str) -> LocalRelation:

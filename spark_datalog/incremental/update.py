@@ -261,7 +261,7 @@ class _Update:
         # relation -> its delta's assessed rows as a pyarrow Table, when computed in the driver:
         # they reach the warehouse and the linear DRed without a Spark job
         self.local: dict = {}
-        self.levelled: list = []  # (stratum plan, Levels or None): strata whose levels to keep
+        self.levelled: list = []  # (stratum plan, Levels): strata whose levels to keep
         # relations storing count 1 per present fact: recursive strata, aggregate relations
         self.set_valued = {name for plan in program.plans for name in plan.relations
                            if plan.recursive or name in plan.aggregates}
@@ -506,16 +506,15 @@ class _Update:
             held = [{name: presence_rows(self.local[name], sign) if name in self.local
                      else self.presence[name][index] for name in names}
                     for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))]
-            levels = None
-            if levels_apply(plan):
-                levels = stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
+            levels = (stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
+                      if levels_apply(plan) else None)
             facts = linear_dred_changes(
                 self.spark, self.checked, plan, plain, *held,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
                     name, self.read_at[name], rows), recompute_if_larger=self.method == "auto",
                 levels=levels)
             if facts is not None:  # computed in the driver: stored as they are, no Spark job
-                if levels_apply(plan):
+                if levels is not None:
                     self.levelled.append((plan, levels))
                 self._absorb({}, stored={name: assessed_presence(
                     self.checked.relations[name], *changes) for name, changes in facts.items()})
@@ -585,12 +584,16 @@ class _Update:
     def _keep_levels(self) -> None:
         """Store the levels of the strata maintained with them (``incremental.levels``), for
         the versions just committed; a stratum maintained without them (none were stored for
-        its old state) gets them computed once, in memory."""
+        its old state) whose over-deletion flooded gets them computed once, in memory."""
         versions = {name: self.run_info.produced.get(name, self.read_at[name])
                     for name in self.checked.relations}
         for plan, levels in self.levelled:
-            tables = (levels.new if levels is not None
-                      else computed_levels(self.wh, self.checked, plan, versions))
+            if levels.old is not None:
+                tables = levels.new
+            elif levels.flooded:
+                tables = computed_levels(self.wh, self.checked, plan, versions, test=False)
+            else:
+                continue
             if tables is not None:
                 keep_levels(self.wh, self.program.fingerprint, plan, versions, tables)
 

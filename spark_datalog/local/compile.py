@@ -35,7 +35,7 @@ class Plan:
     relation, in which case its rows are computed once and kept. ``scan``: the frame key a bare
     scan reads (None for other nodes); ``reads``: the frame keys of every scan under it.
     ``columnar``: the same plan over Arrow tables, used when its deltas hold at least
-    ``COLUMNAR_ROWS`` rows (see ``compile_plan``)."""
+    ``columnar_rows`` rows (``COLUMNAR_ROWS`` when None; see ``compile_plan``)."""
 
     def __init__(self, columns: tuple, static: bool, produce: Callable[[Frames], Rows]):
         self.columns = columns
@@ -45,9 +45,11 @@ class Plan:
         self.scan = None
         self.reads: frozenset = frozenset()
         self.columnar: Optional[ColumnarPlan] = None
+        self.columnar_rows: Optional[int] = None
 
     def rows(self, frames: Frames) -> Rows:
-        if self.columnar is not None and _delta_rows(frames, self.reads) >= COLUMNAR_ROWS:
+        if self.columnar is not None and _delta_rows(frames, self.reads) >= (
+                COLUMNAR_ROWS if self.columnar_rows is None else self.columnar_rows):
             table = self.columnar.table(frames)
             if table is not None:
                 return arrow.table_rows(table)
@@ -58,12 +60,13 @@ class Plan:
         return self._kept
 
 
-def compile_plan(node, dynamic: frozenset, columnar: bool = False) -> Plan:
+def compile_plan(node, dynamic: frozenset, columnar: bool = False,
+                 columnar_rows: Optional[int] = None) -> Plan:
     """The compiled form of ``node``; ``dynamic``: names of relations that change between
     evaluations (scans of any other relation are read once). With ``columnar``, an evaluation
-    whose delta scans read at least ``COLUMNAR_ROWS`` rows runs over Arrow tables
-    (``local.columnar``) when every node and value allows it: the same rows, without a tuple per
-    intermediate row."""
+    whose delta scans read at least ``columnar_rows`` rows (default ``COLUMNAR_ROWS``) runs over
+    Arrow tables (``local.columnar``) when every node and value allows it: the same rows,
+    without a tuple per intermediate row."""
     try:
         compiler = _NODE_COMPILERS[type(node)]
     except KeyError:
@@ -73,6 +76,7 @@ def compile_plan(node, dynamic: frozenset, columnar: bool = False) -> Plan:
     if columnar and any(source == "delta" for _, source in plan.reads):
         bulk = ColumnarPlan(node, dynamic)
         plan.columnar = bulk if bulk.supported else None
+        plan.columnar_rows = columnar_rows
     return plan
 
 
@@ -291,27 +295,26 @@ class _Index:
     def get(self, frames, wanted: Optional[set] = None):
         if self._built is not None:
             return self._built
-        rows = None
         if wanted is not None and self.held(frames):
             table = frames[self.plan.scan]
             found = arrow.matching(table, self.positions, wanted)
             if found is not None:
                 self._matched += found.num_rows
                 if self.plan.static and 2 * self._matched >= table.num_rows:
-                    return self._whole(table)
-                rows = arrow.table_rows(found)
-        if rows is None:
-            rows = self.plan.rows(frames)
-            if self.whole_rows and isinstance(rows, (set, frozenset)):
-                return _Members(rows, len(self.plan.columns) == 1)
+                    self._built = self._from_columns(table)
+                    return self._built
+                return self._from_columns(found)
+        rows = self.plan.rows(frames)
+        if self.whole_rows and isinstance(rows, (set, frozenset)):
+            return _Members(rows, len(self.plan.columns) == 1)
         index = self._indexed(rows, wanted)
         if self.plan.static and wanted is None:
             self._built = index
         return index
 
-    def _whole(self, table: pa.Table) -> dict:
-        """The index over all the rows of a held ``table``, kept (keys and projected rows
-        taken from its columns, not from a tuple per row)."""
+    def _from_columns(self, table: pa.Table) -> dict:
+        """The index over the rows of a held ``table`` (keys and projected rows taken from its
+        columns, not from a tuple per row)."""
         if len(self.positions) == 1:
             keys = table.column(self.positions[0]).to_pylist()
         else:
@@ -326,7 +329,6 @@ class _Index:
                 index[key] = [row]
             else:
                 rows.append(row)
-        self._built = index
         return index
 
     def _indexed(self, rows, wanted: Optional[set] = None) -> dict:

@@ -22,6 +22,7 @@ import spark_datalog as sd
 from programs import prem_programs, programs_with_changes, settings
 from spark_datalog.errors import NonTerminationError
 from spark_datalog.eval import partitioned
+from spark_datalog.incremental import levels
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import (linear_dred_applies, linear_dred_changes,
                                                     repairs_groups)
@@ -120,15 +121,21 @@ def _held_changes(spark, program, plan, before: dict, after: dict):
 
 @contextlib.contextmanager
 def _evaluated(columnar: bool):
-    """Plans evaluated as by default (on tuples, small deltas being small), or with
-    ``columnar`` over Arrow tables (``local.columnar``) and Arrow joins for every delta."""
-    thresholds = compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS
+    """Plans evaluated as by default (on tuples, small deltas being small, the level plans of
+    ``incremental.levels`` too), or with ``columnar`` over Arrow tables (``local.columnar``),
+    Arrow joins for every delta, and held tables probed by sorted keys from the first probe."""
+    thresholds = (compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS, levels.LEVEL_COLUMNAR_ROWS,
+                  arrow.SORT_AFTER_PROBES, arrow.SORT_MIN_ROWS)
     if columnar:
-        compile.COLUMNAR_ROWS = compile.BULK_JOIN_ROWS = 0
+        compile.COLUMNAR_ROWS = compile.BULK_JOIN_ROWS = arrow.SORT_MIN_ROWS = 0
+        arrow.SORT_AFTER_PROBES = 1
+    else:
+        levels.LEVEL_COLUMNAR_ROWS = None
     try:
         yield
     finally:
-        compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS = thresholds
+        (compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS, levels.LEVEL_COLUMNAR_ROWS,
+         arrow.SORT_AFTER_PROBES, arrow.SORT_MIN_ROWS) = thresholds
 
 
 @pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])

@@ -8,16 +8,21 @@ after each batch its facts are exactly the reference's, and its levels satisfy t
 
 from __future__ import annotations
 
+import logging
+import random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import spark_datalog as sd
 from programs import DOMAIN, programs_with_changes, settings
+from spark_datalog.incremental import dred_linear
+from spark_datalog.incremental import levels as levels_module
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import linear_dred_changes
-from spark_datalog.incremental.levels import (LevelPlans, Levels, bootstrap, dropped,
-                                              levels_apply)
+from spark_datalog.incremental.levels import (LevelPlans, Levels, bootstrap, dropped, flooded,
+                                              levels_apply, pays_off, stored_levels)
 from spark_datalog.local import arrow
 from spark_datalog.plan.ir import scans
 from spark_datalog.reference.body import head_tuple, order_body, substitutions
@@ -26,6 +31,7 @@ from spark_datalog.reference.terms import Undefined, coerce
 from spark_datalog.storage.levels import LEVEL
 
 from .test_dred_linear import _evaluated
+from .test_update import TC, assert_matches_reference, change, materialized, stored
 
 
 def _reads(plan) -> set:
@@ -191,3 +197,103 @@ def test_only_the_facts_that_lose_their_support_are_dropped(spark):
         levels=levels_after)
     assert sorted(changes["reach"][1]) == [(3,), (4,)] and not changes["reach"][0]
     assert LEVEL in levels_after.new["reach"].column_names
+
+
+# -- through the warehouse: kept where they pay off, used and maintained by update ---------
+
+def _random_arcs(nodes: int, edges: int, seed: int) -> list:
+    rng = random.Random(seed)
+    arcs = set()
+    while len(arcs) < edges:
+        x, y = rng.randrange(nodes), rng.randrange(nodes)
+        if x != y:
+            arcs.add((x, y))
+    return sorted(arcs)
+
+
+def _kept(wh, program, name: str):
+    """``name``'s facts with levels stored for the tables' current versions, or None."""
+    (plan,) = [p for p in program.plans if name in p.relations]
+    versions = {n: wh.version(n) for n in wh.relations()}
+    old = stored_levels(wh, program.fingerprint, plan, versions).old
+    return None if old is None else old[name]
+
+
+REACH_SCHEMAS = {"arc": "x long, y long", "source": "x long"}
+
+
+def test_levels_are_kept_used_and_maintained_through_updates(spark, tmp_path, monkeypatch):
+    """Reachability over a random graph (facts with several derivations): materialize keeps
+    levels, each update removes through them (never over-deleting the whole relation) and
+    stores the new ones, and the warehouse equals the reference after every batch."""
+    arcs = _random_arcs(120, 360, seed=3)
+    edb = {"arc": list(arcs), "source": [(0,)]}
+    program, wh = materialized(spark, tmp_path / "wh", REACH, edb, REACH_SCHEMAS)
+    assert _kept(wh, program, "reach") is not None
+    over_deleted = []
+    original = levels_module.dropped
+
+    def recording(*args):
+        lost = original(*args)
+        over_deleted.append(sum(map(len, lost.values())))
+        return lost
+
+    monkeypatch.setattr(dred_linear, "dropped", recording)
+    rng = random.Random(4)
+    for step in range(3):
+        deletes = rng.sample(edb["arc"], 6)
+        inserts = [a for a in _random_arcs(120, 8, seed=10 + step) if a not in edb["arc"]]
+        program.update(spark, wh, changes={"arc": change(spark, "arc", inserts, deletes)})
+        edb["arc"] = sorted(set(edb["arc"]) - set(deletes) | set(inserts))
+        assert_matches_reference(program, wh, edb)
+        kept = _kept(wh, program, "reach")
+        assert kept is not None
+        assert set(_facts(kept)) == stored(wh, "reach")
+    assert len(over_deleted) == 3
+    assert all(n < len(stored(wh, "reach")) for n in over_deleted), over_deleted
+
+
+def test_no_levels_where_every_fact_has_one_derivation(spark, tmp_path, caplog):
+    """Transitive closure on a tree: DRed over-deletes exactly what goes, levels would only
+    cost more; none are kept, and updates maintain it as before."""
+    tree = [(i, 2 * i + c) for i in range(1, 16) for c in (0, 1)]
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        program, wh = materialized(spark, tmp_path / "wh", TC, {"arc": tree})
+    assert _kept(wh, program, "tc") is None
+    assert any("no levels kept" in r.getMessage() for r in caplog.records)
+    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(2, 4)])})
+    assert_matches_reference(program, wh, {"arc": [a for a in tree if a != (2, 4)]})
+    assert _kept(wh, program, "tc") is None
+
+
+@pytest.mark.parametrize("flood_min", [1, 10 ** 9])
+def test_levels_computed_after_a_flooded_dred(spark, tmp_path, monkeypatch, flood_min):
+    """Levels gone stale (here: removed) are computed again by the first update whose DRed
+    re-derived most of what it over-deleted, and only then."""
+    arcs = _random_arcs(60, 180, seed=5)
+    edb = {"arc": list(arcs), "source": [(0,)]}
+    program, wh = materialized(spark, tmp_path / "wh", REACH, edb, REACH_SCHEMAS)
+    wh.levels.clear("reach")
+    monkeypatch.setattr(levels_module, "FLOOD_MIN", flood_min)
+    first = [a for a in arcs if a[0] == 0][0]  # everything after it is over-deleted
+    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[first])})
+    edb["arc"].remove(first)
+    assert_matches_reference(program, wh, edb)
+    kept = _kept(wh, program, "reach")
+    if flood_min == 1:
+        assert kept is not None and set(_facts(kept)) == stored(wh, "reach")
+    else:
+        assert kept is None
+
+
+def test_flooded_and_pays_off():
+    assert flooded({"r": {(1,), (2,)}}, {"r": [(1,), (3,)]}) is (levels_module.FLOOD_MIN <= 2)
+    program = sd.Program.parse(REACH)
+    checked = program.checked
+    (plan,) = [p for p in program.plans if p.recursive]
+    diamond = [(0, 1), (0, 2), (1, 3), (2, 3)]  # 3 has two derivations
+    chain = [(0, 1), (1, 2), (2, 3)]
+    for arcs, expected in ((diamond, True), (chain, False)):
+        lower = {"arc": _table(checked, "arc", arcs), "source": [(0,)]}
+        facts = {"reach": [(n,) for n in range(4)]}
+        assert pays_off(checked, plan, facts, lower) is expected
