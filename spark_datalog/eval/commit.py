@@ -55,7 +55,7 @@ def commit_materialization(warehouse, program, edb_frames: Mapping, idb_frames: 
         versions = dict(run.produced)
         versions.update({n: warehouse.version(n) for n in counted if n not in versions})
     for stratum_plan in program.plans:
-        if levels_apply(stratum_plan):
+        if levels_apply(checked, stratum_plan):
             tables = computed_levels(warehouse, checked, stratum_plan, versions)
             if tables is not None:
                 keep_levels(warehouse, program.fingerprint, stratum_plan, versions, tables)

@@ -21,8 +21,9 @@ A min/max relation (PreM) is maintained here under insertions: its old best valu
 the insertion seeds improve some groups, the rounds continue from there, and each improved
 group's old row is replaced by its new best. In a stratum of min/max relations only, with no
 double value (``repairs_groups``), removals are maintained too: phase 1 finds the *affected
-groups* instead of over-deleted facts (``_affected``), phase 2 evaluates every rule again for
-them from the other groups and the new lower relations, and phase 3 runs best value first.
+groups* instead of over-deleted facts (``_affected``; with levels, the groups whose row loses
+its support: ``incremental.levels``), phase 2 evaluates every rule again for them from the
+other groups and the new lower relations, and phase 3 runs best value first.
 
 Cost: the stratum's old facts and the lower relations it reads are read once (by delta-rs from
 the warehouse, when the caller passes ``stored``: no Spark job) and kept as pyarrow Tables that
@@ -49,12 +50,13 @@ from ..local.compile import compile_plan
 from ..local.dred import seed_rows
 from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
-from ..reference.aggregates import group_of
+from ..reference.aggregates import group_of, with_value
 from ..storage.datafiles import collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
 from .dred_local import dred_plans, rederive_plan
-from .levels import LevelPlans, Levels, dropped, flooded, levels_apply, relevelled
+from .levels import (LevelPlans, Levels, dropped, flooded, levels_apply, relevelled,
+                     relevelled_best)
 
 log = logging.getLogger("spark_datalog")
 
@@ -86,14 +88,10 @@ def linear_dred_applies(stratum_plan) -> bool:
 
 
 def repairs_groups(checked, stratum_plan) -> bool:
-    """True for a linear stratum of min/max relations only, none with a double value: removals
-    reaching it are maintained here by recomputing the affected groups (see ``_affected``);
-    a double value is left out because its stored best may differ in the last bit from the
-    same derivation computed again, which could hide an affected group."""
-    return (linear_dred_applies(stratum_plan) and bool(stratum_plan.aggregates)
-            and set(stratum_plan.aggregates) == set(stratum_plan.relations)
-            and all(checked.relations[name].columns[spec.position].type != "double"
-                    for name, spec in stratum_plan.aggregates.items()))
+    """True for a linear stratum of min/max relations only, none with a double value (those of
+    ``incremental.levels.levels_apply``): removals reaching it are maintained here by
+    recomputing the affected groups (see ``_affected``)."""
+    return bool(stratum_plan.aggregates) and levels_apply(checked, stratum_plan)
 
 
 def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
@@ -148,12 +146,14 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         lower_old[name] = rows
         lower_new[name] = _after(rows, changed.get(("inserted", name), ()),
                                  changed.get(("deleted", name), ()))
-    if levels is not None and not levels_apply(stratum_plan):
-        raise ValueError(f"{what}: levels are kept only for linear strata without min/max")
+    if levels is not None and not levels_apply(checked, stratum_plan):
+        raise ValueError(f"{what}: levels are kept only for the strata of "
+                         "incremental.levels.levels_apply")
     levelled = levels is not None and levels.old is not None
     if levelled and set(levels.old) != own:
         raise ValueError(f"{what}: levels given for {sorted(levels.old)}, not its relations")
-    known = {}  # the stratum's facts: held tables, sets of tuples, or lists for min/max ones
+    known = {}  # the stratum's facts: held tables, or sets of tuples (lists for min/max ones)
+    stored_best = {}  # of a min/max relation: group -> its stored best value
     for name in relations:
         rows = (levels.old[name].drop_columns([LEVEL]) if levelled
                 else read(name, max_facts))
@@ -162,12 +162,14 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         if not arrow.is_held(rows) and isinstance(rows, pa.Table):
             rows = arrow.table_rows(rows)
         if name in best:
-            known[name] = _tuples(rows)
+            stored_best[name] = _best_values(rows, best[name][1])
+            known[name] = rows
         else:
             known[name] = rows if arrow.is_held(rows) else set(rows)
     plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
-    stored_best = {name: known[name] for name in best}
+    level_plans = LevelPlans(checked, stratum_plan) if levelled else None
     affected = {name: set() for name in best}  # groups whose best value is computed again
+    affected_rows = {name: [] for name in best}  # their stored best rows
 
     # 1. over-delete against the old state (for min/max relations: the affected groups)
     over = {name: set() for name in relations}
@@ -178,11 +180,19 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         # evaluates them best value first, which a recomputation does not (measured on
         # connected components by min label at 100,000 edges with nearly every group affected:
         # 3.5 s against 6.5 s)
-        affected = _affected(seeds, variants, _frames({**lower_new, **known}), best, known)
+        if levelled:  # the groups whose best row loses its support
+            lost = dropped(level_plans, checked, seeds, levels.old, lower_new)
+            affected = {name: {group_of(row, position) for row in lost[name]}
+                        for name, (_, position) in best.items()}
+        else:
+            affected = _affected(seeds, variants, _frames({**lower_new, **known}), best,
+                                 stored_best)
         for name, (_, position) in best.items():
             if affected[name]:
-                known[name] = [row for row in known[name]
-                               if group_of(row, position) not in affected[name]]
+                values = stored_best[name]
+                affected_rows[name] = [with_value(group, position, values[group])
+                                       for group in affected[name]]
+                known[name] = _without(known[name], affected_rows[name])
     elif plans.over_seeds:
         old_frames = _frames({**lower_old, **known})
         seeds = {name: [] for name in relations}
@@ -192,8 +202,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
             share = OVER_DELETION_SHARE * sum(_size(rows) for rows in known.values())
             limit = min(limit, OVER_DELETION_MIN + int(share))
         if levelled:
-            over = dropped(LevelPlans(checked, stratum_plan), checked, seeds, levels.old,
-                           lower_new)
+            over = dropped(level_plans, checked, seeds, levels.old, lower_new)
             overflow = sum(map(len, over.values())) > limit
         else:
             outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
@@ -216,9 +225,6 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     new_frames = _frames({**lower_new, **known})
     seeds = {name: [] for name in relations}
     seeds.update(seed_rows(plans.insert_seeds, new_frames, changed, own))
-    affected_rows = {name: [row for row in stored_best[name]
-                            if group_of(row, best[name][1]) in affected[name]]
-                     for name in best if affected[name]}
     for rule_plan in stratum_plan.rules:
         name = rule_plan.relation
         if over[name]:
@@ -241,25 +247,89 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
                             if group_of(fact, position) in affected[name]]
 
     # 3. insert semi-naively over the new state, the remaining facts known
+    for name in best:
+        known[name] = dict(stored_best[name])  # group -> value, taken over by the fixpoint
+        for group in affected[name]:
+            del known[name][group]
     outcome = fixpoint(seeds, variants, new_frames, best, max_rounds=max_iterations,
                        max_facts=max_facts, known=known, only_new=True,
                        by_value=set(best) == own and max_iterations is None)
     _check(outcome, stratum_plan.index, max_iterations)
     if outcome.overflow:
         return None
-    if levelled:
+    final = {name: {group_of(row, position): row for row in outcome.facts[name]}
+             for name, (_, position) in best.items()}  # a group's last improvement is its best
+    if levelled and best:
+        levels.new = _relevelled_best(level_plans, checked, stratum_plan, variants, levels.old,
+                                      stored_best, affected_rows, final, lower_new,
+                                      _added_rounds(outcome))
+    elif levelled:
         levels.new = relevelled(checked, levels.old, over, outcome.facts, outcome.sizes)
     elif levels is not None:
-        levels.flooded = flooded(over, outcome.facts)
+        levels.flooded = flooded({**over, **{name: set(rows) for name, rows in
+                                             affected_rows.items()}}, outcome.facts)
     result = {}
     for name in relations:
         added = outcome.facts[name]
         if name in best:
-            result[name] = _regrouped(best[name][1], added, stored_best[name], affected[name])
+            result[name] = _regrouped(best[name][1], final[name], stored_best[name],
+                                      affected[name])
             continue
         kept = set(added) & over[name]
         result[name] = ([f for f in added if f not in over[name]], list(over[name] - kept))
     return result
+
+
+def _relevelled_best(plans, checked, stratum_plan, variants: list, old: dict, stored: dict,
+                     lost: dict, final: dict, lower: dict, rounds: dict) -> Optional[dict]:
+    """The new levels of a stratum of min/max relations (``incremental.levels``): ``old``
+    levels without the ``lost`` rows (of the affected groups) and the old rows of the groups
+    that improved, whose successors may lose their support (found as ``dropped`` finds them);
+    the groups' ``final`` rows (group -> row) and those successors get new levels."""
+    lost = {name: set(rows) for name, rows in lost.items()}
+    improved, targets, gone = {}, {}, {}
+    for name, values in stored.items():
+        position = stratum_plan.aggregates[name].position
+        improved[name] = [row for row in (with_value(group, position, values[group])
+                                          for group in final[name] if group in values)
+                          if row not in lost[name]]
+    unsupported = {name: set() for name in stored}
+    if any(improved.values()):
+        unsupported = dropped(plans, checked, {}, old, lower, removed={
+            name: improved[name] + list(lost[name]) for name in stored})
+    for name in stored:
+        position, rows = stratum_plan.aggregates[name].position, final[name]
+        targets[name] = list(rows.values()) + [
+            row for row in unsupported[name]
+            if group_of(row, position) not in rows and row not in lost[name]]
+        gone[name] = lost[name] | set(improved[name]) | unsupported[name]
+    return relevelled_best(checked, stratum_plan, variants, old, gone, targets, lower, rounds)
+
+
+def _added_rounds(outcome) -> dict:
+    """Relation -> {row: the round that added it} of a fixpoint run with ``only_new``."""
+    rounds = {}
+    for name, rows in outcome.facts.items():
+        numbers = (r for r, size in enumerate(outcome.sizes) for _ in range(size.get(name, 0)))
+        rounds[name] = dict(zip(rows, numbers))
+    return rounds
+
+
+def _best_values(rows, position: int) -> dict:
+    """Group -> value of a min/max relation's rows (a held table or tuples), one per group."""
+    if not arrow.is_held(rows):
+        return {group_of(row, position): row[position] for row in rows}
+    columns = [column.to_pylist() for column in rows.columns]
+    values = columns.pop(position)
+    return dict(zip(zip(*columns) if columns else [()] * len(values), values))
+
+
+def _without(rows, gone: list):
+    """``rows`` (a held table or tuples, like ``_after``) without the ``gone`` ones."""
+    if arrow.is_held(rows):
+        return arrow.without(rows, gone)
+    gone = set(gone)
+    return [row for row in rows if row not in gone]
 
 
 def _after(rows, appeared, gone):
@@ -282,27 +352,22 @@ def _size(rows) -> int:
     return rows.num_rows if arrow.is_held(rows) else len(rows)
 
 
-def _tuples(rows) -> list:
-    return arrow.table_rows(rows) if arrow.is_held(rows) else rows
-
-
-def _regrouped(position: int, added: list, old: list, affected: set) -> tuple:
-    """(inserted, deleted) of a min/max relation: the last row ``added`` per group is its new
-    best (later rounds improve more); an ``affected`` group not added lost every derivation.
-    A group whose best is its old row is unchanged."""
-    final = {group_of(row, position): row for row in added}
-    before = {group_of(row, position): row for row in old}
-    inserted = [row for group, row in final.items() if before.get(group) != row]
-    deleted = [row for group, row in before.items()
-               if (group in final or group in affected) and final.get(group) != row]
+def _regrouped(position: int, final: dict, old: dict, affected: set) -> tuple:
+    """(inserted, deleted) of a min/max relation: ``final`` (group -> row) holds the new best
+    of the groups that a fixpoint added; an ``affected`` group not there lost every
+    derivation. A group whose best is its ``old`` value (group -> value) is unchanged."""
+    inserted = [row for group, row in final.items()
+                if group not in old or old[group] != row[position]]
+    deleted = [with_value(group, position, old[group]) for group in final.keys() | affected
+               if group in old and (group not in final or final[group][position] != old[group])]
     return inserted, deleted
 
 
 def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dict) -> dict:
-    """Relation -> the groups of its ``stored`` best rows that a derivation through a removed
-    fact may hold: rows of the removal ``seeds`` (derived over the old state) with the stored
-    best value of their group (tight), then, round by round, the tight rows the recursive
-    ``variants`` derive from the affected groups' rows over the new lower relations
+    """Relation -> the groups of its ``stored`` best values (group -> value) that a derivation
+    through a removed fact may hold: rows of the removal ``seeds`` (derived over the old state)
+    with the stored best value of their group (tight), then, round by round, the tight rows the
+    recursive ``variants`` derive from the affected groups' rows over the new lower relations
     (``frames``, which phase 3 reads too: the variants keep their indexes over them).
 
     The other groups keep their value: a group's stored value has a derivation of tight rows
@@ -312,12 +377,10 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
     through a removed lower fact is a seed, and the others read lower facts that remain, so
     propagating over the new lower relations misses none; a derivation through an appeared
     fact can only mark more groups, which are then evaluated again for nothing."""
-    values = {name: {group_of(row, position): row[position] for row in stored[name]}
-              for name, (_, position) in best.items()}
     affected = {name: set() for name in best}
 
     def tight(name, rows) -> list:
-        position, found, value = best[name][1], affected[name], values[name]
+        position, found, value = best[name][1], affected[name], stored[name]
         kept = []
         for row in rows:
             group = group_of(row, position)

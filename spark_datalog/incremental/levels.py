@@ -6,12 +6,20 @@ downstream of some removed edge) that is the whole relation, then re-derived fro
 the cost of a recomputation. Levels bound the over-deletion to the facts that lose their
 *support*.
 
-Every fact of a linear recursive stratum without min/max relations (``levels_apply``) stores a
-level, an integer with this invariant: the fact is stated in the program, or has a derivation
-from the lower relations alone (an exit rule), or has a derivation whose fact of the stratum has
-a smaller level. (The semi-naive round that first derived a fact is such a level:
-``bootstrap``.) By induction on levels, every fact then has a well-founded derivation, so
-facts cannot support each other in a cycle.
+Every fact of a linear recursive stratum (``levels_apply``) stores a level, an integer with
+this invariant: the fact is stated in the program, or has a derivation from the lower relations
+alone (an exit rule), or has a derivation whose fact of the stratum has a smaller level. (The
+semi-naive round that first derived a fact is such a level: ``bootstrap``.) By induction on
+levels, every fact then has a well-founded derivation, so facts cannot support each other in a
+cycle.
+
+A stratum of min/max relations is read the same way, its facts being the stored best rows and
+a derivation counting only if it yields that very row (the rules are planned with the head's
+value bound). Its non-dropped rows then keep a derivation of their value, which removals cannot
+improve on, so only the groups of dropped rows are evaluated again; the levels of those rows
+(and of groups that improved) come from the rounds of that evaluation if they satisfy the
+invariant (checked), else from ``tight_levels``; the old row of a group that improved no longer
+holds, so what it supported is decided again (``dropped`` with ``removed``).
 
 Removals (``dropped``). The candidates are the facts that lost a derivation: the removal seeds
 (rules read with one removed lower fact, over the old state). They are decided in increasing
@@ -76,9 +84,17 @@ _CANDIDATES = "#candidates:"  # (name, "delta"): facts to decide, with their lev
 _LEVELS = "#levels:"  # (name, "full"): the stratum's old facts with their levels
 
 
-def levels_apply(stratum_plan) -> bool:
-    """True for a stratum maintained with levels: recursive, linear, no min/max relation."""
-    return stratum_plan.recursive and is_linear(stratum_plan) and not stratum_plan.aggregates
+def levels_apply(checked, stratum_plan) -> bool:
+    """True for a stratum maintained with levels: recursive and linear, its relations all sets
+    or all min/max ones without a double value (whose stored best may differ in the last bit
+    from the same derivation computed again, which would hide a derivation of it)."""
+    if not (stratum_plan.recursive and is_linear(stratum_plan)):
+        return False
+    aggregates = stratum_plan.aggregates
+    return not aggregates or (
+        set(aggregates) == set(stratum_plan.relations)
+        and all(checked.relations[name].columns[spec.position].type != "double"
+                for name, spec in aggregates.items()))
 
 
 def levels_key(fingerprint: str, versions: dict) -> dict:
@@ -127,10 +143,13 @@ def pays_off(checked, stratum_plan, facts: dict, lower: dict) -> bool:
             if fact in counts[name]:
                 counts[name][fact] += 1
     for rule_plan in stratum_plan.rules:
-        plan = compile_plan(rederive_plan(checked, rule_plan.rule, own), own, columnar=True)
+        spec = stratum_plan.aggregates.get(rule_plan.relation)
+        plan = compile_plan(rederive_plan(checked, rule_plan.rule, own,
+                                          spec.position if spec else None), own, columnar=True)
         found = counts[rule_plan.relation]
-        for row in plan.rows(frames):
-            found[row] = found.get(row, 0) + 1
+        for row in plan.rows(frames):  # of a min/max group, only its best value counts
+            if row in found:
+                found[row] += 1
     several = sum(1 for found in counts.values() for n in found.values() if n > 1)
     return sampled > 0 and several >= MIN_REDUNDANCY * sampled
 
@@ -167,12 +186,51 @@ def bootstrap(checked, stratum_plan, lower: dict, max_facts: Optional[int] = Non
         base[rule_plan.relation] += compile_plan(rule_plan.plan, own).rows(frames)
     variants = [(r.relation, compile_plan(r.plan, own, columnar=True))
                 for r in stratum_plan.delta_rules]
-    outcome = fixpoint(base, variants, frames, max_facts=max_facts, only_new=True)
+    best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
+    outcome = fixpoint(base, variants, frames, best, max_facts=max_facts, only_new=not best,
+                       by_value=bool(best))
     if outcome.overflow:
         return None
-    return {name: with_levels(outcome.facts[name], _rounds(outcome.sizes, name, 0),
+    if not best:
+        return {name: with_levels(outcome.facts[name], _rounds(outcome.sizes, name, 0),
+                                  checked.relations[name])
+                for name in own}
+    found = tight_levels(variants, frames, outcome.facts, base, 0)
+    if found is None:
+        return None
+    return {name: with_levels(list(found[name]), list(found[name].values()),
                               checked.relations[name])
             for name in own}
+
+
+def tight_levels(variants: list, frames: dict, targets: dict, base: dict, first: int
+                 ) -> Optional[dict]:
+    """Relation -> {row: level} for the ``targets`` (relation -> best rows of min/max
+    relations): the rows of ``base`` (relation -> rows with a derivation from below, or
+    stated) among them get level ``first``, then, round by round, the targets the recursive
+    ``variants`` derive from the last round's rows (over ``frames``: the lower relations) get
+    the next level; a row's level is then larger than that of a row with its best value it
+    derives from. None when a target is not reached (it would have no support)."""
+    wanted = {name: set(rows) for name, rows in targets.items()}
+    found: dict = {name: {} for name in targets}
+    delta = {name: [row for row in dict.fromkeys(base.get(name, ())) if row in wanted[name]]
+             for name in targets}
+    level = first
+    while any(delta.values()):
+        for name, rows in delta.items():
+            found[name].update(dict.fromkeys(rows, level))
+        round_frames = dict(frames)
+        round_frames.update({(name, "delta"): rows for name, rows in delta.items()})
+        candidates: dict = {name: [] for name in targets}
+        for relation, plan in variants:
+            candidates[relation].extend(plan.rows(round_frames))
+        delta = {name: [row for row in dict.fromkeys(rows)
+                        if row in wanted[name] and row not in found[name]]
+                 for name, rows in candidates.items()}
+        level += 1
+    if any(len(found[name]) != len(wanted[name]) for name in targets):
+        return None
+    return found
 
 
 def lower_relations(stratum_plan) -> set:
@@ -244,6 +302,62 @@ def relevelled(checked, old: dict, dropped: dict, added: dict, sizes: list) -> d
     return result
 
 
+def relevelled_best(checked, stratum_plan, variants: list, old: dict, gone: dict,
+                    targets: dict, lower: dict, rounds: Optional[dict] = None
+                    ) -> Optional[dict]:
+    """Relation -> its new rows with their levels, for a stratum of min/max relations: ``old``
+    (relation -> rows with levels) without the ``gone`` rows, and the ``targets`` (relation ->
+    rows: new best values, and rows whose support went) at levels above every old one.
+
+    ``rounds`` (relation -> {row: the round of the fixpoint that added it}) proposes levels:
+    they are kept if every target then has a derivation from a row of smaller level (checked
+    by the ``#witness`` plans), which holds unless a value improved after it was propagated to
+    an equal one. Otherwise (or without ``rounds``) ``tight_levels`` computes them: those
+    derived from what remains, from ``lower`` (relation -> its new facts) or stated first.
+    None when a target has no support (the levels are then not kept)."""
+    top = max((pc.max(table.column(LEVEL)).as_py() or 0 for table in old.values()
+               if table.num_rows), default=0)
+    remaining = {name: _without(table, gone.get(name, ()), checked.relations[name])
+                 for name, table in old.items()}
+
+    def joined(found: dict) -> dict:
+        return {name: pa.concat_tables([table, with_levels(
+            list(found[name]), list(found[name].values()), checked.relations[name]).cast(
+                table.schema)]) for name, table in remaining.items()}
+
+    if rounds is not None and all(row in rounds[name] for name, rows in targets.items()
+                                  for row in rows):
+        proposed = {name: {row: top + 1 + rounds[name][row] for row in rows}
+                    for name, rows in targets.items()}
+        tables = joined(proposed)
+        supported = _witnessed(checked, stratum_plan, tables, proposed, lower)
+        if all(len(supported[name]) == len(set(rows)) for name, rows in targets.items()):
+            return tables
+    base = _witnessed(checked, stratum_plan, remaining, {
+        name: dict.fromkeys(rows, top + 1) for name, rows in targets.items()}, lower)
+    found = tight_levels(variants, {(name, "full"): rows for name, rows in lower.items()},
+                         targets, base, top + 1)
+    return None if found is None else joined(found)
+
+
+def _witnessed(checked, stratum_plan, levels: dict, candidates: dict, lower: dict) -> dict:
+    """Relation -> the ``candidates`` (relation -> {row: level}) stated, or derived from the
+    ``lower`` relations and rows of ``levels`` (relation -> rows with levels) of smaller
+    level."""
+    frames = {(name, "full"): rows for name, rows in lower.items()}
+    frames.update({(_LEVELS + name, "full"): table for name, table in levels.items()})
+    frames.update({(_CANDIDATES + name, "delta"): [row + (level,) for row, level in rows.items()]
+                   for name, rows in candidates.items()})
+    found = {name: {fact for fact in checked.facts.get(name, ()) if fact in rows}
+             for name, rows in candidates.items()}
+    # plans of their own: compiled plans keep what they read of the stored levels
+    for head, _, plan in LevelPlans(checked, stratum_plan).witnesses:
+        if candidates.get(head):
+            width = checked.relations[head].arity
+            found[head].update(row[:width] for row in plan.rows(frames))
+    return found
+
+
 def _rounds(sizes: list, name: str, first: int) -> list:
     """The level of each fact a fixpoint added, in order: ``first`` plus its round."""
     levels = []
@@ -293,10 +407,13 @@ class LevelPlans:
                     columnar=True, columnar_rows=LEVEL_COLUMNAR_ROWS)))
 
 
-def dropped(plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict) -> dict:
+def dropped(plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict,
+            removed: Optional[dict] = None) -> dict:
     """Relation -> its facts that lose their support (see the module docstring). ``seeds``:
     relation -> facts that lost a derivation; ``levels``: relation -> its old facts with their
-    levels (held tables); ``lower``: relation -> its new facts."""
+    levels (held tables); ``lower``: relation -> its new facts; ``removed``: relation -> old
+    facts that no longer hold whatever their support (old rows of min/max groups that
+    improved): they are dropped, and the facts they derive are candidates."""
     own = plans.own
     frames = {(name, "full"): rows for name, rows in lower.items()}
     frames.update({(_LEVELS + name, "full"): table for name, table in levels.items()})
@@ -319,6 +436,15 @@ def dropped(plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict) 
     for name, facts in seeds.items():
         if facts:
             push(name, _levelled(levels[name], facts))
+    if removed and any(removed.values()):
+        successors = dict(frames)
+        for name in own:
+            rows = _levelled(levels[name], removed.get(name, ())) if removed.get(name) else []
+            lost[name].update(row[:-1] for row in rows)
+            decided[name].update(row[:-1] for row in rows)
+            successors[(_CANDIDATES + name, "delta")] = rows
+        for head, plan in plans.successors:
+            push(head, plan.rows(successors))
     while queue:
         level = heapq.heappop(queue)
         batch = {name: facts - decided[name] for name, facts in pending.pop(level).items()}
@@ -372,6 +498,10 @@ def _levelled_plan(checked, rule: ast.Rule, own: frozenset, from_head: bool):
         relations[name] = RelationSchema(name, schema.columns + (Column(LEVEL, "long"),), "idb")
         return ast.Atom(name, atom.args + (level,), atom.span)
 
+    # a min/max head is read with its value: only derivations of that value support it
+    rule = dataclasses.replace(rule, head=ast.Atom(rule.head.predicate, tuple(
+        arg.variable if isinstance(arg, ast.Aggregate) else arg for arg in rule.head.args),
+        span))
     head_level = ast.Variable("_#head_level", span)
     body_level = ast.Variable("_#body_level", span)
     mine = [literal for literal in rule.body

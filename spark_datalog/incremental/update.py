@@ -507,7 +507,7 @@ class _Update:
                      else self.presence[name][index] for name in names}
                     for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))]
             levels = (stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
-                      if levels_apply(plan) else None)
+                      if levels_apply(self.checked, plan) else None)
             facts = linear_dred_changes(
                 self.spark, self.checked, plan, plain, *held,
                 self.max_iterations, stored=lambda name, rows: self.wh.read_facts(

@@ -46,8 +46,9 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
     Maintenance starts from a state: ``known`` (name -> rows) is held before round 0 without
     being a delta, and with ``fixed_full`` the variants read the relations' ``full`` from
     ``static`` (an old state) instead of from what the fixpoint holds. A ``set`` in ``known``
-    is taken over, not copied (it grows); a pyarrow Table (``arrow.is_held``) stays one, and
-    each round's candidates are looked up in it in bulk. With ``only_new``, ``facts`` holds
+    is taken over, not copied (it grows), and so is a dict (group -> best value) of a min/max
+    relation; a pyarrow Table (``arrow.is_held``) stays one, and each round's candidates are
+    looked up in it in bulk. With ``only_new``, ``facts`` holds
     only the facts the run added to ``known`` (set relations).
 
     ``by_value`` (only min/max relations, no ``max_rounds``): each round propagates, per
@@ -64,6 +65,8 @@ def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
             states[name].known = rows
         elif arrow.is_held(rows) and isinstance(states[name], _SetState):
             states[name] = _HeldSetState(rows)
+        elif isinstance(rows, dict) and isinstance(states[name], _BestState):
+            states[name].best = rows
         else:
             states[name].merge(arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows)
     # the relations' current facts are given only to variants that read them
