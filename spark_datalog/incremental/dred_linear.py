@@ -55,8 +55,8 @@ from ..storage.datafiles import collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
 from .dred_local import dred_plans, rederive_plan
-from .levels import (LevelPlans, Levels, dropped, flooded, levels_apply, relevelled,
-                     relevelled_best)
+from .levels import (LevelPlans, Levels, added_rounds, dropped, flooded, levels_apply,
+                     relevelled, relevelled_best)
 
 log = logging.getLogger("spark_datalog")
 
@@ -152,7 +152,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     levelled = levels is not None and levels.old is not None
     if levelled and set(levels.old) != own:
         raise ValueError(f"{what}: levels given for {sorted(levels.old)}, not its relations")
-    known = {}  # the stratum's facts: held tables, or sets of tuples (lists for min/max ones)
+    known = {}  # the stratum's facts: held tables, else sets of tuples (lists for min/max ones)
     stored_best = {}  # of a min/max relation: group -> its stored best value
     for name in relations:
         rows = (levels.old[name].drop_columns([LEVEL]) if levelled
@@ -262,7 +262,7 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     if levelled and best:
         levels.new = _relevelled_best(level_plans, checked, stratum_plan, variants, levels.old,
                                       stored_best, affected_rows, final, lower_new,
-                                      _added_rounds(outcome))
+                                      added_rounds(outcome.facts, outcome.sizes))
     elif levelled:
         levels.new = relevelled(checked, levels.old, over, outcome.facts, outcome.sizes)
     elif levels is not None:
@@ -306,15 +306,6 @@ def _relevelled_best(plans, checked, stratum_plan, variants: list, old: dict, st
     return relevelled_best(checked, stratum_plan, variants, old, gone, targets, lower, rounds)
 
 
-def _added_rounds(outcome) -> dict:
-    """Relation -> {row: the round that added it} of a fixpoint run with ``only_new``."""
-    rounds = {}
-    for name, rows in outcome.facts.items():
-        numbers = (r for r, size in enumerate(outcome.sizes) for _ in range(size.get(name, 0)))
-        rounds[name] = dict(zip(rows, numbers))
-    return rounds
-
-
 def _best_values(rows, position: int) -> dict:
     """Group -> value of a min/max relation's rows (a held table or tuples), one per group."""
     if not arrow.is_held(rows):
@@ -338,9 +329,8 @@ def _after(rows, appeared, gone):
     if not appeared and not gone:
         return rows
     if arrow.is_held(rows):
-        return pa.concat_tables([arrow.without(rows, gone), arrow.like(rows, list(appeared))])
-    gone = set(gone)
-    return [row for row in rows if row not in gone] + list(appeared)
+        return pa.concat_tables([_without(rows, gone), arrow.like(rows, list(appeared))])
+    return _without(rows, gone) + list(appeared)
 
 
 def _among(known, facts) -> set:

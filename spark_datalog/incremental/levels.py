@@ -358,6 +358,12 @@ def _witnessed(checked, stratum_plan, levels: dict, candidates: dict, lower: dic
     return found
 
 
+def added_rounds(added: dict, sizes: list) -> dict:
+    """Relation -> {fact: the round that added it}, from the facts ``added`` by a fixpoint
+    (relation -> facts in the order of its rounds, whose ``sizes`` it gives)."""
+    return {name: dict(zip(facts, _rounds(sizes, name, 0))) for name, facts in added.items()}
+
+
 def _rounds(sizes: list, name: str, first: int) -> list:
     """The level of each fact a fixpoint added, in order: ``first`` plus its round."""
     levels = []

@@ -120,8 +120,8 @@ def test_levels_of_min_max_groups_maintain_random_programs_through_histories(
     added them as levels, or (``tight``: no rounds proposed) levels found anew."""
     with pytest.MonkeyPatch.context() as patch:
         if not proposed:
-            patch.setattr(dred_linear, "_added_rounds",
-                          lambda outcome: {name: {} for name in outcome.facts})
+            patch.setattr(dred_linear, "added_rounds",
+                          lambda added, sizes: {name: {} for name in added})
         _assert_maintained(spark, columnar, case, best=True)
 
 
