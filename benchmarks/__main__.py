@@ -27,12 +27,17 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a suite and write JSON, Markdown and plots")
     run.add_argument("--suite", choices=("smoke", "quick", "full"), default="quick")
-    run.add_argument("--only", action="append", metavar="NAME",
-                     help="run only this benchmark (repeatable), e.g. tc-chain")
+    run.add_argument(
+        "--only", action="append", metavar="NAME", help="run only this benchmark (repeatable), e.g. tc-chain"
+    )
     run.add_argument("--out", type=Path, default=HERE / "results", help="output folder")
-    run.add_argument("--results-md", type=Path, default=None,
-                     help="also write the Markdown here (default: benchmarks/RESULTS.md for a "
-                          "complete quick-suite run, nowhere otherwise)")
+    run.add_argument(
+        "--results-md",
+        type=Path,
+        default=None,
+        help="also write the Markdown here (default: benchmarks/RESULTS.md for a "
+        "complete quick-suite run, nowhere otherwise)",
+    )
     render = sub.add_parser("report", help="render Markdown and plots from the JSON of earlier runs")
     render.add_argument("runs", nargs="+", type=Path, metavar="RUN.json")
     render.add_argument("--md", type=Path, default=None, help="write the Markdown here (default: stdout)")
@@ -71,16 +76,24 @@ def run_command(args, argv) -> int:
 
     json_path = out / f"{name}.json"
     meta = {
-        "suite": args.suite, "only": args.only,
+        "suite": args.suite,
+        "only": args.only,
         "command": "python -m benchmarks " + " ".join(shlex.quote(a) for a in argv),
-        "started": started_at, "finished": report.now(),
+        "started": started_at,
+        "finished": report.now(),
         "wall_seconds": round(time.monotonic() - started, 1),
         "load_average": {"start": load_start, "end": report.load_average()},
-        "machine": report.machine(), "versions": report.versions(), "git_commit": report.git_commit(),
+        "machine": report.machine(),
+        "versions": report.versions(),
+        "git_commit": report.git_commit(),
         "spark": session_settings(runner.spark),
-        "budgets": {"case_seconds": settings.case_budget, "engine_seconds": settings.engine_budget,
-                    "suite_seconds": settings.suite_budget, "repeats": settings.repeats.count,
-                    "repeat_below_seconds": settings.repeats.short_seconds},
+        "budgets": {
+            "case_seconds": settings.case_budget,
+            "engine_seconds": settings.engine_budget,
+            "suite_seconds": settings.suite_budget,
+            "repeats": settings.repeats.count,
+            "repeat_below_seconds": settings.repeats.short_seconds,
+        },
         "json": _relative(json_path),
     }
     report.write_json(json_path, meta, runner.records, runner.checks)
@@ -90,8 +103,11 @@ def run_command(args, argv) -> int:
         render_runs([json_path], md_target)
     print(text)
     report.print_summary(runner.records, runner.checks)
-    print(f"wrote {json_path}, {out / (name + '.md')}" + (f", {md_target}" if md_target else "")
-          + f" and plots in {out / 'plots'}")
+    print(
+        f"wrote {json_path}, {out / (name + '.md')}"
+        + (f", {md_target}" if md_target else "")
+        + f" and plots in {out / 'plots'}"
+    )
     return 1 if any(c["verdict"] == "mismatch" for c in runner.checks) else 0
 
 
@@ -107,9 +123,15 @@ def render_runs(json_paths: list, md_path: Path | None) -> str:
         json_path = Path(json_path).resolve()
         payload = json.loads(json_path.read_text(encoding="utf-8"))
         plots = report.plot(payload["results"], json_path.parent / "plots", json_path.stem)
-        md_dir = (md_path.resolve().parent if md_path else json_path.parent)
-        sections.append(report.markdown(payload["meta"], payload["results"], payload["checks"],
-                                        {b: _relative(p, md_dir) for b, p in plots.items()}))
+        md_dir = md_path.resolve().parent if md_path else json_path.parent
+        sections.append(
+            report.markdown(
+                payload["meta"],
+                payload["results"],
+                payload["checks"],
+                {b: _relative(p, md_dir) for b, p in plots.items()},
+            )
+        )
     text = "\n---\n\n".join(sections)
     if md_path:
         md_path.write_text(text, encoding="utf-8")

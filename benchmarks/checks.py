@@ -12,6 +12,7 @@ SAMPLE = 5
 
 def _normalise(rows: set) -> set:
     """Facts as comparable tuples: integral floats as ints (a distance may come back as 3.0)."""
+
     def value(v):
         if isinstance(v, float) and v.is_integer():
             return int(v)
@@ -25,8 +26,14 @@ def check_size(benchmark: str, size: str, records: list, compared_rows: bool) ->
     "detail", "facts"}`` with verdict ``"ok"``, ``"mismatch"`` or ``"nothing to compare"``."""
     ok = [r for r in records if r["status"] == "ok"]
     counts = {r["system"]: r["facts"] for r in ok}
-    result = {"benchmark": benchmark, "size": size, "facts": counts, "verdict": "ok", "detail": "",
-              "rows_compared": []}
+    result = {
+        "benchmark": benchmark,
+        "size": size,
+        "facts": counts,
+        "verdict": "ok",
+        "detail": "",
+        "rows_compared": [],
+    }
     if len(ok) < 2:
         result["verdict"] = "nothing to compare"
         result["detail"] = f"only {len(ok)} system(s) finished"
@@ -45,8 +52,7 @@ def check_size(benchmark: str, size: str, records: list, compared_rows: bool) ->
                 if rows != base:
                     missing = sorted(base - rows, key=repr)[:SAMPLE]
                     extra = sorted(rows - base, key=repr)[:SAMPLE]
-                    problems.append(f"{name} facts differ from {base_name}: missing {missing}, "
-                                    f"extra {extra}")
+                    problems.append(f"{name} facts differ from {base_name}: missing {missing}, extra {extra}")
     if problems:
         result["verdict"] = "mismatch"
         result["detail"] = "; ".join(problems)

@@ -29,12 +29,17 @@ def run(spark, frames: dict, task, program, strategy: str, decompose: bool = Tru
     """Materialize the program and count its output relation (the one action that forces it).
     ``max_iterations`` is lifted so that long chains are bounded by the case's time budget.
     ``decompose=False`` is the rounds driver even where a stratum decomposes."""
-    result = program.materialize(spark, inputs=frames, strategy=strategy, max_iterations=1_000_000,
-                                 decompose=decompose)
+    result = program.materialize(
+        spark, inputs=frames, strategy=strategy, max_iterations=1_000_000, decompose=decompose
+    )
     output = result[task.output]
     facts = output.count()
-    return Outcome(facts=facts, iterations=_iterations(result.stats),
-                   fetch=lambda: {tuple(r) for r in output.collect()}, release=lambda: _release(result))
+    return Outcome(
+        facts=facts,
+        iterations=_iterations(result.stats),
+        fetch=lambda: {tuple(r) for r in output.collect()},
+        release=lambda: _release(result),
+    )
 
 
 def _release(result) -> None:

@@ -25,8 +25,9 @@ class CaseTimeout(Exception):
     stopped within the grace period (it may still be using the machine)."""
 
     def __init__(self, limit: float, stopped: bool = True):
-        super().__init__(f"ran past its time limit of {limit:.0f} s"
-                         + ("" if stopped else " and could not be stopped"))
+        super().__init__(
+            f"ran past its time limit of {limit:.0f} s" + ("" if stopped else " and could not be stopped")
+        )
         self.limit = limit
         self.stopped = stopped
 
@@ -71,14 +72,16 @@ def timed(call: Callable, memory_probe, collect: bool) -> Run:
     except BaseException as error:  # noqa: BLE001 - every failure is a result
         if isinstance(error, KeyboardInterrupt):
             raise
-        return Run(seconds=time.perf_counter() - started, error_class=error_class(error),
-                   error=_describe(error))
+        return Run(
+            seconds=time.perf_counter() - started, error_class=error_class(error), error=_describe(error)
+        )
     try:
         rows = outcome.fetch() if collect and outcome.fetch else None
     finally:
         outcome.release()
-    return Run(seconds=seconds, facts=outcome.facts, iterations=outcome.iterations,
-               memory=probe.result(), rows=rows)
+    return Run(
+        seconds=seconds, facts=outcome.facts, iterations=outcome.iterations, memory=probe.result(), rows=rows
+    )
 
 
 def error_class(error: BaseException) -> str:
@@ -101,6 +104,7 @@ def _describe(error: BaseException, limit: int = 600) -> str:
 
 
 # -- Spark: a cancellable thread -----------------------------------------------------------------
+
 
 def call_spark_with_limit(spark, call: Callable, limit: float):
     """Run ``call()`` in a thread whose Spark jobs are cancelled after ``limit`` seconds
@@ -137,6 +141,7 @@ def call_spark_with_limit(spark, call: Callable, limit: float):
 
 # -- Python systems: a worker process ------------------------------------------------------------
 
+
 def _serve(conn) -> None:
     """Worker loop: receive (module name, task, repeats), load once, run and send each Run."""
     import importlib
@@ -152,8 +157,16 @@ def _serve(conn) -> None:
             module = importlib.import_module(module_name)
             loaded = module.load(task)
         except BaseException as error:  # noqa: BLE001
-            conn.send(("error", Run(seconds=0.0, error_class=error_class(error),
-                                    error=_describe(error) + " (while loading)")))
+            conn.send(
+                (
+                    "error",
+                    Run(
+                        seconds=0.0,
+                        error_class=error_class(error),
+                        error=_describe(error) + " (while loading)",
+                    ),
+                )
+            )
             continue
         runs: list = []
         while True:
@@ -175,8 +188,9 @@ class PythonWorker:
 
     def _start(self) -> None:
         self._conn, child = self._context.Pipe()
-        self._process = self._context.Process(target=_serve, args=(child,), daemon=True,
-                                              name="bench-python-worker")
+        self._process = self._context.Process(
+            target=_serve, args=(child,), daemon=True, name="bench-python-worker"
+        )
         self._process.start()
         child.close()
 
@@ -189,8 +203,13 @@ class PythonWorker:
             waited = time.perf_counter()
             if not self._conn.poll(limit):
                 self._restart()
-                runs.append(Run(seconds=time.perf_counter() - waited, error_class="CaseTimeout",
-                                error=str(CaseTimeout(limit))))
+                runs.append(
+                    Run(
+                        seconds=time.perf_counter() - waited,
+                        error_class="CaseTimeout",
+                        error=str(CaseTimeout(limit)),
+                    )
+                )
                 return runs
             kind, run = self._conn.recv()
             if kind == "done":

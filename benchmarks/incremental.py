@@ -90,23 +90,48 @@ class Workload:
 
 WORKLOADS = {
     "tc-tree": Workload(
-        "tc-tree", "tc", "tree", "transitive closure on a complete binary tree",
-        {"tiny": (3,), "small": (10,), "medium": (13,), "large": (15,)}),
+        "tc-tree",
+        "tc",
+        "tree",
+        "transitive closure on a complete binary tree",
+        {"tiny": (3,), "small": (10,), "medium": (13,), "large": (15,)},
+    ),
     "sg-tree": Workload(
-        "sg-tree", "sg", "tree", "same generation on a complete binary tree",
-        {"tiny": (3,), "small": (7,), "medium": (8,), "large": (10,)}),
+        "sg-tree",
+        "sg",
+        "tree",
+        "same generation on a complete binary tree",
+        {"tiny": (3,), "small": (7,), "medium": (8,), "large": (10,)},
+    ),
     "reach-gnm": Workload(
-        "reach-gnm", "reach", "gnm", "reachability from node 0 on a random graph (out-degree 2)",
-        {"tiny": ((30, 60),), "small": ((2_000, 4_000),), "medium": ((20_000, 40_000),),
-         "large": ((200_000, 400_000),)}),
+        "reach-gnm",
+        "reach",
+        "gnm",
+        "reachability from node 0 on a random graph (out-degree 2)",
+        {
+            "tiny": ((30, 60),),
+            "small": ((2_000, 4_000),),
+            "medium": ((20_000, 40_000),),
+            "large": ((200_000, 400_000),),
+        },
+    ),
     "cc-gnm": Workload(
-        "cc-gnm", "cc", "gnm", "connected components by min label on a random graph (degree 2)",
-        {"tiny": ((30, 30),), "small": ((2_000, 2_000),), "medium": ((10_000, 10_000),),
-         "large": ((100_000, 100_000),)}),
+        "cc-gnm",
+        "cc",
+        "gnm",
+        "connected components by min label on a random graph (degree 2)",
+        {
+            "tiny": ((30, 30),),
+            "small": ((2_000, 2_000),),
+            "medium": ((10_000, 10_000),),
+            "large": ((100_000, 100_000),),
+        },
+    ),
 }
 
 
 # -- change batches ---------------------------------------------------------------------------
+
 
 def batch_size(edges: list, fraction: float) -> int:
     return max(1, round(fraction * len(edges)))
@@ -142,6 +167,7 @@ def methods_for(program) -> tuple:
 
 # -- measuring --------------------------------------------------------------------------------
 
+
 def _fingerprint(warehouse, relations) -> dict:
     """Relation -> [facts, checksum] of the stored relations (one Spark job each)."""
     from pyspark.sql import functions as F
@@ -149,8 +175,9 @@ def _fingerprint(warehouse, relations) -> dict:
     found = {}
     for name in relations:
         frame = warehouse.read(name)
-        row = frame.agg(F.count(F.lit(1)).alias("n"),
-                        F.sum(F.hash(*frame.columns).cast("long")).alias("h")).collect()[0]
+        row = frame.agg(
+            F.count(F.lit(1)).alias("n"), F.sum(F.hash(*frame.columns).cast("long")).alias("h")
+        ).collect()[0]
         found[name] = [int(row["n"]), int(row["h"] or 0)]
     return found
 
@@ -215,12 +242,14 @@ class Bench:
         frames = {}
         for name, rows in workload.inputs(edges).items():
             schema = program.relations[name]
-            columns = ", ".join(f"`{c}` {'bigint' if t == 'long' else t}"
-                                for c, t in zip(schema.column_names, schema.types))
+            columns = ", ".join(
+                f"`{c}` {'bigint' if t == 'long' else t}" for c, t in zip(schema.column_names, schema.types)
+            )
             frames[name] = self.spark.createDataFrame(rows, columns)
         base = self.root / tag
-        seconds, jobs, _ = self._timed(lambda: program.materialize(
-            self.spark, inputs=frames, warehouse=Warehouse(self.spark, str(base))))
+        seconds, jobs, _ = self._timed(
+            lambda: program.materialize(self.spark, inputs=frames, warehouse=Warehouse(self.spark, str(base)))
+        )
         self.spark.catalog.clearCache()
         return base, seconds, jobs
 
@@ -234,10 +263,12 @@ class Bench:
         try:
             warehouse = Warehouse(self.spark, str(copy))
             sign = 1 if direction == "insert" else -1
-            change = self.spark.createDataFrame([edge + (sign,) for edge in batch],
-                                                "x bigint, y bigint, _count bigint")
-            seconds, jobs, report = self._timed(lambda: update(
-                program, self.spark, warehouse, changes={"arc": change}, method=method))
+            change = self.spark.createDataFrame(
+                [edge + (sign,) for edge in batch], "x bigint, y bigint, _count bigint"
+            )
+            seconds, jobs, report = self._timed(
+                lambda: update(program, self.spark, warehouse, changes={"arc": change}, method=method)
+            )
             after = _fingerprint(warehouse, program.checked.idb)
         finally:
             shutil.rmtree(copy, ignore_errors=True)
@@ -245,8 +276,9 @@ class Bench:
             gc.collect()
         return seconds, jobs, report, after
 
-    def measure(self, workload, size, fractions=FRACTIONS, directions=DIRECTIONS,
-                deadline: float | None = None) -> None:
+    def measure(
+        self, workload, size, fractions=FRACTIONS, directions=DIRECTIONS, deadline: float | None = None
+    ) -> None:
         """Every direction x fraction x method for one workload size; ``OverBudget`` when
         ``deadline`` (a ``time.perf_counter()`` value) is passed or would be."""
         if deadline is not None and time.perf_counter() > deadline:
@@ -256,8 +288,7 @@ class Bench:
         edges = workload.edges(size)
         label = workload.label(size)
         slug = re.sub(r"[^0-9A-Za-z]+", "-", str(size)).strip("-")  # a plain folder name
-        base, materialize_s, materialize_jobs = self.materialize(
-            workload, edges, f"{workload.name}-{slug}")
+        base, materialize_s, materialize_jobs = self.materialize(workload, edges, f"{workload.name}-{slug}")
         try:
             previous = self.spent.get(workload.name)
             if deadline is not None and previous:
@@ -267,28 +298,40 @@ class Bench:
                     raise OverBudget(
                         f"estimated at {estimate:.0f} s (the previous size's {previous[1]:.0f} s x "
                         f"materialization {materialize_s:.1f} s / {previous[0]:.1f} s), "
-                        f"{max(left, 0):.0f} s of the budget left")
-            self._measure(workload, program, edges, label, base, materialize_s, materialize_jobs,
-                          fractions, directions)
+                        f"{max(left, 0):.0f} s of the budget left"
+                    )
+            self._measure(
+                workload, program, edges, label, base, materialize_s, materialize_jobs, fractions, directions
+            )
         finally:
             shutil.rmtree(base, ignore_errors=True)
         seconds = time.perf_counter() - began
         self.spent[workload.name] = (materialize_s, seconds)
         self.sizes[-1]["seconds"] = round(seconds, 1)
 
-    def _measure(self, workload, program, edges, label, base, materialize_s, materialize_jobs,
-                 fractions, directions) -> None:
+    def _measure(
+        self, workload, program, edges, label, base, materialize_s, materialize_jobs, fractions, directions
+    ) -> None:
         from spark_datalog.storage import Warehouse
 
         before = _fingerprint(Warehouse(self.spark, str(base)), program.checked.idb)
         output = program.checked.outputs[0] if program.checked.outputs else program.checked.idb[-1]
-        self.sizes.append({"workload": workload.name, "size": label, "edges": len(edges),
-                           "facts": before, "output": output,
-                           "materialize_seconds": round(materialize_s, 3),
-                           "materialize_jobs": materialize_jobs})
-        self.log(f"{workload.name} · {label}: {len(edges):,} edges, {output} "
-                 f"{before[output][0]:,} facts; materialized in {materialize_s:.1f} s "
-                 f"({materialize_jobs} jobs)")
+        self.sizes.append(
+            {
+                "workload": workload.name,
+                "size": label,
+                "edges": len(edges),
+                "facts": before,
+                "output": output,
+                "materialize_seconds": round(materialize_s, 3),
+                "materialize_jobs": materialize_jobs,
+            }
+        )
+        self.log(
+            f"{workload.name} · {label}: {len(edges):,} edges, {output} "
+            f"{before[output][0]:,} facts; materialized in {materialize_s:.1f} s "
+            f"({materialize_jobs} jobs)"
+        )
         methods = methods_for(program)
         for direction in directions:
             for fraction in fractions:
@@ -299,29 +342,47 @@ class Bench:
                     runs, jobs, report, after = [], None, None, None
                     for i in range(self.repeats):
                         seconds, jobs, report, after = self._update(
-                            program, base, f"{workload.name}-{direction}-{method}-{i}", batch,
-                            direction, method)
+                            program,
+                            base,
+                            f"{workload.name}-{direction}-{method}-{i}",
+                            batch,
+                            direction,
+                            method,
+                        )
                         runs.append(round(seconds, 3))
                     results[method] = after
                     record = {
-                        "workload": workload.name, "program": f"programs/{workload.program}.dl",
-                        "size": label, "edges": len(edges), "facts_before": before[output][0],
-                        "output": output, "direction": direction, "fraction": fraction,
-                        "changed_edges": len(batch), "method": method, "seconds": min(runs),
-                        "runs": runs, "jobs": jobs,
-                        "strata": [[s.index, list(s.relations), s.method, round(s.seconds, 3)]
-                                   for s in report.strata],
-                        "facts_after": after[output][0], "relations_after": after,
+                        "workload": workload.name,
+                        "program": f"programs/{workload.program}.dl",
+                        "size": label,
+                        "edges": len(edges),
+                        "facts_before": before[output][0],
+                        "output": output,
+                        "direction": direction,
+                        "fraction": fraction,
+                        "changed_edges": len(batch),
+                        "method": method,
+                        "seconds": min(runs),
+                        "runs": runs,
+                        "jobs": jobs,
+                        "strata": [
+                            [s.index, list(s.relations), s.method, round(s.seconds, 3)] for s in report.strata
+                        ],
+                        "facts_after": after[output][0],
+                        "relations_after": after,
                     }
                     self.records.append(record)
                     used = ", ".join(f"{s[1][0]}:{s[2]}" for s in record["strata"])
-                    self.log(f"  {direction} {fraction:.1%} ({len(batch)} edges) {method}: "
-                             f"{record['seconds']:.2f} s, {jobs} jobs [{used}] -> {output} "
-                             f"{record['facts_after']:,}")
+                    self.log(
+                        f"  {direction} {fraction:.1%} ({len(batch)} edges) {method}: "
+                        f"{record['seconds']:.2f} s, {jobs} jobs [{used}] -> {output} "
+                        f"{record['facts_after']:,}"
+                    )
                 if any(after != results["auto"] for after in results.values()):
                     raise AssertionError(
                         f"{workload.name} · {label} · {direction} {fraction}: the methods leave "
-                        f"different relations (relation -> [facts, checksum]): {results}")
+                        f"different relations (relation -> [facts, checksum]): {results}"
+                    )
 
 
 def plan_sizes(workloads, scales=DEFAULT_SCALES, explicit=None) -> list:
@@ -334,17 +395,30 @@ def plan_sizes(workloads, scales=DEFAULT_SCALES, explicit=None) -> list:
         return plan
     for scale in scales:
         for name in workloads:
-            plan += [(WORKLOADS[name], size) for size in WORKLOADS[name].sizes[scale]
-                     if (WORKLOADS[name], size) not in plan]
+            plan += [
+                (WORKLOADS[name], size)
+                for size in WORKLOADS[name].sizes[scale]
+                if (WORKLOADS[name], size) not in plan
+            ]
     return plan
 
 
-def run(scales=DEFAULT_SCALES, workloads=tuple(WORKLOADS), explicit=None, fractions=FRACTIONS,
-        repeats: int = 1, out_md: Path = HERE / "INCREMENTAL.md",
-        out_json: Path = HERE / "results" / "incremental.json",
-        out_plot: Path = HERE / "results" / "plots" / "incremental.png", spark=None,
-        command: str | None = None, budget: float | None = None, warm_up: bool = True,
-        directions=DIRECTIONS, log=print) -> dict:
+def run(
+    scales=DEFAULT_SCALES,
+    workloads=tuple(WORKLOADS),
+    explicit=None,
+    fractions=FRACTIONS,
+    repeats: int = 1,
+    out_md: Path = HERE / "INCREMENTAL.md",
+    out_json: Path = HERE / "results" / "incremental.json",
+    out_plot: Path = HERE / "results" / "plots" / "incremental.png",
+    spark=None,
+    command: str | None = None,
+    budget: float | None = None,
+    warm_up: bool = True,
+    directions=DIRECTIONS,
+    log=print,
+) -> dict:
     """Measure every workload at the sizes of ``scales`` (or the ``explicit`` workload -> sizes)
     and write the JSON, Markdown and plot; returns the JSON payload.
 
@@ -369,8 +443,12 @@ def run(scales=DEFAULT_SCALES, workloads=tuple(WORKLOADS), explicit=None, fracti
             try:
                 bench.measure(workload, size, fractions, directions, deadline)
             except OverBudget as over:
-                entry = {"workload": workload.name, "size": workload.label(size),
-                         "edges": len(workload.edges(size)), "reason": str(over)}
+                entry = {
+                    "workload": workload.name,
+                    "size": workload.label(size),
+                    "edges": len(workload.edges(size)),
+                    "reason": str(over),
+                }
                 skipped.append(entry)
                 log(f"{workload.name} · {entry['size']}: skipped ({over})")
     finally:
@@ -378,15 +456,21 @@ def run(scales=DEFAULT_SCALES, workloads=tuple(WORKLOADS), explicit=None, fracti
     payload = {
         "meta": {
             "command": command or _command(),
-            "started": started_at, "finished": report.now(),
+            "started": started_at,
+            "finished": report.now(),
             "wall_seconds": round(time.perf_counter() - started, 1),
             "load_average": {"start": load_before, "end": report.load_average()},
-            "machine": report.machine(), "versions": _versions(report),
-            "spark": session_settings(spark), "git_commit": report.git_commit(),
+            "machine": report.machine(),
+            "versions": _versions(report),
+            "spark": session_settings(spark),
+            "git_commit": report.git_commit(),
             "scales": list(scales) if not explicit else None,
-            "fractions": list(fractions), "directions": list(directions), "repeats": repeats,
+            "fractions": list(fractions),
+            "directions": list(directions),
+            "repeats": repeats,
             "budget_seconds": budget,
-            "json": _relative(out_json), "plot": _relative(out_plot),
+            "json": _relative(out_json),
+            "plot": _relative(out_plot),
         },
         "sizes": bench.sizes,
         "skipped": skipped,
@@ -410,7 +494,8 @@ def _versions(report) -> dict:
 
 def _command() -> str:
     return "PYTHONPATH=. .venv/bin/python -m benchmarks.incremental " + " ".join(
-        shlex.quote(a) for a in sys.argv[1:])
+        shlex.quote(a) for a in sys.argv[1:]
+    )
 
 
 def _relative(path: Path) -> str:
@@ -426,8 +511,9 @@ def write(payload: dict, out_md: Path, out_json: Path | None, out_plot: Path) ->
         out_json.parent.mkdir(parents=True, exist_ok=True)
         out_json.write_text(json.dumps(payload, indent=1) + "\n", encoding="utf-8")
     plotted = plot(payload["results"], out_plot)
-    out_md.write_text(markdown(payload, _relative_to(out_plot, out_md.parent) if plotted else None),
-                      encoding="utf-8")
+    out_md.write_text(
+        markdown(payload, _relative_to(out_plot, out_md.parent) if plotted else None), encoding="utf-8"
+    )
 
 
 def _relative_to(path: Path, folder: Path) -> str:
@@ -439,24 +525,38 @@ def _relative_to(path: Path, folder: Path) -> str:
 
 # -- the report -------------------------------------------------------------------------------
 
+
 def cells(records: list) -> list:
     """One dict per (workload, size, direction, fraction) with each method's record and the
     ratios recompute / auto and recompute / counting."""
     found: dict = {}
     for r in records:
         key = (r["workload"], r["size"], r["direction"], r["fraction"])
-        found.setdefault(key, {"workload": r["workload"], "size": r["size"], "edges": r["edges"],
-                               "facts_before": r["facts_before"], "output": r["output"],
-                               "direction": r["direction"], "fraction": r["fraction"],
-                               "changed_edges": r["changed_edges"], "methods": {}})
+        found.setdefault(
+            key,
+            {
+                "workload": r["workload"],
+                "size": r["size"],
+                "edges": r["edges"],
+                "facts_before": r["facts_before"],
+                "output": r["output"],
+                "direction": r["direction"],
+                "fraction": r["fraction"],
+                "changed_edges": r["changed_edges"],
+                "methods": {},
+            },
+        )
         found[key]["methods"][r["method"]] = r
     for cell in found.values():
         methods = cell["methods"]
         recompute = methods.get("recompute")
         for method in ("auto", "counting"):
             other = methods.get(method)
-            cell[f"ratio_{method}"] = (recompute["seconds"] / other["seconds"]
-                                       if recompute and other and other["seconds"] > 0 else None)
+            cell[f"ratio_{method}"] = (
+                recompute["seconds"] / other["seconds"]
+                if recompute and other and other["seconds"] > 0
+                else None
+            )
     return list(found.values())
 
 
@@ -487,8 +587,12 @@ def markdown(payload: dict, plot_path: str | None) -> str:
         "",
         f"Measured by `{meta['command']}` on {meta['finished']} (started {meta['started']}), in "
         f"{meta['wall_seconds']:.0f} s of wall-clock time"
-        + (f" (budget {meta['budget_seconds'] / 60:g} min: sizes that would overrun it are "
-           "listed under *Not measured*)" if meta.get("budget_seconds") else "")
+        + (
+            f" (budget {meta['budget_seconds'] / 60:g} min: sizes that would overrun it are "
+            "listed under *Not measured*)"
+            if meta.get("budget_seconds")
+            else ""
+        )
         + f". Raw measurements: `{meta['json']}`.",
         "",
         f"Machine: {m['logical_cores']} logical cores ({m['cpu']}), {m['memory_gib']} GiB; load "
@@ -497,17 +601,18 @@ def markdown(payload: dict, plot_path: str | None) -> str:
         f"{s.get('master')}, {s.get('spark.sql.shuffle.partitions')} shuffle partitions, AQE "
         f"{s.get('spark.sql.adaptive.enabled')}, driver memory {s.get('spark.driver.memory')}), "
         f"{v.get('java')}, deltalake {v.get('deltalake')}, spark_datalog "
-        f"{v.get('spark-datalog')}" + (f", commit {meta['git_commit'][:10]}" if meta.get(
-            "git_commit") else "") + ".",
+        f"{v.get('spark-datalog')}"
+        + (f", commit {meta['git_commit'][:10]}" if meta.get("git_commit") else "")
+        + ".",
         "",
         "How to read: each cell is the wall-clock seconds of one `update` call (best of "
         f"{meta['repeats']}) and, in parentheses, the number of Spark jobs it ran (independent of "
         "the machine's load). Every update starts from a fresh copy of the same materialized "
-        "warehouse. *auto* = `method=\"auto\"` (DRed for recursive strata, counting for "
+        'warehouse. *auto* = `method="auto"` (DRed for recursive strata, counting for '
         "non-recursive ones; the strata column says what each stratum used), *counting* = "
-        "`method=\"counting\"`, measured only where the program has a non-recursive stratum "
+        '`method="counting"`, measured only where the program has a non-recursive stratum '
         "(n/a otherwise: counting does not terminate on recursive strata), *recompute* = "
-        "`method=\"recompute\"` (every stratum evaluated afresh from the new inputs and diffed "
+        '`method="recompute"` (every stratum evaluated afresh from the new inputs and diffed '
         "with its stored state). Ratio = recompute / incremental, above 1 the incremental "
         "method is faster. All methods left every derived relation with the same number of "
         "facts and the same content checksum (checked; the run fails otherwise).",
@@ -520,8 +625,9 @@ def markdown(payload: dict, plot_path: str | None) -> str:
     skipped = payload.get("skipped") or []
     if skipped:
         lines += ["## Not measured", ""]
-        lines += [f"- {s['workload']} · {s['size']} ({s['edges']:,} edges): skipped, "
-                  f"{s['reason']}" for s in skipped]
+        lines += [
+            f"- {s['workload']} · {s['size']} ({s['edges']:,} edges): skipped, {s['reason']}" for s in skipped
+        ]
         lines.append("")
     if plot_path:
         lines += [f"![ratio recompute / incremental vs batch size]({plot_path})", ""]
@@ -543,14 +649,23 @@ def _workload_section(item, all_cells) -> list:
     lines = [title, "", f"Program {program}. Sizes:", ""]
     for entry in sizes:
         facts = ", ".join(f"{rel} {n:,}" for rel, (n, _) in entry["facts"].items())
-        lines.append(f"- {entry['size']}: {entry['edges']:,} edges; facts: {facts}; "
-                     f"materialize {entry['materialize_seconds']:.2f} s "
-                     f"({entry['materialize_jobs']} jobs)"
-                     + (f"; this size's measurements took {entry['seconds']:.0f} s"
-                        if entry.get("seconds") is not None else ""))
-    lines += ["", "| size | direction | batch | edges changed | auto s (jobs) | counting s (jobs) "
-              "| recompute s (jobs) | recompute / auto | recompute / counting | strata (auto) "
-              "| facts after |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+        lines.append(
+            f"- {entry['size']}: {entry['edges']:,} edges; facts: {facts}; "
+            f"materialize {entry['materialize_seconds']:.2f} s "
+            f"({entry['materialize_jobs']} jobs)"
+            + (
+                f"; this size's measurements took {entry['seconds']:.0f} s"
+                if entry.get("seconds") is not None
+                else ""
+            )
+        )
+    lines += [
+        "",
+        "| size | direction | batch | edges changed | auto s (jobs) | counting s (jobs) "
+        "| recompute s (jobs) | recompute / auto | recompute / counting | strata (auto) "
+        "| facts after |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
     for cell in [c for c in all_cells if c["workload"] == name]:
         methods = cell["methods"]
         auto = methods.get("auto")
@@ -559,38 +674,61 @@ def _workload_section(item, all_cells) -> list:
             f"{cell['changed_edges']:,} | {_time(auto)} | {_time(methods.get('counting'))} | "
             f"{_time(methods.get('recompute'))} | {_ratio(cell['ratio_auto'])} | "
             f"{_ratio(cell['ratio_counting'])} | {_strata(auto) if auto else ''} | "
-            f"{format(auto['facts_after'], ',') if auto else ''} |")
+            f"{format(auto['facts_after'], ',') if auto else ''} |"
+        )
     lines.append("")
     return lines
 
 
 def _targets(all_cells: list) -> list:
     """Issue 5's targets at 1% changes, per workload at its largest measured size."""
-    lines = ["## Issue 5 targets", "",
-             f"At {_pct(TARGET_FRACTION)} changes, incremental (auto) at least "
-             f"{TARGETS['insert']:g}x faster than recompute for insertions and at least "
-             f"{TARGETS['delete']:g}x for deletions; per workload at its largest measured size "
-             "(smaller sizes in the tables below).", ""]
+    lines = [
+        "## Issue 5 targets",
+        "",
+        f"At {_pct(TARGET_FRACTION)} changes, incremental (auto) at least "
+        f"{TARGETS['insert']:g}x faster than recompute for insertions and at least "
+        f"{TARGETS['delete']:g}x for deletions; per workload at its largest measured size "
+        "(smaller sizes in the tables below).",
+        "",
+    ]
     largest: dict = {}
     for cell in all_cells:
         largest[cell["workload"]] = max(largest.get(cell["workload"], 0), cell["edges"])
     found = False
     for direction in DIRECTIONS:
         for cell in all_cells:
-            if (cell["direction"] != direction or cell["fraction"] != TARGET_FRACTION
-                    or cell["edges"] != largest[cell["workload"]] or cell["ratio_auto"] is None):
+            if (
+                cell["direction"] != direction
+                or cell["fraction"] != TARGET_FRACTION
+                or cell["edges"] != largest[cell["workload"]]
+                or cell["ratio_auto"] is None
+            ):
                 continue
             found = True
             met = cell["ratio_auto"] >= TARGETS[direction]
-            smaller = [c for c in all_cells if c["workload"] == cell["workload"]
-                       and c["direction"] == direction and c["fraction"] == TARGET_FRACTION
-                       and c["edges"] < cell["edges"] and c["ratio_auto"] is not None]
-            trend = "; by size: " + " → ".join(
-                f"{c['ratio_auto']:.2f} ({c['edges']:,} edges)"
-                for c in sorted(smaller + [cell], key=lambda c: c["edges"])) if smaller else ""
-            lines.append(f"- {cell['workload']} · {cell['size']} · {direction}: ratio "
-                         f"{cell['ratio_auto']:.2f} (target {TARGETS[direction]:g}): "
-                         f"**{'met' if met else 'not met'}**{trend}")
+            smaller = [
+                c
+                for c in all_cells
+                if c["workload"] == cell["workload"]
+                and c["direction"] == direction
+                and c["fraction"] == TARGET_FRACTION
+                and c["edges"] < cell["edges"]
+                and c["ratio_auto"] is not None
+            ]
+            trend = (
+                "; by size: "
+                + " → ".join(
+                    f"{c['ratio_auto']:.2f} ({c['edges']:,} edges)"
+                    for c in sorted(smaller + [cell], key=lambda c: c["edges"])
+                )
+                if smaller
+                else ""
+            )
+            lines.append(
+                f"- {cell['workload']} · {cell['size']} · {direction}: ratio "
+                f"{cell['ratio_auto']:.2f} (target {TARGETS[direction]:g}): "
+                f"**{'met' if met else 'not met'}**{trend}"
+            )
     if not found:
         lines.append(f"- not measured: no batch of {_pct(TARGET_FRACTION)} in this run")
     lines.append("")
@@ -620,15 +758,33 @@ def plot(records: list, path: Path) -> bool:
         for i, (_, size) in enumerate(sizes):
             color = colors(0.15 + 0.7 * i / max(1, len(sizes) - 1))
             for direction, style, marker in (("insert", "-", "o"), ("delete", "--", "s")):
-                points = sorted((c["fraction"], c["ratio_auto"]) for c in mine
-                                if c["size"] == size and c["direction"] == direction)
+                points = sorted(
+                    (c["fraction"], c["ratio_auto"])
+                    for c in mine
+                    if c["size"] == size and c["direction"] == direction
+                )
                 if points:
-                    ax.plot(*zip(*points), linestyle=style, marker=marker, color=color,
-                            label=f"{size}, {direction}")
-        ax.axhline(TARGETS["insert"], color="tab:red", linewidth=1, linestyle=":",
-                   label=f"target insertions ({TARGETS['insert']:g}x at 1%)")
-        ax.axhline(TARGETS["delete"], color="tab:orange", linewidth=1, linestyle=":",
-                   label=f"target deletions ({TARGETS['delete']:g}x at 1%)")
+                    ax.plot(
+                        *zip(*points),
+                        linestyle=style,
+                        marker=marker,
+                        color=color,
+                        label=f"{size}, {direction}",
+                    )
+        ax.axhline(
+            TARGETS["insert"],
+            color="tab:red",
+            linewidth=1,
+            linestyle=":",
+            label=f"target insertions ({TARGETS['insert']:g}x at 1%)",
+        )
+        ax.axhline(
+            TARGETS["delete"],
+            color="tab:orange",
+            linewidth=1,
+            linestyle=":",
+            label=f"target deletions ({TARGETS['delete']:g}x at 1%)",
+        )
         ax.axhline(1, color="gray", linewidth=0.8)
         ratios = [c["ratio_auto"] for c in mine]
         ax.set_xscale("log")
@@ -646,7 +802,7 @@ def plot(records: list, path: Path) -> bool:
         ax.set_title(name, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6)
-    for ax in list(axes.flat)[len(names):]:
+    for ax in list(axes.flat)[len(names) :]:
         ax.set_visible(False)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -657,6 +813,7 @@ def plot(records: list, path: Path) -> bool:
 
 # -- command line -----------------------------------------------------------------------------
 
+
 def parse_size(workload: Workload, text: str):
     """``14`` (tree depth) or ``20000x40000`` (nodes x edges)."""
     if workload.graph == "tree":
@@ -666,30 +823,61 @@ def parse_size(workload: Workload, text: str):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.incremental", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", default=",".join(DEFAULT_SCALES),
-                        help=f"comma-separated scales among {', '.join(SCALES)} (default "
-                             f"{','.join(DEFAULT_SCALES)})")
-    parser.add_argument("--workload", action="append", choices=tuple(WORKLOADS),
-                        help="measure only this workload (repeatable)")
-    parser.add_argument("--size", action="append", default=[], metavar="WORKLOAD=SIZE",
-                        help="explicit size instead of the scales (repeatable): tree depth "
-                             "(tc-tree=14) or nodes x edges (cc-gnm=50000x50000)")
-    parser.add_argument("--fractions", default=",".join(f"{f:g}" for f in FRACTIONS),
-                        help="comma-separated batch sizes as fractions of the edges")
-    parser.add_argument("--directions", default=",".join(DIRECTIONS),
-                        help="insert, delete or both (default insert,delete)")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.incremental",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--scale",
+        default=",".join(DEFAULT_SCALES),
+        help=f"comma-separated scales among {', '.join(SCALES)} (default {','.join(DEFAULT_SCALES)})",
+    )
+    parser.add_argument(
+        "--workload",
+        action="append",
+        choices=tuple(WORKLOADS),
+        help="measure only this workload (repeatable)",
+    )
+    parser.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="WORKLOAD=SIZE",
+        help="explicit size instead of the scales (repeatable): tree depth "
+        "(tc-tree=14) or nodes x edges (cc-gnm=50000x50000)",
+    )
+    parser.add_argument(
+        "--fractions",
+        default=",".join(f"{f:g}" for f in FRACTIONS),
+        help="comma-separated batch sizes as fractions of the edges",
+    )
+    parser.add_argument(
+        "--directions", default=",".join(DIRECTIONS), help="insert, delete or both (default insert,delete)"
+    )
     parser.add_argument("--repeats", type=int, default=1, help="runs per update (best kept)")
-    parser.add_argument("--budget-minutes", type=float, default=24.0,
-                        help="skip a size whose estimated time would end the run past this many "
-                             "minutes (0: no budget; default 24)")
-    parser.add_argument("--md", "--out", type=Path, default=HERE / "INCREMENTAL.md",
-                        help="the Markdown report (default benchmarks/INCREMENTAL.md)")
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=24.0,
+        help="skip a size whose estimated time would end the run past this many "
+        "minutes (0: no budget; default 24)",
+    )
+    parser.add_argument(
+        "--md",
+        "--out",
+        type=Path,
+        default=HERE / "INCREMENTAL.md",
+        help="the Markdown report (default benchmarks/INCREMENTAL.md)",
+    )
     parser.add_argument("--json", type=Path, default=HERE / "results" / "incremental.json")
     parser.add_argument("--plot", type=Path, default=HERE / "results" / "plots" / "incremental.png")
-    parser.add_argument("--render", type=Path, metavar="RUN.json",
-                        help="only render the Markdown and plot from this JSON (no measuring)")
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="RUN.json",
+        help="only render the Markdown and plot from this JSON (no measuring)",
+    )
     args = parser.parse_args(argv)
 
     if args.render:
@@ -705,19 +893,31 @@ def main(argv=None) -> int:
     for item in args.size:
         name, _, text = item.partition("=")
         if name not in WORKLOADS or not text:
-            parser.error(f"--size {item!r}: expected WORKLOAD=SIZE with WORKLOAD among "
-                         f"{', '.join(WORKLOADS)}")
+            parser.error(
+                f"--size {item!r}: expected WORKLOAD=SIZE with WORKLOAD among {', '.join(WORKLOADS)}"
+            )
         explicit.setdefault(name, []).append(parse_size(WORKLOADS[name], text))
     workloads = tuple(args.workload or (explicit.keys() if explicit else WORKLOADS))
     fractions = tuple(float(f) for f in args.fractions.split(","))
     directions = tuple(d.strip() for d in args.directions.split(",") if d.strip())
     if not directions or set(directions) - set(DIRECTIONS):
         parser.error(f"--directions: choose among {', '.join(DIRECTIONS)}")
-    payload = run(scales, workloads, explicit or None, fractions, args.repeats, args.md,
-                  args.json, args.plot, budget=args.budget_minutes * 60 or None,
-                  directions=directions)
-    print(f"\n{len(payload['results'])} measurements in {payload['meta']['wall_seconds']:.0f} s; "
-          f"wrote {args.md}, {args.json}, {args.plot}")
+    payload = run(
+        scales,
+        workloads,
+        explicit or None,
+        fractions,
+        args.repeats,
+        args.md,
+        args.json,
+        args.plot,
+        budget=args.budget_minutes * 60 or None,
+        directions=directions,
+    )
+    print(
+        f"\n{len(payload['results'])} measurements in {payload['meta']['wall_seconds']:.0f} s; "
+        f"wrote {args.md}, {args.json}, {args.plot}"
+    )
     return 0
 
 

@@ -92,7 +92,6 @@ def _heap_pools(spark) -> list:
     """The JVM's heap memory pools (G1 Eden, Survivor, Old Gen), reached through py4j."""
     try:
         factory = spark.sparkContext._jvm.java.lang.management.ManagementFactory
-        return [pool for pool in factory.getMemoryPoolMXBeans()
-                if pool.getType().toString() == "Heap memory"]
+        return [pool for pool in factory.getMemoryPoolMXBeans() if pool.getType().toString() == "Heap memory"]
     except Exception:  # noqa: BLE001 - Spark Connect or a JVM without MXBeans: RSS only
         return []

@@ -57,8 +57,7 @@ class Tracker:
             self._internal = False
 
     def wrap(self, owner, attribute: str, label: str | None = None) -> None:
-        present = attribute in owner.__dict__ if isinstance(owner, type) else hasattr(
-            owner, attribute)
+        present = attribute in owner.__dict__ if isinstance(owner, type) else hasattr(owner, attribute)
         if not present:
             self.missing.append(f"{getattr(owner, '__name__', owner)}.{attribute}")
             return
@@ -142,15 +141,36 @@ def install(tracker: Tracker) -> None:
 
     upd = importlib.import_module("spark_datalog.incremental.update")
     tracker.wrap(upd, "update", "update")
-    for name in ("_typed", "_check_changes", "conform_changes", "assess", "signed",
-                 "store_assessed", "check_assessed", "dred_changes", "local_dred_changes",
-                 "linear_dred_changes", "counting_changes"):
+    for name in (
+        "_typed",
+        "_check_changes",
+        "conform_changes",
+        "assess",
+        "signed",
+        "store_assessed",
+        "check_assessed",
+        "dred_changes",
+        "local_dred_changes",
+        "linear_dred_changes",
+        "counting_changes",
+    ):
         tracker.wrap(upd, name)
     linear = importlib.import_module("spark_datalog.incremental.dred_linear")
     for name in ("_collect", "_rows", "seed_rows", "fixpoint", "_frame"):
         tracker.wrap(linear, name, f"dred_linear.{name}")
-    for name in ("run", "_state", "_edb_changes", "_absorb", "_stratum", "_dred", "_counting",
-                 "_recompute", "_commit", "new_state", "new_facts"):
+    for name in (
+        "run",
+        "_state",
+        "_edb_changes",
+        "_absorb",
+        "_stratum",
+        "_dred",
+        "_counting",
+        "_recompute",
+        "_commit",
+        "new_state",
+        "new_facts",
+    ):
         tracker.wrap(upd._Update, name)
     for name in ("_propagate", "seed_candidates", "materialise"):
         tracker.wrap(dred, name, f"dred.{name}")
@@ -158,8 +178,17 @@ def install(tracker: Tracker) -> None:
     tracker.wrap(driver._Run, "_iterate")
     tracker.wrap(driver, "evaluate_partitioned", "driver.evaluate_partitioned")
     tracker.wrap(driver._Run, "non_recursive")
-    for name in ("start_run", "commit_run", "runs", "pending_run", "apply_changes", "read",
-                 "version", "exists", "schema"):
+    for name in (
+        "start_run",
+        "commit_run",
+        "runs",
+        "pending_run",
+        "apply_changes",
+        "read",
+        "version",
+        "exists",
+        "schema",
+    ):
         tracker.wrap(warehouse.Warehouse, name)
     for name in ("apply_changes", "_write_files", "replace", "read"):
         tracker.wrap(embedded.EmbeddedBackend, name)
@@ -174,8 +203,10 @@ def install(tracker: Tracker) -> None:
 def batches(graph: str, edges: list, fraction: float, seed: int = 7):
     from .incremental import deletions, insertions
 
-    return {"insert": insertions(graph, edges, fraction, seed),
-            "delete": deletions(graph, edges, fraction, seed)}
+    return {
+        "insert": insertions(graph, edges, fraction, seed),
+        "delete": deletions(graph, edges, fraction, seed),
+    }
 
 
 def report(stats: dict, jobs: dict, title: str) -> str:
@@ -185,47 +216,77 @@ def report(stats: dict, jobs: dict, title: str) -> str:
     for path in paths:
         under = [p for p in paths if p == path or p.startswith(path + "/")]
         inclusive[path] = tuple(sum(jobs.get(p, (0, 0, 0))[i] for p in under) for i in range(3)) + (
-            sum(stats[p]["py4j"] for p in under),)
+            sum(stats[p]["py4j"] for p in under),
+        )
     total = inclusive.get("update", (0, 0, 0, 0))
-    lines = [f"### {title}", "",
-             f"Total: {total[0]} jobs, {total[1]} stages run, {total[2]} tasks, {total[3]} Py4J "
-             f"calls, {stats['update']['seconds']:.2f} s" if "update" in stats else "", "",
-             "| phase | calls | s (incl.) | jobs (own) | jobs (incl.) | stages (incl.) | "
-             "tasks (incl.) | Py4J (own) | Py4J (incl.) |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        f"### {title}",
+        "",
+        f"Total: {total[0]} jobs, {total[1]} stages run, {total[2]} tasks, {total[3]} Py4J "
+        f"calls, {stats['update']['seconds']:.2f} s"
+        if "update" in stats
+        else "",
+        "",
+        "| phase | calls | s (incl.) | jobs (own) | jobs (incl.) | stages (incl.) | "
+        "tasks (incl.) | Py4J (own) | Py4J (incl.) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for path in paths:
         depth = path.count("/")
         label = "&nbsp;" * 2 * depth + path.rsplit("/", 1)[-1]
         own = jobs.get(path, (0, 0, 0))
         inc = inclusive[path]
-        lines.append(f"| {label} | {stats[path]['calls']} | {stats[path]['seconds']:.2f} | "
-                     f"{own[0]} | {inc[0]} | {inc[1]} | {inc[2]} | {stats[path]['py4j']} | "
-                     f"{inc[3]} |")
+        lines.append(
+            f"| {label} | {stats[path]['calls']} | {stats[path]['seconds']:.2f} | "
+            f"{own[0]} | {inc[0]} | {inc[1]} | {inc[2]} | {stats[path]['py4j']} | "
+            f"{inc[3]} |"
+        )
     return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.profile_update",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--program", default="tc", help="a program of benchmarks/programs "
-                        "over arc (tc, sg, ...); default tc")
-    parser.add_argument("--depth", type=int, default=10, help="depth of the binary tree (10: "
-                        "2,046 edges)")
-    parser.add_argument("--workload", help="a workload of benchmarks.incremental (tc-tree, "
-                        "sg-tree, reach-gnm, cc-gnm) instead of --program and --depth")
-    parser.add_argument("--size", help="with --workload: its size, as benchmarks.incremental "
-                        "reads it (15, or 200000x400000); default its largest")
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.profile_update",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--program", default="tc", help="a program of benchmarks/programs over arc (tc, sg, ...); default tc"
+    )
+    parser.add_argument("--depth", type=int, default=10, help="depth of the binary tree (10: 2,046 edges)")
+    parser.add_argument(
+        "--workload",
+        help="a workload of benchmarks.incremental (tc-tree, "
+        "sg-tree, reach-gnm, cc-gnm) instead of --program and --depth",
+    )
+    parser.add_argument(
+        "--size",
+        help="with --workload: its size, as benchmarks.incremental "
+        "reads it (15, or 200000x400000); default its largest",
+    )
     parser.add_argument("--fraction", type=float, default=0.01)
     parser.add_argument("--methods", default="auto,recompute")
-    parser.add_argument("--cprofile", type=int, default=0, metavar="N",
-                        help="also profile each update with cProfile (a second, separate run) "
-                        "and print the top N functions by cumulative time")
-    parser.add_argument("--sort", default="cumulative", choices=("cumulative", "tottime"),
-                        help="order of the cProfile listing (default cumulative)")
-    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Spark setting for the session (repeatable), e.g. "
-                        "spark.sql.adaptive.enabled=false")
+    parser.add_argument(
+        "--cprofile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also profile each update with cProfile (a second, separate run) "
+        "and print the top N functions by cumulative time",
+    )
+    parser.add_argument(
+        "--sort",
+        default="cumulative",
+        choices=("cumulative", "tottime"),
+        help="order of the cProfile listing (default cumulative)",
+    )
+    parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting for the session (repeatable), e.g. spark.sql.adaptive.enabled=false",
+    )
     parser.add_argument("--out", type=Path, help="also write the report to this file")
     args = parser.parse_args(argv)
 
@@ -242,24 +303,29 @@ def main(argv=None) -> int:
 
     if args.workload:
         workload = WORKLOADS[args.workload]
-        size = (parse_size(workload, args.size) if args.size
-                else workload.sizes["large"][-1])
+        size = parse_size(workload, args.size) if args.size else workload.sizes["large"][-1]
     else:
         workload = dataclasses.replace(WORKLOADS["tc-tree"], program=args.program)
         size = args.depth
     program = sd.Program.from_file(workload.program_path)
     edges = workload.edges(size)
     root = Path(tempfile.mkdtemp(prefix="sd_profile_update_"))
-    out = [f"# update profile: {workload.program} on {workload.label(size)}, {len(edges)} edges, "
-           f"batches of {args.fraction:.1%}", "",
-           f"Spark settings: {', '.join(args.conf) or 'the benchmark session (AQE on)'}.", ""]
+    out = [
+        f"# update profile: {workload.program} on {workload.label(size)}, {len(edges)} edges, "
+        f"batches of {args.fraction:.1%}",
+        "",
+        f"Spark settings: {', '.join(args.conf) or 'the benchmark session (AQE on)'}.",
+        "",
+    ]
     tracker = Tracker(spark)
     install(tracker)
     tracker.count_py4j()
     try:
         base = root / "base"
-        inputs = {name: spark.createDataFrame(rows, program.checked.relations[name].column_names)
-                  for name, rows in workload.inputs(edges).items()}
+        inputs = {
+            name: spark.createDataFrame(rows, program.checked.relations[name].column_names)
+            for name, rows in workload.inputs(edges).items()
+        }
         program.materialize(spark, inputs=inputs, warehouse=Warehouse(spark, str(base)))
         output = next(iter(program.checked.outputs), None) or program.checked.idb[-1]
         size = Warehouse(spark, str(base)).read(output).count()
@@ -285,8 +351,9 @@ def main(argv=None) -> int:
             shutil.copytree(base, copy)
             wh = Warehouse(spark, str(copy))
             sign = 1 if direction == "insert" else -1
-            frame = spark.createDataFrame([e + (sign,) for e in changes_of[direction]],
-                                          "x long, y long, _count long")
+            frame = spark.createDataFrame(
+                [e + (sign,) for e in changes_of[direction]], "x long, y long, _count long"
+            )
             frame.count()  # built before the clock, like the benchmark's
             if profiler:
                 profiler.enable()
@@ -311,21 +378,34 @@ def main(argv=None) -> int:
                     tracker.active = False
                     spark.sparkContext.setJobGroup("(none)", "(none)")
                 methods = ", ".join(f"{s.index}:{s.method}" for s in result.strata)
-                out.append(report(tracker.stats, tracker.jobs(),
-                                  f"method={method}, {direction} {len(changes_of[direction])} "
-                                  f"edges (strata {methods}; {output} after: {after})"))
-                out.append("Table writes: " + "; ".join(
-                    f"{c.relation}: {c.files_removed} files ({c.rows_removed} rows) rewritten as "
-                    f"{c.files_added} files ({c.rows_added} rows)" for c in commits) + "\n")
+                out.append(
+                    report(
+                        tracker.stats,
+                        tracker.jobs(),
+                        f"method={method}, {direction} {len(changes_of[direction])} "
+                        f"edges (strata {methods}; {output} after: {after})",
+                    )
+                )
+                out.append(
+                    "Table writes: "
+                    + "; ".join(
+                        f"{c.relation}: {c.files_removed} files ({c.rows_removed} rows) rewritten as "
+                        f"{c.files_added} files ({c.rows_added} rows)"
+                        for c in commits
+                    )
+                    + "\n"
+                )
                 print(out[-2] + out[-1], flush=True)
                 if args.cprofile:
                     profiler = cProfile.Profile()
                     one(method, direction, f"{method}-{direction}-cprofile", profiler)
                     text = io.StringIO()
-                    pstats.Stats(profiler, stream=text).sort_stats(args.sort).print_stats(
-                        args.cprofile)
-                    out.append(f"cProfile, method={method}, {direction}:\n\n```\n"
-                               + text.getvalue().strip() + "\n```\n")
+                    pstats.Stats(profiler, stream=text).sort_stats(args.sort).print_stats(args.cprofile)
+                    out.append(
+                        f"cProfile, method={method}, {direction}:\n\n```\n"
+                        + text.getvalue().strip()
+                        + "\n```\n"
+                    )
                     print(out[-1], flush=True)
     finally:
         tracker.restore()

@@ -22,6 +22,7 @@ ENGINE = "engine-seminaive"
 
 # -- the run's context ----------------------------------------------------------------------------
 
+
 def machine() -> dict:
     import psutil
 
@@ -76,8 +77,13 @@ def versions() -> dict:
 
 def git_commit() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=Path(__file__).resolve().parent)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=Path(__file__).resolve().parent,
+        )
         return out.stdout.strip() or None if out.returncode == 0 else None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -89,6 +95,7 @@ def now() -> str:
 
 # -- JSON -----------------------------------------------------------------------------------------
 
+
 def write_json(path: Path, meta: dict, records: list, checks: list) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     mismatches = [c for c in checks if c["verdict"] == "mismatch"]
@@ -97,6 +104,7 @@ def write_json(path: Path, meta: dict, records: list, checks: list) -> None:
 
 
 # -- Markdown -------------------------------------------------------------------------------------
+
 
 def _secs(value: float) -> str:
     """Seconds with two decimals, or three significant digits below 0.1 s."""
@@ -164,9 +172,12 @@ def markdown(meta: dict, records: list, checks: list, plots: dict) -> str:
     else:
         compared = sum(1 for c in checks if c["verdict"] == "ok")
         with_rows = sum(1 for c in checks if c["verdict"] == "ok" and len(c["rows_compared"]) > 1)
-        lines += [f"Correctness: on all {compared} sizes where two or more systems finished, they derived "
-                  f"the same number of facts; on the {with_rows} small sizes the facts themselves "
-                  "were compared and are equal.", ""]
+        lines += [
+            f"Correctness: on all {compared} sizes where two or more systems finished, they derived "
+            f"the same number of facts; on the {with_rows} small sizes the facts themselves "
+            "were compared and are equal.",
+            "",
+        ]
     lines += [
         "How to read: times are seconds of evaluation up to the one action that forces the "
         "result (inputs are generated, loaded and cached before the clock starts, for every "
@@ -191,20 +202,31 @@ def markdown(meta: dict, records: list, checks: list, plots: dict) -> str:
 def _machine_line(meta: dict) -> str:
     m, v, s = meta["machine"], meta["versions"], meta.get("spark", {})
     load = meta.get("load_average", {})
-    return (f"Machine: {m['logical_cores']} logical cores ({m['cpu']}), {m['memory_gib']} GiB; "
-            f"load average (1, 5, 15 min) at start {load.get('start')}, at end {load.get('end')} "
-            "(other processes share this machine). "
-            f"Python {m['python']}, PySpark {v.get('pyspark')} (master {s.get('master')}, "
-            f"{s.get('spark.sql.shuffle.partitions')} shuffle partitions, AQE "
-            f"{s.get('spark.sql.adaptive.enabled')}, driver memory {s.get('spark.driver.memory')}), "
-            f"{v.get('java')}, DuckDB {v.get('duckdb')}, networkx {v.get('networkx')}, "
-            f"spark_datalog {v.get('spark-datalog')}.")
+    return (
+        f"Machine: {m['logical_cores']} logical cores ({m['cpu']}), {m['memory_gib']} GiB; "
+        f"load average (1, 5, 15 min) at start {load.get('start')}, at end {load.get('end')} "
+        "(other processes share this machine). "
+        f"Python {m['python']}, PySpark {v.get('pyspark')} (master {s.get('master')}, "
+        f"{s.get('spark.sql.shuffle.partitions')} shuffle partitions, AQE "
+        f"{s.get('spark.sql.adaptive.enabled')}, driver memory {s.get('spark.driver.memory')}), "
+        f"{v.get('java')}, DuckDB {v.get('duckdb')}, networkx {v.get('networkx')}, "
+        f"spark_datalog {v.get('spark-datalog')}."
+    )
 
 
 def _benchmark_section(name: str, records: list, plot: str | None) -> list:
     bench = by_name(name)
     systems = [s for s in ALL_SYSTEMS if any(r["system"] == s for r in records)]
-    order = [ENGINE, "engine-rounds", "engine-naive", "spark-cte", "pyspark-loop", "duckdb", "networkx", "reference"]
+    order = [
+        ENGINE,
+        "engine-rounds",
+        "engine-naive",
+        "spark-cte",
+        "pyspark-loop",
+        "duckdb",
+        "networkx",
+        "reference",
+    ]
     systems = [s for s in order if s in systems]
     sizes = list(dict.fromkeys(r["size"] for r in records))
     cell = {(r["size"], r["system"]): r for r in records}
@@ -213,23 +235,31 @@ def _benchmark_section(name: str, records: list, plot: str | None) -> list:
     lines.append("|---|---:|---:|" + "---:|" * len(systems))
     for size in sizes:
         row = [r for r in records if r["size"] == size]
-        lines.append(f"| {size} | {row[0]['input_rows']:,} | {_fmt_facts(row)} | "
-                     + " | ".join(_cell(cell.get((size, s))) for s in systems) + " |")
+        lines.append(
+            f"| {size} | {row[0]['input_rows']:,} | {_fmt_facts(row)} | "
+            + " | ".join(_cell(cell.get((size, s))) for s in systems)
+            + " |"
+        )
     anchors = [s for s in systems if s != ENGINE]
     if ENGINE in systems and anchors:
         lines += ["", "Ratio engine-seminaive / anchor (same run):", ""]
         lines.append("| size | " + " | ".join(f"÷ {s}" for s in anchors) + " |")
         lines.append("|---|" + "---:|" * len(anchors))
         for size in sizes:
-            lines.append(f"| {size} | " + " | ".join(
-                _ratio(cell.get((size, ENGINE)), cell.get((size, s))) for s in anchors) + " |")
+            lines.append(
+                f"| {size} | "
+                + " | ".join(_ratio(cell.get((size, ENGINE)), cell.get((size, s))) for s in anchors)
+                + " |"
+            )
     notes = []
     for r in records:
         if r["status"] in ("unsupported", "skipped"):
             notes.append(f"- {r['system']} · {r['size']}: {r['status']} — {r['note']}")
         elif r["status"] in ("error", "timeout"):
-            notes.append(f"- {r['system']} · {r['size']}: {r['status']} — {r.get('error_class')}: "
-                         f"{(r.get('error') or '')[:300]}")
+            notes.append(
+                f"- {r['system']} · {r['size']}: {r['status']} — {r.get('error_class')}: "
+                f"{(r.get('error') or '')[:300]}"
+            )
         elif r.get("note"):
             notes.append(f"- {r['system']} · {r['size']}: {r['note']}")
     if notes:
@@ -262,34 +292,45 @@ def _issue_3_targets(records: list) -> list:
     naive = [(b, s, seconds(b, s, ENGINE), seconds(b, s, "engine-naive")) for b, s in pairs]
     naive = [(b, s, e, n) for b, s, e, n in naive if e is not None and n is not None]
     if naive:
-        lines.append("- Semi-naive beats naive: " + "; ".join(
-            f"{b} · {s}: {e:.2f} s vs {n:.2f} s ({verdict(e < n)})" for b, s, e, n in naive) + ".")
+        lines.append(
+            "- Semi-naive beats naive: "
+            + "; ".join(f"{b} · {s}: {e:.2f} s vs {n:.2f} s ({verdict(e < n)})" for b, s, e, n in naive)
+            + "."
+        )
     else:
-        lines.append("- Semi-naive beats naive: not measured (naive did not finish or was skipped on "
-                     "every size the engine ran).")
+        lines.append(
+            "- Semi-naive beats naive: not measured (naive did not finish or was skipped on "
+            "every size the engine ran)."
+        )
     rounds = [(b, s, seconds(b, s, "engine-rounds"), seconds(b, s, "engine-naive")) for b, s in pairs]
     rounds = [(b, s, e, n) for b, s, e, n in rounds if e is not None and n is not None]
     if rounds:
-        lines.append("- Semi-naive in rounds of Spark joins (engine-rounds, no partition-local "
-                     "fixpoint) beats naive too: " + "; ".join(
-                         f"{b} · {s}: {e:.2f} s vs {n:.2f} s ({verdict(e < n)})"
-                         for b, s, e, n in rounds) + ".")
+        lines.append(
+            "- Semi-naive in rounds of Spark joins (engine-rounds, no partition-local "
+            "fixpoint) beats naive too: "
+            + "; ".join(f"{b} · {s}: {e:.2f} s vs {n:.2f} s ({verdict(e < n)})" for b, s, e, n in rounds)
+            + "."
+        )
     engine = seconds("tc-chain", "chain 100", ENGINE)
     for anchor in ("spark-cte", "pyspark-loop"):
         other = seconds("tc-chain", "chain 100", anchor)
         if engine is not None and other is not None:
             ratio = engine / other
-            lines.append(f"- At least 2x faster than {anchor} on the chain of 100: engine {engine:.2f} s, "
-                         f"{anchor} {other:.2f} s, ratio {ratio:.2f} (target ≤ 0.50): "
-                         f"{verdict(ratio <= 0.5)}.")
+            lines.append(
+                f"- At least 2x faster than {anchor} on the chain of 100: engine {engine:.2f} s, "
+                f"{anchor} {other:.2f} s, ratio {ratio:.2f} (target ≤ 0.50): "
+                f"{verdict(ratio <= 0.5)}."
+            )
         else:
             lines.append(f"- At least 2x faster than {anchor} on the chain of 100: not measured in this run.")
     big = cell.get(("tc-chain", "chain 1000", ENGINE))
     if big is None:
         lines.append("- The chain of 1,000 finishes: not run.")
     elif big["status"] == "ok":
-        lines.append(f"- The chain of 1,000 finishes: {big['seconds']:.1f} s, {big['facts']:,} facts, "
-                     f"{big['iterations']} iterations (**met**).")
+        lines.append(
+            f"- The chain of 1,000 finishes: {big['seconds']:.1f} s, {big['facts']:,} facts, "
+            f"{big['iterations']} iterations (**met**)."
+        )
     else:
         detail = big.get("note") or big.get("error_class") or ""
         lines.append(f"- The chain of 1,000 finishes: {big['status']} ({detail}) (**not met**).")
@@ -307,8 +348,9 @@ def _losses(records: list) -> list:
             continue
         key = (r["benchmark"], r["size"])
         if r["status"] in ("error", "timeout"):
-            found.append(f"- {key[0]} · {key[1]}: the engine did not finish ({r['status']}, "
-                         f"{r.get('error_class')}).")
+            found.append(
+                f"- {key[0]} · {key[1]}: the engine did not finish ({r['status']}, {r.get('error_class')})."
+            )
             continue
         if r["status"] != "ok":
             continue
@@ -321,26 +363,34 @@ def _losses(records: list) -> list:
             if ratio > 1:
                 slower.append(f"{anchor} ({_secs(other['seconds'])} s, engine {ratio:,.1f}x slower)")
         if slower:
-            found.append(f"- {key[0]} · {key[1]}: engine-seminaive {r['seconds']:.2f} s is slower than "
-                         + "; ".join(slower) + ".")
+            found.append(
+                f"- {key[0]} · {key[1]}: engine-seminaive {r['seconds']:.2f} s is slower than "
+                + "; ".join(slower)
+                + "."
+            )
     lines += found or ["- Nowhere in this run."]
     lines.append("")
     return lines
 
 
 def _details(records: list) -> list:
-    lines = ["## All measurements", "",
-             "Memory: *Python RSS* is the peak resident set size, sampled every 50 ms, of the process "
-             "that ran the system (the driver's Python process for Spark systems, the worker process "
-             "for the others); *JVM heap* is the peak heap use of the local-mode JVM (driver and "
-             "executors) during the case, from its memory-pool MXBeans; *JVM RSS* is the JVM's "
-             "resident set size, a high-water mark of what it took from the OS that later cases "
-             "inherit.", "",
-             "*Load* is the machine's 1-minute load average when the case started (2 cores; other "
-             "processes share the machine, so a load above 2 means the case competed for CPU).", "",
-             "| benchmark | size | system | status | seconds | runs | facts | iterations | "
-             "Python RSS MB | JVM heap MB | JVM RSS MB | load |",
-             "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "## All measurements",
+        "",
+        "Memory: *Python RSS* is the peak resident set size, sampled every 50 ms, of the process "
+        "that ran the system (the driver's Python process for Spark systems, the worker process "
+        "for the others); *JVM heap* is the peak heap use of the local-mode JVM (driver and "
+        "executors) during the case, from its memory-pool MXBeans; *JVM RSS* is the JVM's "
+        "resident set size, a high-water mark of what it took from the OS that later cases "
+        "inherit.",
+        "",
+        "*Load* is the machine's 1-minute load average when the case started (2 cores; other "
+        "processes share the machine, so a load above 2 means the case competed for CPU).",
+        "",
+        "| benchmark | size | system | status | seconds | runs | facts | iterations | "
+        "Python RSS MB | JVM heap MB | JVM RSS MB | load |",
+        "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in records:
         if r["status"] in ("unsupported", "skipped"):
             continue
@@ -351,7 +401,8 @@ def _details(records: list) -> list:
             f"{seconds if seconds is not None else ''} | {', '.join(str(x) for x in r['runs'])} | "
             f"{r['facts'] if r['facts'] is not None else ''} | {r['iterations'] or ''} | "
             f"{mem.get('python_rss_peak_mb', '')} | {mem.get('jvm_heap_peak_mb', '')} | "
-            f"{mem.get('jvm_rss_peak_mb', '')} | {r.get('load_1min', '')} |")
+            f"{mem.get('jvm_rss_peak_mb', '')} | {r.get('load_1min', '')} |"
+        )
     lines.append("")
     return lines
 
@@ -360,10 +411,14 @@ def _details(records: list) -> list:
 
 # One colour and marker per system in every plot (hollow markers keep overlapping points visible).
 _STYLE = {
-    "engine-seminaive": ("tab:red", "o"), "engine-naive": ("tab:orange", "s"),
+    "engine-seminaive": ("tab:red", "o"),
+    "engine-naive": ("tab:orange", "s"),
     "engine-rounds": ("tab:pink", "D"),
-    "spark-cte": ("tab:blue", "^"), "pyspark-loop": ("tab:purple", "v"),
-    "duckdb": ("tab:green", "D"), "networkx": ("tab:olive", "P"), "reference": ("tab:gray", "X"),
+    "spark-cte": ("tab:blue", "^"),
+    "pyspark-loop": ("tab:purple", "v"),
+    "duckdb": ("tab:green", "D"),
+    "networkx": ("tab:olive", "P"),
+    "reference": ("tab:gray", "X"),
 }
 
 
@@ -384,19 +439,30 @@ def plot(records: list, out_dir: Path, prefix: str) -> dict:
         fig, ax = plt.subplots(figsize=(7, 4.5))
         drawn = False
         for system in ALL_SYSTEMS:
-            ok = sorted((r["input_rows"], r["seconds"]) for r in bench_records
-                        if r["system"] == system and r["status"] == "ok")
-            failed = [(r["input_rows"], r["seconds_to_failure"]) for r in bench_records
-                      if r["system"] == system and r["status"] in ("error", "timeout")]
+            ok = sorted(
+                (r["input_rows"], r["seconds"])
+                for r in bench_records
+                if r["system"] == system and r["status"] == "ok"
+            )
+            failed = [
+                (r["input_rows"], r["seconds_to_failure"])
+                for r in bench_records
+                if r["system"] == system and r["status"] in ("error", "timeout")
+            ]
             color, marker = _STYLE[system]
             if ok:
-                ax.plot(*zip(*ok), marker=marker, color=color, label=system, markersize=7,
-                        markerfacecolor="none" if system != ENGINE else color,
-                        zorder=2 if system == ENGINE else 3)
+                ax.plot(
+                    *zip(*ok),
+                    marker=marker,
+                    color=color,
+                    label=system,
+                    markersize=7,
+                    markerfacecolor="none" if system != ENGINE else color,
+                    zorder=2 if system == ENGINE else 3,
+                )
                 drawn = True
             if failed:
-                ax.scatter(*zip(*failed), marker="x", s=60, color=color,
-                           label=f"{system} (failed/timeout)")
+                ax.scatter(*zip(*failed), marker="x", s=60, color=color, label=f"{system} (failed/timeout)")
                 drawn = True
         if not drawn:
             plt.close(fig)

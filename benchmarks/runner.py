@@ -47,13 +47,24 @@ WARM_UP_ROUNDS = 2
 
 SUITES = {
     # Under 15 minutes on 2 cores: 780 s of cases plus start-up, warm-up, input generation, report.
-    "quick": Settings("quick", case_budget=150.0, engine_budget=480.0, suite_budget=780.0,
-                      repeats=Repeats(count=3, short_seconds=5.0)),
+    "quick": Settings(
+        "quick",
+        case_budget=150.0,
+        engine_budget=480.0,
+        suite_budget=780.0,
+        repeats=Repeats(count=3, short_seconds=5.0),
+    ),
     # Tiny sizes of every benchmark with every system: checks the whole pipeline in minutes.
-    "smoke": Settings("smoke", case_budget=120.0, engine_budget=120.0, suite_budget=math.inf,
-                      repeats=Repeats(count=1)),
-    "full": Settings("full", case_budget=1800.0, engine_budget=3600.0, suite_budget=math.inf,
-                     repeats=Repeats(count=3, short_seconds=30.0)),
+    "smoke": Settings(
+        "smoke", case_budget=120.0, engine_budget=120.0, suite_budget=math.inf, repeats=Repeats(count=1)
+    ),
+    "full": Settings(
+        "full",
+        case_budget=1800.0,
+        engine_budget=3600.0,
+        suite_budget=math.inf,
+        repeats=Repeats(count=3, short_seconds=30.0),
+    ),
 }
 
 
@@ -124,14 +135,18 @@ class Runner:
                     continue
                 started = time.perf_counter()
                 if system.kind == "spark":
-                    run = timed(lambda: system.run_spark(self.spark, frames, task,
-                                                         system.prepare(task)),
-                                _NoMemory, collect=False)
+                    run = timed(
+                        lambda: system.run_spark(self.spark, frames, task, system.prepare(task)),
+                        _NoMemory,
+                        collect=False,
+                    )
                 else:
                     run = self.worker.measure(system.module_name, task, Repeats(1), 120.0)[-1]
                 status = run.error_class or "ok"
-                self.log(f"  warm-up {name}: {status} {time.perf_counter() - started:.1f} s"
-                         + (f" ({run.error})" if run.error else ""))
+                self.log(
+                    f"  warm-up {name}: {status} {time.perf_counter() - started:.1f} s"
+                    + (f" ({run.error})" if run.error else "")
+                )
         release_frames(self.spark, frames)
 
     def run_size(self, bench, size) -> None:
@@ -165,10 +180,22 @@ class Runner:
     def run_case(self, bench, size, name, task, frames) -> dict:
         system = SYSTEMS[name]
         record = {
-            "benchmark": bench.name, "problem": bench.problem, "program": f"programs/{bench.program}.dl",
-            "workload": bench.family, "size": size.label, "x": size.x, "params": size.p,
-            "input_rows": task.input_rows, "system": name, "status": None, "seconds": None,
-            "runs": [], "facts": None, "iterations": None, "memory": {}, "note": None,
+            "benchmark": bench.name,
+            "problem": bench.problem,
+            "program": f"programs/{bench.program}.dl",
+            "workload": bench.family,
+            "size": size.label,
+            "x": size.x,
+            "params": size.p,
+            "input_rows": task.input_rows,
+            "system": name,
+            "status": None,
+            "seconds": None,
+            "runs": [],
+            "facts": None,
+            "iterations": None,
+            "memory": {},
+            "note": None,
             "load_1min": _load(),
         }
         limit = self.settings.engine_budget if name == "engine-seminaive" else self.settings.case_budget
@@ -191,7 +218,9 @@ class Runner:
         if record["status"] == "ok":
             self.history.setdefault((bench.name, name), []).append((size.x, record["seconds"]))
         else:
-            self.failed[(bench.name, name)] = f"{record['status']} at {size.label} ({record.get('error_class')})"
+            self.failed[(bench.name, name)] = (
+                f"{record['status']} at {size.label} ({record.get('error_class')})"
+            )
         if self.disturbed:
             record["note"] = ((record["note"] + "; ") if record["note"] else "") + self.disturbed
         self.log(f"  {name:17} {_line(record)}")
@@ -213,8 +242,7 @@ class Runner:
         predicted = extrapolate(self.history.get((bench.name, name), []), size.x)
         if predicted and predicted[0] > limit and name not in self.settings.always_run:
             seconds, how = predicted
-            return "skipped", (f"budget: predicted {seconds:.0f} s ({how}) exceeds the "
-                               f"{limit:.0f} s limit")
+            return "skipped", (f"budget: predicted {seconds:.0f} s ({how}) exceeds the {limit:.0f} s limit")
         return None
 
     def measure_spark(self, system, task, frames, limit) -> list:
@@ -229,12 +257,17 @@ class Runner:
         while True:
             run = timed(
                 lambda: call_spark_with_limit(
-                    self.spark, lambda: system.run_spark(self.spark, frames, task, prepared), limit),
-                lambda: PeakMemory(jvm, self.spark), collect=task.collect and not runs)
+                    self.spark, lambda: system.run_spark(self.spark, frames, task, prepared), limit
+                ),
+                lambda: PeakMemory(jvm, self.spark),
+                collect=task.collect and not runs,
+            )
             runs.append(run)
             if run.error_class == "CaseTimeout" and "could not be stopped" in (run.error or ""):
-                self.disturbed = (f"a {system.name} run could not be stopped after its time limit; "
-                                  "later measurements may be disturbed")
+                self.disturbed = (
+                    f"a {system.name} run could not be stopped after its time limit; "
+                    "later measurements may be disturbed"
+                )
             if not self.settings.repeats.more(runs):
                 return runs
 
@@ -270,10 +303,18 @@ class Runner:
         import spark_datalog as sd
 
         program = sd.Program.from_file(bench.program_path)
-        schemas = {name: tuple(zip(program.relations[name].column_names, program.relations[name].types))
-                   for name in inputs}
-        return Task(problem=bench.problem, inputs=inputs, schemas=schemas,
-                    program_path=str(bench.program_path), output=bench.output, collect=collect)
+        schemas = {
+            name: tuple(zip(program.relations[name].column_names, program.relations[name].types))
+            for name in inputs
+        }
+        return Task(
+            problem=bench.problem,
+            inputs=inputs,
+            schemas=schemas,
+            program_path=str(bench.program_path),
+            output=bench.output,
+            collect=collect,
+        )
 
 
 def _load() -> Optional[float]:
@@ -299,7 +340,10 @@ def _line(record: dict) -> str:
     if record["status"] == "ok":
         runs = record["runs"]
         extra = f" (median of {len(runs)})" if len(runs) > 1 else ""
-        return (f"{record['seconds']:.3g} s{extra}, {record['facts']} facts"
-                + (f", {record['iterations']} iterations" if record["iterations"] else ""))
-    return (f"{record['status']} after {record.get('seconds_to_failure', 0):.1f} s: "
-            f"{record.get('error_class')}: {(record.get('error') or '')[:160]}")
+        return f"{record['seconds']:.3g} s{extra}, {record['facts']} facts" + (
+            f", {record['iterations']} iterations" if record["iterations"] else ""
+        )
+    return (
+        f"{record['status']} after {record.get('seconds_to_failure', 0):.1f} s: "
+        f"{record.get('error_class')}: {(record.get('error') or '')[:160]}"
+    )

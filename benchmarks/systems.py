@@ -36,15 +36,15 @@ class System:
 
 
 SYSTEMS = {
-    s.name: s for s in (
+    s.name: s
+    for s in (
         System("reference", "python", "benchmarks.anchors.reference"),
         System("duckdb", "python", "benchmarks.anchors.duckdb_sql"),
         System("networkx", "python", "benchmarks.anchors.networkx_anchor"),
         System("spark-cte", "spark", "benchmarks.anchors.spark_cte"),
         System("pyspark-loop", "spark", "benchmarks.anchors.pyspark_loop"),
         System("engine-seminaive", "spark", "benchmarks.engine", strategy="seminaive"),
-        System("engine-rounds", "spark", "benchmarks.engine", strategy="seminaive",
-               decompose=False),
+        System("engine-rounds", "spark", "benchmarks.engine", strategy="seminaive", decompose=False),
         System("engine-naive", "spark", "benchmarks.engine", strategy="naive"),
     )
 }

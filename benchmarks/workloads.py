@@ -15,6 +15,7 @@ Edge = tuple
 
 # -- graphs --------------------------------------------------------------------------------------
 
+
 def chain(n: int) -> list:
     """A path of ``n`` edges: 0 -> 1 -> ... -> n."""
     return [(i, i + 1) for i in range(n)]
@@ -23,7 +24,7 @@ def chain(n: int) -> list:
 def tree(k: int, depth: int) -> list:
     """A complete ``k``-ary tree of the given depth (root 0, breadth-first ids; the children of
     node i are k*i+1 .. k*i+k). It has (k^(depth+1) - 1) / (k - 1) nodes and one edge fewer."""
-    nodes = sum(k ** level for level in range(depth + 1))
+    nodes = sum(k**level for level in range(depth + 1))
     return [((child - 1) // k, child) for child in range(1, nodes)]
 
 
@@ -90,6 +91,7 @@ def nodes_of(edges: Iterable[Edge]) -> list:
 
 # -- program analysis: Andersen-style points-to facts -------------------------------------------
 
+
 def points_to(variables: int, seed: int = 1) -> dict:
     """Random assignment facts for an Andersen-style points-to analysis.
 
@@ -130,28 +132,46 @@ TRANSITIVE = "owl:TransitiveProperty"
 
 # (class, superclass)
 _CLASSES = [
-    ("Employee", "Person"), ("Student", "Person"), ("Faculty", "Employee"),
-    ("AdministrativeStaff", "Employee"), ("Professor", "Faculty"), ("Lecturer", "Faculty"),
-    ("FullProfessor", "Professor"), ("AssociateProfessor", "Professor"),
-    ("AssistantProfessor", "Professor"), ("Chair", "Professor"),
-    ("UndergraduateStudent", "Student"), ("GraduateStudent", "Student"),
-    ("TeachingAssistant", "GraduateStudent"), ("ResearchAssistant", "GraduateStudent"),
-    ("University", "Organization"), ("Department", "Organization"), ("ResearchGroup", "Organization"),
-    ("GraduateCourse", "Course"), ("Article", "Publication"), ("JournalArticle", "Article"),
+    ("Employee", "Person"),
+    ("Student", "Person"),
+    ("Faculty", "Employee"),
+    ("AdministrativeStaff", "Employee"),
+    ("Professor", "Faculty"),
+    ("Lecturer", "Faculty"),
+    ("FullProfessor", "Professor"),
+    ("AssociateProfessor", "Professor"),
+    ("AssistantProfessor", "Professor"),
+    ("Chair", "Professor"),
+    ("UndergraduateStudent", "Student"),
+    ("GraduateStudent", "Student"),
+    ("TeachingAssistant", "GraduateStudent"),
+    ("ResearchAssistant", "GraduateStudent"),
+    ("University", "Organization"),
+    ("Department", "Organization"),
+    ("ResearchGroup", "Organization"),
+    ("GraduateCourse", "Course"),
+    ("Article", "Publication"),
+    ("JournalArticle", "Article"),
     ("ConferencePaper", "Article"),
 ]
 # (property, superproperty)
 _SUBPROPERTIES = [
-    ("worksFor", "memberOf"), ("headOf", "worksFor"),
-    ("undergraduateDegreeFrom", "degreeFrom"), ("mastersDegreeFrom", "degreeFrom"),
+    ("worksFor", "memberOf"),
+    ("headOf", "worksFor"),
+    ("undergraduateDegreeFrom", "degreeFrom"),
+    ("mastersDegreeFrom", "degreeFrom"),
     ("doctoralDegreeFrom", "degreeFrom"),
 ]
 # property -> (domain, range)
 _SIGNATURES = {
-    "memberOf": ("Person", "Organization"), "worksFor": ("Employee", "Organization"),
-    "headOf": ("Chair", "Department"), "degreeFrom": ("Person", "University"),
-    "subOrganizationOf": ("Organization", "Organization"), "takesCourse": ("Student", "Course"),
-    "teacherOf": ("Faculty", "Course"), "advisor": ("Student", "Professor"),
+    "memberOf": ("Person", "Organization"),
+    "worksFor": ("Employee", "Organization"),
+    "headOf": ("Chair", "Department"),
+    "degreeFrom": ("Person", "University"),
+    "subOrganizationOf": ("Organization", "Organization"),
+    "takesCourse": ("Student", "Course"),
+    "teacherOf": ("Faculty", "Course"),
+    "advisor": ("Student", "Professor"),
     "publicationAuthor": ("Publication", "Person"),
 }
 _RANKS = ["FullProfessor", "AssociateProfessor", "AssistantProfessor", "Lecturer"]
@@ -180,29 +200,37 @@ def university_ontology(universities: int, seed: int = 1, departments: int = 5) 
             for g in range(3):
                 triples.append((f"{dept}.group{g}", "subOrganizationOf", dept))
             courses = [f"{dept}.course{c}" for c in range(8)]
-            triples += [(c, RDF_TYPE, "GraduateCourse" if i % 4 == 0 else "Course")
-                        for i, c in enumerate(courses)]
+            triples += [
+                (c, RDF_TYPE, "GraduateCourse" if i % 4 == 0 else "Course") for i, c in enumerate(courses)
+            ]
             faculty = []
             for f in range(7):
                 person = f"{dept}.faculty{f}"
                 faculty.append(person)
                 rank = "Chair" if f == 0 else _RANKS[f % len(_RANKS)]
-                triples += [(person, RDF_TYPE, rank), (person, "worksFor", dept),
-                            (person, "teacherOf", courses[f])]
+                triples += [
+                    (person, RDF_TYPE, rank),
+                    (person, "worksFor", dept),
+                    (person, "teacherOf", courses[f]),
+                ]
                 if f == 0:
                     triples.append((person, "headOf", dept))
                 degree_univ = f"univ{rng.randrange(universities)}"
                 triples.append((person, rng.choice(_DEGREES), degree_univ))
                 for p in range(2):
                     paper = f"{person}.paper{p}"
-                    triples += [(paper, RDF_TYPE, rng.choice(["JournalArticle", "ConferencePaper"])),
-                                (paper, "publicationAuthor", person)]
+                    triples += [
+                        (paper, RDF_TYPE, rng.choice(["JournalArticle", "ConferencePaper"])),
+                        (paper, "publicationAuthor", person),
+                    ]
             for s in range(20):
                 student = f"{dept}.student{s}"
                 graduate = s % 4 == 0
-                triples += [(student, RDF_TYPE, "GraduateStudent" if graduate else "UndergraduateStudent"),
-                            (student, "memberOf", dept),
-                            (student, "takesCourse", rng.choice(courses))]
+                triples += [
+                    (student, RDF_TYPE, "GraduateStudent" if graduate else "UndergraduateStudent"),
+                    (student, "memberOf", dept),
+                    (student, "takesCourse", rng.choice(courses)),
+                ]
                 if graduate:
                     triples.append((student, "advisor", rng.choice(faculty[:4])))
                     triples.append((student, "undergraduateDegreeFrom", f"univ{rng.randrange(universities)}"))

@@ -59,30 +59,50 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     check = commands.add_parser(
-        "check", help="parse and check a program; print its relations and strata",
+        "check",
+        help="parse and check a program; print its relations and strata",
         description="Parse and check PROGRAM; print the relations with their schemas and the strata, "
-                    "or every error found (exit status 1).")
+        "or every error found (exit status 1).",
+    )
     check.add_argument("program", metavar="PROGRAM.dl")
     check.set_defaults(handler=run_check)
 
     run = commands.add_parser(
-        "run", help="evaluate a program and print the derived relations",
-        description="Check and evaluate PROGRAM, then print each output relation's size and first rows.")
+        "run",
+        help="evaluate a program and print the derived relations",
+        description="Check and evaluate PROGRAM, then print each output relation's size and first rows.",
+    )
     run.add_argument("program", metavar="PROGRAM.dl")
-    run.add_argument("--input", dest="inputs", action="append", default=[], metavar="NAME=PATH.csv",
-                     help="facts of EDB relation NAME from a CSV file with a header row "
-                          "(columns by position); repeatable")
-    run.add_argument("--engine", choices=("spark", "reference"), default="spark",
-                     help="spark: local Spark (default); reference: the pure-Python interpreter")
-    run.add_argument("--show", type=_non_negative, default=DEFAULT_SHOW, metavar="N",
-                     help=f"rows to print per relation (default {DEFAULT_SHOW})")
+    run.add_argument(
+        "--input",
+        dest="inputs",
+        action="append",
+        default=[],
+        metavar="NAME=PATH.csv",
+        help="facts of EDB relation NAME from a CSV file with a header row (columns by position); repeatable",
+    )
+    run.add_argument(
+        "--engine",
+        choices=("spark", "reference"),
+        default="spark",
+        help="spark: local Spark (default); reference: the pure-Python interpreter",
+    )
+    run.add_argument(
+        "--show",
+        type=_non_negative,
+        default=DEFAULT_SHOW,
+        metavar="N",
+        help=f"rows to print per relation (default {DEFAULT_SHOW})",
+    )
     run.set_defaults(handler=run_run)
 
     materialize = commands.add_parser(
-        "materialize", help="materialize a program into a warehouse of Delta tables",
+        "materialize",
+        help="materialize a program into a warehouse of Delta tables",
         description="Check the program, read its inputs, evaluate it on Spark and commit every relation "
-                    "into the warehouse; print relations, facts, Delta versions and time per "
-                    "stratum. The same job as `spark-submit jobs/materialize.py`.")
+        "into the warehouse; print relations, facts, Delta versions and time per "
+        "stratum. The same job as `spark-submit jobs/materialize.py`.",
+    )
     job.add_job_arguments(materialize)
     materialize.set_defaults(handler=run_materialize)
     return parser
@@ -122,8 +142,10 @@ def run_run(args: argparse.Namespace) -> int:
     program = load_program(args.program)
     checked = program.checked
     input_paths = parse_input_args(args.inputs, checked)
-    print(f"{args.program}: {len(checked.relations)} relations in {len(checked.strata)} strata; "
-          f"engine {args.engine}")
+    print(
+        f"{args.program}: {len(checked.relations)} relations in {len(checked.strata)} strata; "
+        f"engine {args.engine}"
+    )
     started = time.perf_counter()
     if args.engine == "reference":
         run_reference(program, checked, input_paths, args.show)
@@ -151,8 +173,10 @@ def run_spark(program, checked, input_paths: dict, show: int) -> None:
     already_running = SparkSession.getActiveSession() is not None
     spark = local_session("spark-datalog run")
     try:
-        inputs = {name: spark.read.csv(path, header=True, schema=spark_schema(checked.relations[name]))
-                  for name, path in input_paths.items()}
+        inputs = {
+            name: spark.read.csv(path, header=True, schema=spark_schema(checked.relations[name]))
+            for name, path in input_paths.items()
+        }
         result = program.materialize(spark, inputs=inputs)
         for name in result.relations:
             frame = result[name]
@@ -221,9 +245,12 @@ def read_csv_facts(path: str, schema) -> set:
         if not row:
             continue
         if len(row) != schema.arity:
-            raise InputError(f"{path}:{number}: {schema.name} has {schema.arity} columns, "
-                             f"the row has {len(row)}")
-        facts.add(tuple(convert_value(text, column, path, number) for text, column in zip(row, schema.columns)))
+            raise InputError(
+                f"{path}:{number}: {schema.name} has {schema.arity} columns, the row has {len(row)}"
+            )
+        facts.add(
+            tuple(convert_value(text, column, path, number) for text, column in zip(row, schema.columns))
+        )
     return facts
 
 
@@ -247,16 +274,22 @@ def convert_value(text: str, column, path: str, line: int):
     return text
 
 
-_SPARK_TYPES = {"int": "IntegerType", "long": "LongType", "double": "DoubleType",
-                "string": "StringType", "bool": "BooleanType"}
+_SPARK_TYPES = {
+    "int": "IntegerType",
+    "long": "LongType",
+    "double": "DoubleType",
+    "string": "StringType",
+    "bool": "BooleanType",
+}
 
 
 def spark_schema(schema):
     """The Spark StructType of a relation (used to read its CSV input)."""
     from pyspark.sql import types as T
 
-    return T.StructType([T.StructField(c.name, getattr(T, _SPARK_TYPES[c.type])(), True)
-                         for c in schema.columns])
+    return T.StructType(
+        [T.StructField(c.name, getattr(T, _SPARK_TYPES[c.type])(), True) for c in schema.columns]
+    )
 
 
 # ---------------------------------------------------------------------------------------------

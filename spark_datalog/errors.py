@@ -118,8 +118,9 @@ def source_excerpt(source: Optional[str], line: Optional[int], column: Optional[
     return f"{gutter}{text}\n{' ' * len(gutter)}{' ' * (col - 1)}^"
 
 
-def raise_collected(errors: Sequence[DatalogError], source: Optional[str] = None,
-                    filename: Optional[str] = None) -> None:
+def raise_collected(
+    errors: Sequence[DatalogError], source: Optional[str] = None, filename: Optional[str] = None
+) -> None:
     """Raise the first of ``errors`` (sorted by position) carrying all of them in ``.errors``."""
     if not errors:
         return

@@ -83,26 +83,26 @@ class JobArgs:
     program: str
     warehouse: str
     inputs: Mapping[str, InputSpec] = field(default_factory=dict)
-    outputs: tuple = ()           # relations to report and show; () = the program's outputs
+    outputs: tuple = ()  # relations to report and show; () = the program's outputs
     run_id: Optional[str] = None  # None = a timestamp-based id, chosen when the job runs
     mode: str = "full"
     replace: bool = False
     strategy: str = "seminaive"
-    decompose: bool = True        # partition-local fixpoints where a stratum decomposes
+    decompose: bool = True  # partition-local fixpoints where a stratum decomposes
     max_iterations: Optional[int] = None
     checkpoint_interval: int = 10
     on_null: str = "error"
     show: int = DEFAULT_SHOW
     config: Optional[str] = None
     changes: Mapping[str, InputSpec] = field(default_factory=dict)  # incremental mode only
-    method: str = "auto"          # incremental mode only
+    method: str = "auto"  # incremental mode only
 
 
 @dataclass
 class RelationSummary:
     name: str
-    kind: str            # 'edb' or 'idb'
-    facts: int           # present facts in the warehouse after the run
+    kind: str  # 'edb' or 'idb'
+    facts: int  # present facts in the warehouse after the run
     version: Optional[int]
 
 
@@ -122,28 +122,32 @@ class JobSummary:
     run_id: str
     program: str
     warehouse: str
-    relations: list = field(default_factory=list)   # RelationSummary, program order
-    strata: list = field(default_factory=list)      # StratumSummary, evaluation order
-    seconds: float = 0.0                            # the whole job, Spark start included
-    rows: dict = field(default_factory=dict)        # relation -> first rows shown
-    spark: str = ""                                 # Spark version and master
-    update: Optional[object] = None                 # incremental mode: the UpdateReport
+    relations: list = field(default_factory=list)  # RelationSummary, program order
+    strata: list = field(default_factory=list)  # StratumSummary, evaluation order
+    seconds: float = 0.0  # the whole job, Spark start included
+    rows: dict = field(default_factory=dict)  # relation -> first rows shown
+    spark: str = ""  # Spark version and master
+    update: Optional[object] = None  # incremental mode: the UpdateReport
 
     def render(self) -> str:
         """The summary printed at the end of a job."""
-        lines = [f"run {self.run_id}: {self.program} -> {self.warehouse}"
-                 + (f" (Spark {self.spark})" if self.spark else ""),
-                 f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}"]
+        lines = [
+            f"run {self.run_id}: {self.program} -> {self.warehouse}"
+            + (f" (Spark {self.spark})" if self.spark else ""),
+            f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}",
+        ]
         for rel in self.relations:
             version = "-" if rel.version is None else str(rel.version)
             lines.append(f"{rel.name:<24} {rel.kind:<4} {rel.facts:>10} {version:>8}")
         if self.strata:
             lines.append("strata:")
             for st in self.strata:
-                lines.append(f"  {st.index}: {', '.join(st.relations):<40} "
-                             f"{st.iterations:>4} iteration{'s' if st.iterations != 1 else ' '} "
-                             f"{'(partition-local)' if st.partitioned else '':<17} "
-                             f"{st.seconds:8.2f} s")
+                lines.append(
+                    f"  {st.index}: {', '.join(st.relations):<40} "
+                    f"{st.iterations:>4} iteration{'s' if st.iterations != 1 else ' '} "
+                    f"{'(partition-local)' if st.partitioned else '':<17} "
+                    f"{st.seconds:8.2f} s"
+                )
         if self.update is not None:
             lines.append(str(self.update))
         for name, rows in self.rows.items():
@@ -168,40 +172,84 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     add = parser.add_argument
     add("--config", metavar="FILE.yaml", help="YAML job config; flags override its keys")
     add("--program", metavar="PATH.dl", help="the Datalog program")
-    add("--input", dest="inputs", action="append", metavar="NAME=URI[:FORMAT]",
+    add(
+        "--input",
+        dest="inputs",
+        action="append",
+        metavar="NAME=URI[:FORMAT]",
         help="facts of EDB relation NAME from a Delta table, Parquet or CSV (with a header) at URI; "
-             f"FORMAT one of {', '.join(FORMATS)} (default: guessed); repeatable")
+        f"FORMAT one of {', '.join(FORMATS)} (default: guessed); repeatable",
+    )
     add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
-    add("--output", dest="outputs", action="append", metavar="REL[,REL...]",
-        help="relations to report and show (default: the program's outputs); repeatable")
-    add("--run-id", metavar="ID", help="the run's id: re-running an unfinished run id resumes it "
-                                       "(default: a timestamp)")
-    add("--mode", choices=MODES, help="full (default): evaluate everything from the inputs; "
-                                      "incremental: fold the inputs' changes into the warehouse")
-    add("--changes", dest="changes", action="append", metavar="NAME=URI[:FORMAT]",
+    add(
+        "--output",
+        dest="outputs",
+        action="append",
+        metavar="REL[,REL...]",
+        help="relations to report and show (default: the program's outputs); repeatable",
+    )
+    add(
+        "--run-id",
+        metavar="ID",
+        help="the run's id: re-running an unfinished run id resumes it (default: a timestamp)",
+    )
+    add(
+        "--mode",
+        choices=MODES,
+        help="full (default): evaluate everything from the inputs; "
+        "incremental: fold the inputs' changes into the warehouse",
+    )
+    add(
+        "--changes",
+        dest="changes",
+        action="append",
+        metavar="NAME=URI[:FORMAT]",
         help="incremental mode: the change set of EDB relation NAME (its columns and a signed "
-             "_count); repeatable")
+        "_count); repeatable",
+    )
     add("--method", choices=METHODS, help="incremental mode: maintenance algorithm (default auto)")
-    add("--replace", action="store_true", default=None,
-        help="allow replacing a warehouse that holds another program's results")
+    add(
+        "--replace",
+        action="store_true",
+        default=None,
+        help="allow replacing a warehouse that holds another program's results",
+    )
     add("--strategy", choices=STRATEGIES, help="fixpoint strategy (default seminaive)")
-    add("--no-decompose", dest="decompose", action="store_false", default=None,
+    add(
+        "--no-decompose",
+        dest="decompose",
+        action="store_false",
+        default=None,
         help="run every recursive stratum in rounds of Spark joins, also where it could run as "
-             "one job of partition-local fixpoints")
-    add("--max-iterations", type=_positive, metavar="N",
-        help="bound on the iterations of each recursive stratum")
-    add("--checkpoint-interval", type=_positive, metavar="N",
-        help="cut the lineage every N iterations (default 10)")
+        "one job of partition-local fixpoints",
+    )
+    add(
+        "--max-iterations",
+        type=_positive,
+        metavar="N",
+        help="bound on the iterations of each recursive stratum",
+    )
+    add(
+        "--checkpoint-interval",
+        type=_positive,
+        metavar="N",
+        help="cut the lineage every N iterations (default 10)",
+    )
     add("--on-null", choices=ON_NULL, help="input rows with nulls: error (default) or drop")
-    add("--show", type=_non_negative, metavar="N",
-        help=f"rows to print per reported relation (default {DEFAULT_SHOW})")
+    add(
+        "--show",
+        type=_non_negative,
+        metavar="N",
+        help=f"rows to print per reported relation (default {DEFAULT_SHOW})",
+    )
     return parser
 
 
 def build_parser(prog: str = "materialize") -> argparse.ArgumentParser:
     """The argument parser of the job's command line."""
     parser = argparse.ArgumentParser(
-        prog=prog, description="Materialize a Datalog program into a warehouse of Delta tables.")
+        prog=prog, description="Materialize a Datalog program into a warehouse of Delta tables."
+    )
     return add_job_arguments(parser)
 
 
@@ -226,15 +274,13 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
         # Per relation: a flag replaces that relation's config entry, the others stay.
         flags["inputs"] = {**settings.get("inputs", {}), **parse_inputs(flags["inputs"])}
     if flags["changes"] is not None:
-        flags["changes"] = {**settings.get("changes", {}),
-                            **parse_inputs(flags["changes"], "--changes")}
+        flags["changes"] = {**settings.get("changes", {}), **parse_inputs(flags["changes"], "--changes")}
     if flags["outputs"] is not None:
         flags["outputs"] = split_outputs(flags["outputs"])
     settings.update({key: value for key, value in flags.items() if value is not None})
     for required in ("program", "warehouse"):
         if not settings.get(required):
-            raise UsageError(f"no {required} given: pass --{required} or set {required!r} in the "
-                             f"config file")
+            raise UsageError(f"no {required} given: pass --{required} or set {required!r} in the config file")
     if settings.get("mode", "full") != "incremental":
         for key in ("changes", "method"):
             if settings.get(key):
@@ -242,9 +288,24 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
     return JobArgs(config=namespace.config, **settings)
 
 
-_KEYS = ("program", "inputs", "warehouse", "outputs", "run_id", "mode", "replace", "strategy",
-         "decompose", "max_iterations", "checkpoint_interval", "on_null", "show", "config",
-         "changes", "method")
+_KEYS = (
+    "program",
+    "inputs",
+    "warehouse",
+    "outputs",
+    "run_id",
+    "mode",
+    "replace",
+    "strategy",
+    "decompose",
+    "max_iterations",
+    "checkpoint_interval",
+    "on_null",
+    "show",
+    "config",
+    "changes",
+    "method",
+)
 _ALIASES = {"input": "inputs", "output": "outputs"}
 
 
@@ -264,8 +325,7 @@ def load_config(path: str) -> dict:
     if raw is None:
         return {}
     if not isinstance(raw, dict):
-        raise UsageError(f"{path}: a job config is a mapping of settings, not a "
-                         f"{type(raw).__name__}")
+        raise UsageError(f"{path}: a job config is a mapping of settings, not a {type(raw).__name__}")
     base = Path(path).resolve().parent
     settings: dict = {}
     seen: set = set()
@@ -298,8 +358,10 @@ def _config_value(path: str, name: str, value, base: Path):
                 unknown = set(spec) - {"uri", "format"}
                 if unknown or "uri" not in spec:
                     raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
-                spec = InputSpec(_text(f"{where}.{relation}.uri", spec["uri"]),
-                                 _format(f"{where}.{relation}", spec.get("format")))
+                spec = InputSpec(
+                    _text(f"{where}.{relation}.uri", spec["uri"]),
+                    _format(f"{where}.{relation}", spec.get("format")),
+                )
             else:
                 spec = parse_location(_text(f"{where}.{relation}", spec))
             inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
@@ -316,8 +378,7 @@ def _config_value(path: str, name: str, value, base: Path):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise UsageError(f"{where} must be an integer >= {least}, not {value!r}")
         return value
-    choices = {"mode": MODES, "strategy": STRATEGIES, "on_null": ON_NULL,
-               "method": METHODS}.get(name)
+    choices = {"mode": MODES, "strategy": STRATEGIES, "on_null": ON_NULL, "method": METHODS}.get(name)
     text = _text(where, value)
     if choices and text not in choices:
         raise UsageError(f"{where} must be one of {', '.join(choices)}, not {text!r}")
@@ -361,8 +422,12 @@ def split_outputs(items: Sequence[str]) -> tuple:
 
 def relative_to(location: str, base: Path) -> str:
     """``location`` made relative to ``base`` when it is a relative local path."""
-    if _HAS_SCHEME.match(location) or location.startswith("file:") \
-            or _WINDOWS_ABSOLUTE.match(location) or os.path.isabs(location):
+    if (
+        _HAS_SCHEME.match(location)
+        or location.startswith("file:")
+        or _WINDOWS_ABSOLUTE.match(location)
+        or os.path.isabs(location)
+    ):
         return location
     return os.path.normpath(base / location)
 
@@ -408,20 +473,21 @@ def load_program(args: JobArgs):
             schema = relations.get(name)
             if schema is None:
                 edb = ", ".join(n for n, s in relations.items() if s.kind == "edb") or "none"
-                raise UsageError(f"{flag} {name}: the program has no relation {name!r} "
-                                 f"(EDB relations: {edb})")
+                raise UsageError(
+                    f"{flag} {name}: the program has no relation {name!r} (EDB relations: {edb})"
+                )
             if schema.kind != "edb":
-                raise UsageError(f"{flag} {name}: {name!r} is derived by rules, not an input "
-                                 f"relation")
+                raise UsageError(f"{flag} {name}: {name!r} is derived by rules, not an input relation")
     both = sorted(set(args.inputs) & set(args.changes))
     if both:
-        raise UsageError(f"{', '.join(both)}: give either --input (new contents) or --changes, "
-                         f"not both")
+        raise UsageError(f"{', '.join(both)}: give either --input (new contents) or --changes, not both")
     outputs = args.outputs or tuple(program.outputs)
     unknown = [name for name in outputs if name not in relations]
     if unknown:
-        raise UsageError(f"--output: the program has no relation {', '.join(map(repr, unknown))} "
-                         f"(relations: {', '.join(relations)})")
+        raise UsageError(
+            f"--output: the program has no relation {', '.join(map(repr, unknown))} "
+            f"(relations: {', '.join(relations)})"
+        )
     return program, outputs
 
 
@@ -460,18 +526,31 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     warehouse = Warehouse(spark, args.warehouse)
     inputs = {name: spec.location() for name, spec in args.inputs.items()}
     result = program.materialize(
-        spark, inputs=inputs, strategy=args.strategy, max_iterations=args.max_iterations,
-        checkpoint_interval=args.checkpoint_interval, on_null=args.on_null, warehouse=warehouse,
-        run_id=run_id, replace=args.replace, decompose=args.decompose)
-    summary = JobSummary(run_id=run_id, program=args.program, warehouse=warehouse.root,
-                         spark=f"{spark.version}, {spark.sparkContext.master}")
+        spark,
+        inputs=inputs,
+        strategy=args.strategy,
+        max_iterations=args.max_iterations,
+        checkpoint_interval=args.checkpoint_interval,
+        on_null=args.on_null,
+        warehouse=warehouse,
+        run_id=run_id,
+        replace=args.replace,
+        decompose=args.decompose,
+    )
+    summary = JobSummary(
+        run_id=run_id,
+        program=args.program,
+        warehouse=warehouse.root,
+        spark=f"{spark.version}, {spark.sparkContext.master}",
+    )
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
     written = [n for n in program.checked.relations if n in result.warehouse_versions]
     written += sorted(set(result.warehouse_versions) - set(written))
     for name in written:
         facts = warehouse.read(name).count()
-        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts,
-                                                 result.warehouse_versions[name]))
+        summary.relations.append(
+            RelationSummary(name, kinds.get(name, "?"), facts, result.warehouse_versions[name])
+        )
     summary.strata = [stratum_summary(stats) for stats in result.stats]
     _show(summary, warehouse, outputs, args.show)
     return summary
@@ -483,20 +562,31 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     from .storage import Warehouse
 
     warehouse = Warehouse(spark, args.warehouse)
-    changes = {name: read_changes(spark, program, name, spec)
-               for name, spec in args.changes.items()}
+    changes = {name: read_changes(spark, program, name, spec) for name, spec in args.changes.items()}
     for name, spec in args.inputs.items():
         changes[name] = snapshot_change(spark, program, warehouse, name, spec)
-    report = update(program, spark, warehouse, changes=changes or None, method=args.method,
-                    run_id=run_id, max_iterations=args.max_iterations,
-                    checkpoint_interval=args.checkpoint_interval, decompose=args.decompose)
-    summary = JobSummary(run_id=report.run_id, program=args.program, warehouse=warehouse.root,
-                         spark=f"{spark.version}, {spark.sparkContext.master}", update=report)
+    report = update(
+        program,
+        spark,
+        warehouse,
+        changes=changes or None,
+        method=args.method,
+        run_id=run_id,
+        max_iterations=args.max_iterations,
+        checkpoint_interval=args.checkpoint_interval,
+        decompose=args.decompose,
+    )
+    summary = JobSummary(
+        run_id=report.run_id,
+        program=args.program,
+        warehouse=warehouse.root,
+        spark=f"{spark.version}, {spark.sparkContext.master}",
+        update=report,
+    )
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
     for name, entry in report.relations.items():
         facts = warehouse.read(name).count()
-        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts,
-                                                 entry.version_after))
+        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, entry.version_after))
     _show(summary, warehouse, outputs, args.show)
     return summary
 
@@ -560,15 +650,20 @@ def _show(summary: JobSummary, warehouse, outputs, show: int) -> None:
         for name in outputs:
             if warehouse.exists(name):
                 frame = warehouse.read(name)
-                summary.rows[name] = [tuple(row) for row in
-                                      frame.orderBy(*frame.columns).limit(show).collect()]
+                summary.rows[name] = [
+                    tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()
+                ]
 
 
 def stratum_summary(stats) -> StratumSummary:
     """The part of a stratum's stats record (``eval.stats``) the summary prints."""
-    return StratumSummary(index=stats.index, relations=tuple(stats.relations),
-                          iterations=stats.iterations, seconds=stats.seconds,
-                          partitioned=getattr(stats, "partitioned", False))
+    return StratumSummary(
+        index=stats.index,
+        relations=tuple(stats.relations),
+        iterations=stats.iterations,
+        seconds=stats.seconds,
+        partitioned=getattr(stats, "partitioned", False),
+    )
 
 
 def _active_session():

@@ -135,15 +135,31 @@ class Program:
         from .eval.materialize import materialize
 
         return materialize(
-            self, spark, inputs=inputs or {}, strategy=strategy, max_iterations=max_iterations,
-            checkpoint_interval=checkpoint_interval, on_null=on_null, warehouse=warehouse,
-            run_id=run_id, replace=replace, decompose=decompose,
+            self,
+            spark,
+            inputs=inputs or {},
+            strategy=strategy,
+            max_iterations=max_iterations,
+            checkpoint_interval=checkpoint_interval,
+            on_null=on_null,
+            warehouse=warehouse,
+            run_id=run_id,
+            replace=replace,
+            decompose=decompose,
         )
 
-    def update(self, spark, warehouse, changes: Optional[Mapping[str, object]] = None,
-               method: str = "auto", on_missing_delete: str = "error",
-               run_id: Optional[str] = None, max_iterations: Optional[int] = None,
-               checkpoint_interval: int = 10, decompose: bool = True):
+    def update(
+        self,
+        spark,
+        warehouse,
+        changes: Optional[Mapping[str, object]] = None,
+        method: str = "auto",
+        on_missing_delete: str = "error",
+        run_id: Optional[str] = None,
+        max_iterations: Optional[int] = None,
+        checkpoint_interval: int = 10,
+        decompose: bool = True,
+    ):
         """Fold EDB changes into the relations this program materialized in ``warehouse``.
 
         ``changes`` maps EDB relations to signed change sets (columns + ``_count``); without it,
@@ -156,10 +172,18 @@ class Program:
         """
         from .incremental import update
 
-        return update(self, spark, warehouse, changes=changes, method=method,
-                      on_missing_delete=on_missing_delete, run_id=run_id,
-                      max_iterations=max_iterations, checkpoint_interval=checkpoint_interval,
-                      decompose=decompose)
+        return update(
+            self,
+            spark,
+            warehouse,
+            changes=changes,
+            method=method,
+            on_missing_delete=on_missing_delete,
+            run_id=run_id,
+            max_iterations=max_iterations,
+            checkpoint_interval=checkpoint_interval,
+            decompose=decompose,
+        )
 
     def __repr__(self) -> str:
         return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"

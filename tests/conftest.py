@@ -20,10 +20,16 @@ from hypothesis import HealthCheck, settings
 
 _EXAMPLES = int(os.environ.get("SD_HYPOTHESIS_EXAMPLES", "25"))
 settings.register_profile(
-    "ci", max_examples=_EXAMPLES, deadline=None, derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+    "ci",
+    max_examples=_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
 settings.register_profile(
-    "dev", max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    "dev", max_examples=_EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("SD_HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 SPARK_TEST_CONF = {

@@ -34,9 +34,12 @@ ARITHMETIC = ("+", "-", "*", "/", "mod")
 def settings(default: int = 25, **kwargs):
     """Hypothesis settings: ``max_examples`` from ``SD_HYPOTHESIS_EXAMPLES`` (else ``default``)."""
     examples = int(os.environ.get("SD_HYPOTHESIS_EXAMPLES", default))
-    return _settings(max_examples=examples, deadline=None,
-                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-                     **kwargs)
+    return _settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        **kwargs,
+    )
 
 
 def _values(arity: int):
@@ -145,7 +148,7 @@ def _stratified(draw, negation: bool) -> tuple:
     for _ in idb[1:]:
         levels.append(levels[-1] + (draw(st.integers(0, 1)) if negation else 0))
     builder = _Builder(draw, edb)
-    for (relation, level) in zip(idb, levels):
+    for relation, level in zip(idb, levels):
         lower = [r for r, l in zip(idb, levels) if l < level]
         same = [r for r, l in zip(idb, levels) if l <= level]
         negative = edb + lower if negation else []
@@ -189,8 +192,7 @@ def aggregate_programs(draw):
             readable.append(relation)
     for i in range(draw(st.integers(0, 2)) if readable else 0):
         first = draw(st.sampled_from(readable))
-        builder.rule((f"c{i}", draw(st.integers(1, 2))), below + readable, below + readable,
-                     first=first)
+        builder.rule((f"c{i}", draw(st.integers(1, 2))), below + readable, below + readable, first=first)
     return builder.result()
 
 
@@ -199,43 +201,52 @@ def aggregate_programs(draw):
 
 
 def _weighted(draw):
-    return draw(st.sets(st.tuples(st.integers(*DOMAIN), st.integers(*DOMAIN), st.integers(0, 5)),
-                        max_size=12))
+    return draw(
+        st.sets(st.tuples(st.integers(*DOMAIN), st.integers(*DOMAIN), st.integers(0, 5)), max_size=12)
+    )
 
 
 @st.composite
 def _shortest_paths(draw):
-    base = draw(st.sampled_from(("path(X, Y, min<D>) :- arc(X, Y, D).",
-                                 "path(X, Y, D) :- arc(X, Y, D).")))
-    step = draw(st.sampled_from((
-        "path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.",
-        "path(X, Y, min<D>) :- arc(X, Z, D1), path(Z, Y, D2), D = D1 + D2.",
-        "path(X, Y, min<D>) :- path(X, Z, D1), path(Z, Y, D2), D = D1 + D2.",
-        "path(X, Y, min<D>) :- D = D1 + D2 + 1, path(Z, Y, D2), arc(X, Z, D1).",
-    )))
-    extra = draw(st.sampled_from((
-        "",
-        "near(X, Y) :- path(X, Y, D), D <= 3.",
-        "unreached(X, Y) :- arc(X, _, _), arc(_, Y, _), not path(X, Y, _).",
-        "hops(X, count<Y>) :- path(X, Y, _).",
-    )))
+    base = draw(st.sampled_from(("path(X, Y, min<D>) :- arc(X, Y, D).", "path(X, Y, D) :- arc(X, Y, D).")))
+    step = draw(
+        st.sampled_from(
+            (
+                "path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.",
+                "path(X, Y, min<D>) :- arc(X, Z, D1), path(Z, Y, D2), D = D1 + D2.",
+                "path(X, Y, min<D>) :- path(X, Z, D1), path(Z, Y, D2), D = D1 + D2.",
+                "path(X, Y, min<D>) :- D = D1 + D2 + 1, path(Z, Y, D2), arc(X, Z, D1).",
+            )
+        )
+    )
+    extra = draw(
+        st.sampled_from(
+            (
+                "",
+                "near(X, Y) :- path(X, Y, D), D <= 3.",
+                "unreached(X, Y) :- arc(X, _, _), arc(_, Y, _), not path(X, Y, _).",
+                "hops(X, count<Y>) :- path(X, Y, _).",
+            )
+        )
+    )
     return "\n".join((base, step, extra)) + "\n", {"arc": _weighted(draw)}
 
 
 @st.composite
 def _single_source(draw):
     source = draw(st.integers(*DOMAIN))
-    text = (f"dist({source}, 0).\n"
-            "dist(Y, min<D>) :- dist(X, D1), arc(X, Y, W), D = D1 + W.\n"
-            "far(Y) :- dist(Y, D), D > 4.\n")
+    text = (
+        f"dist({source}, 0).\n"
+        "dist(Y, min<D>) :- dist(X, D1), arc(X, Y, W), D = D1 + W.\n"
+        "far(Y) :- dist(Y, D), D > 4.\n"
+    )
     return text, {"arc": _weighted(draw)}
 
 
 @st.composite
 def _components(draw):
     func = draw(st.sampled_from(("min", "max")))
-    text = ("label(X, X) :- node(X).\n"
-            f"label(Y, {func}<L>) :- label(X, L), edge(X, Y).\n")
+    text = f"label(X, X) :- node(X).\nlabel(Y, {func}<L>) :- label(X, L), edge(X, Y).\n"
     if draw(st.booleans()):
         text += f"label(Y, {func}<L>) :- label(X, L), edge(Y, X).\n"
     text += "component(L, count<X>) :- label(X, L).\n"
@@ -247,8 +258,10 @@ def _components(draw):
 @st.composite
 def _coin_change(draw):
     bound = draw(st.integers(3, 15))
-    text = ("num(C, 1) :- coins(C).\n"
-            f"num(V, min<N>) :- num(X, Y), coins(C), V = X + C, V <= {bound}, N = Y + 1.\n")
+    text = (
+        "num(C, 1) :- coins(C).\n"
+        f"num(V, min<N>) :- num(X, Y), coins(C), V = X + C, V <= {bound}, N = Y + 1.\n"
+    )
     coins = draw(st.sets(st.tuples(st.integers(1, 6)), min_size=1, max_size=4))
     return text, {"coins": coins}
 
@@ -260,8 +273,7 @@ def prem_programs():
 
 
 def any_program():
-    return st.one_of(positive_programs(), stratified_programs(), aggregate_programs(),
-                     prem_programs())
+    return st.one_of(positive_programs(), stratified_programs(), aggregate_programs(), prem_programs())
 
 
 @st.composite

@@ -58,18 +58,31 @@ SAME_GENERATION = SeedProgram(
         sg(X,Y) :- arc(A,X), sg(A,B), arc(B,Y).
     """,
     edb={"arc": {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (4, 7), (6, 8)}},
-    expected={"sg": {(2, 3), (3, 2), (4, 5), (5, 4), (4, 6), (6, 4), (5, 6), (6, 5),
-                     (7, 8), (8, 7)}},
+    expected={"sg": {(2, 3), (3, 2), (4, 5), (5, 4), (4, 6), (6, 4), (5, 6), (6, 5), (7, 8), (8, 7)}},
 )
 
 # Weighted graph with the cycle 1 -> 3 -> 2 -> 4 -> 1 of length 1 + 2 + 1 + 3 = 7 (so every
 # node's shortest path to itself is 7). From 1: 3 at 1, 2 at 1+2=3 (not 4 direct), 4 at 3+1=4
 # (not 1+5). From 2: 4 at 1, 1 at 4, 3 at 5. From 3: 2 at 2, 4 at 3 (not 5 direct), 1 at 6.
 # From 4: 1 at 3, 3 at 4, 2 at 6 (not 3+4).
-_SHORTEST = {(1, 1, 7), (1, 2, 3), (1, 3, 1), (1, 4, 4),
-             (2, 1, 4), (2, 2, 7), (2, 3, 5), (2, 4, 1),
-             (3, 1, 6), (3, 2, 2), (3, 3, 7), (3, 4, 3),
-             (4, 1, 3), (4, 2, 6), (4, 3, 4), (4, 4, 7)}
+_SHORTEST = {
+    (1, 1, 7),
+    (1, 2, 3),
+    (1, 3, 1),
+    (1, 4, 4),
+    (2, 1, 4),
+    (2, 2, 7),
+    (2, 3, 5),
+    (2, 4, 1),
+    (3, 1, 6),
+    (3, 2, 2),
+    (3, 3, 7),
+    (3, 4, 3),
+    (4, 1, 3),
+    (4, 2, 6),
+    (4, 3, 4),
+    (4, 4, 7),
+}
 SHORTEST_PATHS = SeedProgram(
     name="shortest_paths",
     origin="seed 002, Example 2.2 (rules r2.2.1-r2.2.3, min pushed into recursion)",
@@ -114,8 +127,19 @@ TEMPORAL_COALESCING = SeedProgram(
         contain(Eno, S, E) :- coal(Eno, S, E), coal(Eno, S1, E1), S1 <= S, E1 > E.
         contain(Eno, S, E) :- coal(Eno, S, E), coal(Eno, S1, E1), S1 < S, E1 >= E.
     """,
-    edb={"inter": {(1, 1, 5), (1, 3, 4), (1, 4, 8), (1, 7, 10), (1, 12, 15), (1, 13, 15),
-                   (2, 2, 3), (2, 3, 6), (2, 10, 11)}},
+    edb={
+        "inter": {
+            (1, 1, 5),
+            (1, 3, 4),
+            (1, 4, 8),
+            (1, 7, 10),
+            (1, 12, 15),
+            (1, 13, 15),
+            (2, 2, 3),
+            (2, 3, 6),
+            (2, 10, 11),
+        }
+    },
     expected={
         "covered": {(1, 3, 4), (1, 13, 15)},
         "lstart": {(1, 1), (1, 4), (1, 7), (1, 12), (2, 2), (2, 3), (2, 10)},
@@ -189,8 +213,10 @@ AGGREGATES = SeedProgram(
         dearest(S, max<A>) :- sale(S, _, A).
         big(S) :- total(S, T), T > 10.
     """,
-    edb={"sale": {(1, 10, 5), (1, 11, 5), (1, 12, 2), (2, 10, 7), (2, 13, 2), (3, 14, 3)},
-         "extra": {(1, 10), (3, 20)}},
+    edb={
+        "sale": {(1, 10, 5), (1, 11, 5), (1, 12, 2), (2, 10, 7), (2, 13, 2), (3, 14, 3)},
+        "extra": {(1, 10), (3, 20)},
+    },
     expected={
         "items": {(1, 3), (2, 2), (3, 2)},
         "amounts": {(1, 2), (2, 2), (3, 1)},
@@ -231,8 +257,14 @@ ARITHMETIC = SeedProgram(
     """,
     edb={"word": {("apple",), ("Banana",), ("cherry",)}},
     expected={
-        "divmod": {(-7, 2, -3, -1), (-7, -2, 3, -1), (7, 2, 3, 1), (7, -2, -3, 1),
-                   (0, 2, 0, 0), (0, -2, 0, 0)},
+        "divmod": {
+            (-7, 2, -3, -1),
+            (-7, -2, 3, -1),
+            (7, 2, 3, 1),
+            (7, -2, -3, 1),
+            (0, 2, 0, 0),
+            (0, -2, 0, 0),
+        },
         "half": {(-7, -3.5), (7, 3.5), (0, 0.0)},
         "shifted": {(-6, 11), (8, -3), (1, 4)},
         "ordered": {("Banana", "apple"), ("Banana", "cherry"), ("apple", "cherry")},
@@ -254,9 +286,20 @@ NO_POSITIVE_ATOM = SeedProgram(
     expected={"three": {(3,)}, "yes": {()}, "no": set(), "big": {(3,)}, "small": {(2,)}},
 )
 
-SEED_PROGRAMS = (TC_EXAMPLE_3_5, ANCESTOR, SAME_GENERATION, SHORTEST_PATHS, COIN_CHANGE,
-                 TEMPORAL_COALESCING, MUTUAL_RECURSION, UNREACHABLE, AGGREGATES, CYCLE, ARITHMETIC,
-                 NO_POSITIVE_ATOM)
+SEED_PROGRAMS = (
+    TC_EXAMPLE_3_5,
+    ANCESTOR,
+    SAME_GENERATION,
+    SHORTEST_PATHS,
+    COIN_CHANGE,
+    TEMPORAL_COALESCING,
+    MUTUAL_RECURSION,
+    UNREACHABLE,
+    AGGREGATES,
+    CYCLE,
+    ARITHMETIC,
+    NO_POSITIVE_ATOM,
+)
 
 # Runaway arithmetic recursion: every engine must stop it with NonTerminationError.
 RUNAWAY = SeedProgram(

@@ -144,8 +144,12 @@ def test_run_reference_rejects_a_bad_csv_value(tmp_path, capsys):
 
 
 def test_module_entry_point_runs_check():
-    proc = subprocess.run([sys.executable, "-m", "spark_datalog.cli", "check", str(EXAMPLE)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_datalog.cli", "check", str(EXAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "reach" in proc.stdout
 

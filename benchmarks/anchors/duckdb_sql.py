@@ -114,15 +114,24 @@ def load(task):
     import duckdb
     import pyarrow as pa
 
-    arrow_types = {"long": pa.int64(), "int": pa.int32(), "double": pa.float64(),
-                   "string": pa.string(), "bool": pa.bool_()}
+    arrow_types = {
+        "long": pa.int64(),
+        "int": pa.int32(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "bool": pa.bool_(),
+    }
     con = duckdb.connect()
     for name, rows in task.inputs.items():
         columns = task.schemas[name]
-        table = pa.table({col: pa.array([r[i] for r in rows], type=arrow_types[typ])
-                          for i, (col, typ) in enumerate(columns)})
+        table = pa.table(
+            {
+                col: pa.array([r[i] for r in rows], type=arrow_types[typ])
+                for i, (col, typ) in enumerate(columns)
+            }
+        )
         con.register("_input", table)
-        con.execute(f'CREATE TABLE {name} AS SELECT * FROM _input')
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM _input")
         con.unregister("_input")
     return con
 
@@ -132,4 +141,6 @@ def run(con, task) -> Outcome:
     con.execute("DROP TABLE IF EXISTS result")
     con.execute(f"CREATE TEMP TABLE result AS {_QUERIES[task.problem]}")
     facts = con.execute("SELECT count(*) FROM result").fetchone()[0]
-    return Outcome(facts=facts, fetch=lambda: {tuple(r) for r in con.execute("SELECT * FROM result").fetchall()})
+    return Outcome(
+        facts=facts, fetch=lambda: {tuple(r) for r in con.execute("SELECT * FROM result").fetchall()}
+    )

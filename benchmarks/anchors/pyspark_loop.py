@@ -65,9 +65,11 @@ def _min_fixpoint(base, step, key: str, value: str):
         iterations += 1
         best = step(delta).groupBy(key).agg(F.min(value).alias(value))
         old = total.withColumnRenamed(value, "_old")
-        new = _cut(best.join(old, on=key, how="left")
-                   .where(F.col("_old").isNull() | (F.col(value) < F.col("_old")))
-                   .drop("_old"))
+        new = _cut(
+            best.join(old, on=key, how="left")
+            .where(F.col("_old").isNull() | (F.col(value) < F.col("_old")))
+            .drop("_old")
+        )
         improved = new.count()
         merged = total.join(new.select(key), on=key, how="left_anti").unionByName(new)
         total, delta = _cut(merged), new
@@ -76,17 +78,26 @@ def _min_fixpoint(base, step, key: str, value: str):
 
 def _tc(f, cached):
     arc = f["arc"]
-    step = lambda delta, total: (delta.alias("d").join(arc.alias("a"), F.col("d.dst") == F.col("a.src"))
-                                 .select(F.col("d.src").alias("src"), F.col("a.dst").alias("dst")))
+    step = lambda delta, total: (
+        delta.alias("d")
+        .join(arc.alias("a"), F.col("d.dst") == F.col("a.src"))
+        .select(F.col("d.src").alias("src"), F.col("a.dst").alias("dst"))
+    )
     return _set_fixpoint(arc.select("src", "dst"), step)
 
 
 def _tc_nonlinear(f, cached):
     def step(delta, total):
-        left = (delta.alias("d").join(total.alias("t"), F.col("d.dst") == F.col("t.src"))
-                .select(F.col("d.src").alias("src"), F.col("t.dst").alias("dst")))
-        right = (total.alias("t").join(delta.alias("d"), F.col("t.dst") == F.col("d.src"))
-                 .select(F.col("t.src").alias("src"), F.col("d.dst").alias("dst")))
+        left = (
+            delta.alias("d")
+            .join(total.alias("t"), F.col("d.dst") == F.col("t.src"))
+            .select(F.col("d.src").alias("src"), F.col("t.dst").alias("dst"))
+        )
+        right = (
+            total.alias("t")
+            .join(delta.alias("d"), F.col("t.dst") == F.col("d.src"))
+            .select(F.col("t.src").alias("src"), F.col("d.dst").alias("dst"))
+        )
         return left.unionByName(right)
 
     return _set_fixpoint(f["arc"].select("src", "dst"), step)
@@ -94,32 +105,47 @@ def _tc_nonlinear(f, cached):
 
 def _reach(f, cached):
     arc = f["arc"]
-    step = lambda delta, total: (delta.alias("r").join(arc.alias("a"), F.col("r.node") == F.col("a.src"))
-                                 .select(F.col("a.dst").alias("node")))
+    step = lambda delta, total: (
+        delta.alias("r")
+        .join(arc.alias("a"), F.col("r.node") == F.col("a.src"))
+        .select(F.col("a.dst").alias("node"))
+    )
     return _set_fixpoint(f["source"].select("node"), step)
 
 
 def _sg(f, cached):
     a, b = f["arc"].alias("a"), f["arc"].alias("b")
-    base = (a.join(b, F.col("a.src") == F.col("b.src")).where(F.col("a.dst") != F.col("b.dst"))
-            .select(F.col("a.dst").alias("x"), F.col("b.dst").alias("y")))
+    base = (
+        a.join(b, F.col("a.src") == F.col("b.src"))
+        .where(F.col("a.dst") != F.col("b.dst"))
+        .select(F.col("a.dst").alias("x"), F.col("b.dst").alias("y"))
+    )
 
     def step(delta, total):
-        return (delta.alias("s").join(a, F.col("a.src") == F.col("s.x"))
-                .join(b, F.col("b.src") == F.col("s.y"))
-                .select(F.col("a.dst").alias("x"), F.col("b.dst").alias("y")))
+        return (
+            delta.alias("s")
+            .join(a, F.col("a.src") == F.col("s.x"))
+            .join(b, F.col("b.src") == F.col("s.y"))
+            .select(F.col("a.dst").alias("x"), F.col("b.dst").alias("y"))
+        )
 
     return _set_fixpoint(base, step)
 
 
 def _cc(f, cached):
     arc = f["arc"]
-    edge = (arc.select(F.col("src").alias("x"), F.col("dst").alias("y"))
-            .unionByName(arc.select(F.col("dst").alias("x"), F.col("src").alias("y")))
-            .distinct().cache())
+    edge = (
+        arc.select(F.col("src").alias("x"), F.col("dst").alias("y"))
+        .unionByName(arc.select(F.col("dst").alias("x"), F.col("src").alias("y")))
+        .distinct()
+        .cache()
+    )
     base = edge.select(F.col("x").alias("node"), F.col("x").alias("label"))
-    step = lambda delta: (delta.alias("c").join(edge.alias("e"), F.col("c.node") == F.col("e.x"))
-                          .select(F.col("e.y").alias("node"), F.col("c.label").alias("label")))
+    step = lambda delta: (
+        delta.alias("c")
+        .join(edge.alias("e"), F.col("c.node") == F.col("e.x"))
+        .select(F.col("e.y").alias("node"), F.col("c.label").alias("label"))
+    )
     cached.append(edge)
     return _min_fixpoint(base, step, key="node", value="label")
 
@@ -127,27 +153,48 @@ def _cc(f, cached):
 def _sssp(f, cached):
     warc = f["warc"]
     base = f["source"].select("node", F.lit(0).cast("long").alias("d"))
-    step = lambda delta: (delta.alias("p").join(warc.alias("w"), F.col("p.node") == F.col("w.src"))
-                          .select(F.col("w.dst").alias("node"), (F.col("p.d") + F.col("w.weight")).alias("d")))
+    step = lambda delta: (
+        delta.alias("p")
+        .join(warc.alias("w"), F.col("p.node") == F.col("w.src"))
+        .select(F.col("w.dst").alias("node"), (F.col("p.d") + F.col("w.weight")).alias("d"))
+    )
     return _min_fixpoint(base, step, key="node", value="d")
 
 
 def _pymk(f, cached):
     arc = f["arc"]
-    uarc = (arc.select(F.col("src").alias("x"), F.col("dst").alias("y"))
-            .unionByName(arc.select(F.col("dst").alias("x"), F.col("src").alias("y"))).distinct().cache())
+    uarc = (
+        arc.select(F.col("src").alias("x"), F.col("dst").alias("y"))
+        .unionByName(arc.select(F.col("dst").alias("x"), F.col("src").alias("y")))
+        .distinct()
+        .cache()
+    )
     a, b, c = uarc.alias("a"), uarc.alias("b"), uarc.alias("c")
-    pairs = (a.join(b, F.col("a.x") == F.col("b.x")).where(F.col("a.y") != F.col("b.y"))
-             .select(F.col("a.y").alias("y"), F.col("b.y").alias("z"), F.col("a.x").alias("x")))
+    pairs = (
+        a.join(b, F.col("a.x") == F.col("b.x"))
+        .where(F.col("a.y") != F.col("b.y"))
+        .select(F.col("a.y").alias("y"), F.col("b.y").alias("z"), F.col("a.x").alias("x"))
+    )
     friends = c.select(F.col("c.x").alias("y"), F.col("c.y").alias("z"))
-    result = (pairs.join(friends, on=["y", "z"], how="left_anti")
-              .groupBy("y", "z").agg(F.countDistinct("x").alias("n")).cache())
+    result = (
+        pairs.join(friends, on=["y", "z"], how="left_anti")
+        .groupBy("y", "z")
+        .agg(F.countDistinct("x").alias("n"))
+        .cache()
+    )
     cached.append(uarc)
     return result, None
 
 
-_PROBLEMS = {"tc": _tc, "tc_nonlinear": _tc_nonlinear, "reach": _reach, "sg": _sg, "cc": _cc,
-             "sssp": _sssp, "pymk": _pymk}
+_PROBLEMS = {
+    "tc": _tc,
+    "tc_nonlinear": _tc_nonlinear,
+    "reach": _reach,
+    "sg": _sg,
+    "cc": _cc,
+    "sssp": _sssp,
+    "pymk": _pymk,
+}
 
 
 def run(spark, frames: dict, task) -> Outcome:
@@ -160,5 +207,9 @@ def run(spark, frames: dict, task) -> Outcome:
         for frame in cached + [result]:
             frame.unpersist(blocking=False)
 
-    return Outcome(facts=facts, iterations=iterations,
-                   fetch=lambda: {tuple(r) for r in result.collect()}, release=release)
+    return Outcome(
+        facts=facts,
+        iterations=iterations,
+        fetch=lambda: {tuple(r) for r in result.collect()},
+        release=release,
+    )

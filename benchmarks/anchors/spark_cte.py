@@ -62,7 +62,7 @@ _CTE = {
 
 _UNSUPPORTED = {
     "tc_nonlinear": "non-linear recursion: Spark's recursive CTE joins only the previous level with "
-                    "itself, which is not the Datalog program",
+    "itself, which is not the Datalog program",
     "pointsto": "non-linear recursion (pt joined with pt) cannot be written as a Spark recursive CTE",
     "rdfs": "non-linear recursion (t joined with t) cannot be written as a Spark recursive CTE",
 }
@@ -89,5 +89,6 @@ def run(spark, frames: dict, task) -> Outcome:
     except BaseException:
         result.unpersist()
         raise
-    return Outcome(facts=facts, fetch=lambda: {tuple(r) for r in result.collect()},
-                   release=lambda: result.unpersist())
+    return Outcome(
+        facts=facts, fetch=lambda: {tuple(r) for r in result.collect()}, release=lambda: result.unpersist()
+    )

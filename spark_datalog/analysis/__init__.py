@@ -39,8 +39,7 @@ from .types import fixed_columns, infer_types
 __all__ = ["analyse", "describe"]
 
 
-def analyse(program: ast.Program,
-            input_types: Optional[dict] = None) -> CheckedProgram:
+def analyse(program: ast.Program, input_types: Optional[dict] = None) -> CheckedProgram:
     """Check ``program`` and return its checked form.
 
     ``input_types`` maps an input relation to the type names of its DataFrame's columns (one of
@@ -74,12 +73,22 @@ def analyse(program: ast.Program,
     raise_collected(errors, program.source, program.filename)
 
     relations = {
-        name: RelationSchema(name, columns.get(name, ()), "idb" if name in idb else "edb",
-                             declared=any(d.name == name for d in program.declarations),
-                             aggregate=aggregates.get(name))
+        name: RelationSchema(
+            name,
+            columns.get(name, ()),
+            "idb" if name in idb else "edb",
+            declared=any(d.name == name for d in program.declarations),
+            aggregate=aggregates.get(name),
+        )
         for name in order
     }
     outputs = tuple(dict.fromkeys(program.outputs)) or tuple(n for n in order if n in idb)
-    return CheckedProgram(program=program, relations=relations, strata=strata, rules=rules,
-                          facts=fact_tuples(program, relations), queries=program.queries,
-                          outputs=outputs)
+    return CheckedProgram(
+        program=program,
+        relations=relations,
+        strata=strata,
+        rules=rules,
+        facts=fact_tuples(program, relations),
+        queries=program.queries,
+        outputs=outputs,
+    )

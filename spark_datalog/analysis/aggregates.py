@@ -21,8 +21,13 @@ def relation_aggregates(rules, facts=()) -> tuple[dict, list]:
     for rule in rules:
         aggregates = [(i, a) for i, a in enumerate(rule.head.args) if isinstance(a, ast.Aggregate)]
         for _, extra in aggregates[1:]:
-            errors.append(error_at(SchemaError, f"rule '{rule_text(rule)}' has more than one "
-                                                f"aggregate in its head", extra.span))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"rule '{rule_text(rule)}' has more than one aggregate in its head",
+                    extra.span,
+                )
+            )
         if not aggregates:
             continue
         position, aggregate = aggregates[0]
@@ -32,12 +37,15 @@ def relation_aggregates(rules, facts=()) -> tuple[dict, list]:
             specs[name], defining[name] = spec, rule
         elif specs[name] != spec:
             first = defining[name]
-            errors.append(error_at(
-                StratificationError,
-                f"conflicting aggregates for relation '{name}': {aggregate} at position "
-                f"{position} here but {first.aggregate[1]} at position {specs[name].position} "
-                f"in rule '{rule_text(first)}' (at {where(first.span)})",
-                aggregate.span if aggregate.span.line else rule.span))
+            errors.append(
+                error_at(
+                    StratificationError,
+                    f"conflicting aggregates for relation '{name}': {aggregate} at position "
+                    f"{position} here but {first.aggregate[1]} at position {specs[name].position} "
+                    f"in rule '{rule_text(first)}' (at {where(first.span)})",
+                    aggregate.span if aggregate.span.line else rule.span,
+                )
+            )
 
     for name, spec in specs.items():
         if spec.func in ast.PREMAPPABLE_FUNCTIONS:
@@ -46,14 +54,22 @@ def relation_aggregates(rules, facts=()) -> tuple[dict, list]:
         origin = f"rule '{rule_text(defining[name])}'"
         for rule in rules:
             if rule.head.predicate == name and rule.aggregate is None:
-                errors.append(error_at(
-                    StratificationError,
-                    f"relation '{name}' aggregates with {what} in {origin} and may not also "
-                    f"have plain rules such as '{rule_text(rule)}'", rule.head.span))
+                errors.append(
+                    error_at(
+                        StratificationError,
+                        f"relation '{name}' aggregates with {what} in {origin} and may not also "
+                        f"have plain rules such as '{rule_text(rule)}'",
+                        rule.head.span,
+                    )
+                )
         for fact in facts:
             if fact.atom.predicate == name:
-                errors.append(error_at(
-                    StratificationError,
-                    f"relation '{name}' aggregates with {what} in {origin} and may not also "
-                    f"have facts such as '{fact}'", fact.atom.span))
+                errors.append(
+                    error_at(
+                        StratificationError,
+                        f"relation '{name}' aggregates with {what} in {origin} and may not also "
+                        f"have facts such as '{fact}'",
+                        fact.atom.span,
+                    )
+                )
     return specs, errors

@@ -10,8 +10,7 @@ from ..syntax import ast
 from .mentions import atom_uses, error_at, where
 
 
-def check_arity(program: ast.Program,
-                input_types: Optional[dict] = None) -> list[SchemaError]:
+def check_arity(program: ast.Program, input_types: Optional[dict] = None) -> list[SchemaError]:
     """One error per atom whose arity differs from the predicate's reference arity."""
     errors: list[SchemaError] = []
     reference: dict[str, tuple[int, str]] = {}  # name -> (arity, description of where it was fixed)
@@ -24,16 +23,25 @@ def check_arity(program: ast.Program,
             continue
         arity, origin = reference[atom.predicate]
         if atom.arity != arity:
-            errors.append(error_at(SchemaError, f"relation '{atom.predicate}' has arity "
-                                                f"{atom.arity} here but arity {arity} at {origin}",
-                                   atom.span))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"relation '{atom.predicate}' has arity {atom.arity} here but arity {arity} at {origin}",
+                    atom.span,
+                )
+            )
     for name, types in (input_types or {}).items():
         if name in reference and len(types) != reference[name][0]:
             arity, origin = reference[name]
-            errors.append(error_at(SchemaError, f"the input for relation '{name}' has "
-                                                f"{len(types)} column(s) but the program uses "
-                                                f"arity {arity} at {origin}",
-                                   _input_span(program, name)))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"the input for relation '{name}' has "
+                    f"{len(types)} column(s) but the program uses "
+                    f"arity {arity} at {origin}",
+                    _input_span(program, name),
+                )
+            )
     return errors
 
 

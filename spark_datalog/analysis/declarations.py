@@ -20,27 +20,45 @@ def check_declarations(program: ast.Program) -> list[SchemaError]:
     for decl in program.declarations:
         if decl.name in declared:
             first = declared[decl.name]
-            errors.append(error_at(SchemaError, f"relation '{decl.name}' is declared twice "
-                                                f"(first .decl at {where(first.span)})", decl.span))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"relation '{decl.name}' is declared twice (first .decl at {where(first.span)})",
+                    decl.span,
+                )
+            )
             continue
         declared[decl.name] = decl
         seen: set[str] = set()
         for column in decl.columns:
             if column.name in seen:
-                errors.append(error_at(SchemaError, f"column '{column.name}' appears twice in "
-                                                    f".decl {decl.name}", column.span))
+                errors.append(
+                    error_at(
+                        SchemaError, f"column '{column.name}' appears twice in .decl {decl.name}", column.span
+                    )
+                )
             seen.add(column.name)
             if column.type not in ast.TYPES:
-                errors.append(error_at(SchemaError, f"unknown type '{column.type}' for column "
-                                                    f"'{column.name}' of '{decl.name}' (types: "
-                                                    f"{', '.join(ast.TYPES)})", column.span))
+                errors.append(
+                    error_at(
+                        SchemaError,
+                        f"unknown type '{column.type}' for column "
+                        f"'{column.name}' of '{decl.name}' (types: "
+                        f"{', '.join(ast.TYPES)})",
+                        column.span,
+                    )
+                )
 
     used = {u.atom.predicate for u in atom_uses(program)}
     for directive in program.directives:
         if directive.name not in used and directive.name not in declared:
-            errors.append(error_at(SchemaError, f"relation '{directive.name}' named by "
-                                                f".{directive.kind} is never used and has no .decl",
-                                   directive.span))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"relation '{directive.name}' named by .{directive.kind} is never used and has no .decl",
+                    directive.span,
+                )
+            )
 
     inputs = set(program.inputs)
     reported: set[str] = set()
@@ -48,6 +66,11 @@ def check_declarations(program: ast.Program) -> list[SchemaError]:
         name = rule.head.predicate
         if name in inputs and name not in reported:
             reported.add(name)
-            errors.append(error_at(SchemaError, f"relation '{name}' is declared .input but also "
-                                                f"defined by rules", rule.head.span))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"relation '{name}' is declared .input but also defined by rules",
+                    rule.head.span,
+                )
+            )
     return errors

@@ -58,15 +58,23 @@ def dependency_graph(rules, relations) -> DependencyGraph:
         aggregate = rule.aggregate
         for literal in rule.body:
             if isinstance(literal, ast.Negation):
-                edges.append(Dependency(literal.atom.predicate, rule.head.predicate, NEGATIVE,
-                                        index, literal))
+                edges.append(
+                    Dependency(literal.atom.predicate, rule.head.predicate, NEGATIVE, index, literal)
+                )
             elif isinstance(literal, ast.Atom):
                 if aggregate is not None:
-                    edges.append(Dependency(literal.predicate, rule.head.predicate, AGGREGATE,
-                                            index, literal, aggregate[1].func))
+                    edges.append(
+                        Dependency(
+                            literal.predicate,
+                            rule.head.predicate,
+                            AGGREGATE,
+                            index,
+                            literal,
+                            aggregate[1].func,
+                        )
+                    )
                 else:
-                    edges.append(Dependency(literal.predicate, rule.head.predicate, POSITIVE,
-                                            index, literal))
+                    edges.append(Dependency(literal.predicate, rule.head.predicate, POSITIVE, index, literal))
     return DependencyGraph(tuple(relations), tuple(edges))
 
 
@@ -147,9 +155,9 @@ def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
         members = sorted(members, key=order.__getitem__)
         recursive = len(members) > 1 or members[0] in self_loops
         uses_prem = recursive and any(
-            aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in members if m in aggregates)
-        stratum_rules = tuple(rules[i] for i in sorted(i for m in members
-                                                       for i in rules_of.get(m, ())))
+            aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in members if m in aggregates
+        )
+        stratum_rules = tuple(rules[i] for i in sorted(i for m in members for i in rules_of.get(m, ())))
         strata.append(Stratum(len(strata), tuple(members), stratum_rules, recursive, uses_prem))
     return tuple(strata), errors
 
@@ -187,24 +195,35 @@ def _cycle_errors(graph: DependencyGraph, rules, component_of) -> list[Stratific
     for edge in graph.edges:
         if edge.kind == NEGATIVE and same(edge):
             rule = rules[edge.rule_index]
-            errors.append(error_at(
-                StratificationError,
-                f"negation through recursion: {_cycle_text(uses, edge, component_of)} "
-                f"(in rule '{rule_text(rule)}')", edge.literal.span))
+            errors.append(
+                error_at(
+                    StratificationError,
+                    f"negation through recursion: {_cycle_text(uses, edge, component_of)} "
+                    f"(in rule '{rule_text(rule)}')",
+                    edge.literal.span,
+                )
+            )
     reported: set[int] = set()
     for edge in graph.edges:
         rule = rules[edge.rule_index]
         aggregate = rule.aggregate
-        if (aggregate is None or aggregate[1].func in ast.PREMAPPABLE_FUNCTIONS
-                or edge.rule_index in reported or not same(edge)):
+        if (
+            aggregate is None
+            or aggregate[1].func in ast.PREMAPPABLE_FUNCTIONS
+            or edge.rule_index in reported
+            or not same(edge)
+        ):
             continue
         reported.add(edge.rule_index)
         agg = aggregate[1]
-        errors.append(error_at(
-            StratificationError,
-            f"aggregate {agg} inside recursion: {_cycle_text(uses, edge, component_of)} "
-            f"(in rule '{rule_text(rule)}'); only min and max may be used in recursion",
-            agg.span if agg.span.line else rule.span))
+        errors.append(
+            error_at(
+                StratificationError,
+                f"aggregate {agg} inside recursion: {_cycle_text(uses, edge, component_of)} "
+                f"(in rule '{rule_text(rule)}'); only min and max may be used in recursion",
+                agg.span if agg.span.line else rule.span,
+            )
+        )
     return errors
 
 

@@ -35,9 +35,15 @@ def _check_rule(rule: ast.Rule) -> list[SafetyError]:
         for var in variables:
             if var.anonymous:
                 if not anonymous_allowed:
-                    errors.append(error_at(SafetyError, f"anonymous variable '_' {place} of "
-                                                        f"rule '{text}' is not allowed (only "
-                                                        f"body atoms may use '_')", var.span))
+                    errors.append(
+                        error_at(
+                            SafetyError,
+                            f"anonymous variable '_' {place} of "
+                            f"rule '{text}' is not allowed (only "
+                            f"body atoms may use '_')",
+                            var.span,
+                        )
+                    )
                 continue
             if var.name in bound or var.name in reported:
                 continue
@@ -54,8 +60,7 @@ def _check_rule(rule: ast.Rule) -> list[SafetyError]:
             check(ast.term_variables(arg), "in the head")
     for literal in rule.body:
         if isinstance(literal, ast.Negation):
-            check(ast.literal_variables(literal), f"in negated atom '{literal}'",
-                  anonymous_allowed=True)
+            check(ast.literal_variables(literal), f"in negated atom '{literal}'", anonymous_allowed=True)
         elif isinstance(literal, ast.Comparison):
             check(ast.literal_variables(literal), f"in comparison '{literal}'")
         elif isinstance(literal, ast.Assignment):

@@ -121,14 +121,19 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
     for name, types in (input_types or {}).items():
         types = tuple(types)
         if name in derived:
-            errors.append(error_at(SchemaError, f"relation '{name}' is defined by rules and "
-                                                f"cannot also be given as an input",
-                                   derived[name].head.span))
+            errors.append(
+                error_at(
+                    SchemaError,
+                    f"relation '{name}' is defined by rules and cannot also be given as an input",
+                    derived[name].head.span,
+                )
+            )
             continue
         for t in types:
             if t not in ast.TYPES:
-                errors.append(SchemaError(f"the input for relation '{name}' has a column of "
-                                          f"unsupported type '{t}'"))
+                errors.append(
+                    SchemaError(f"the input for relation '{name}' has a column of unsupported type '{t}'")
+                )
         if any(t not in ast.TYPES for t in types):
             continue
         if name not in fixed:
@@ -136,10 +141,15 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
             continue
         for column, given, decl_column in zip(fixed[name], types, spans[name].columns):
             if not _fits(given, column.type):
-                errors.append(error_at(SchemaError, f"column '{column.name}' of relation "
-                                                    f"'{name}' is declared {column.type} but "
-                                                    f"its input has type {given}",
-                                       decl_column.span))
+                errors.append(
+                    error_at(
+                        SchemaError,
+                        f"column '{column.name}' of relation "
+                        f"'{name}' is declared {column.type} but "
+                        f"its input has type {given}",
+                        decl_column.span,
+                    )
+                )
     return fixed, errors
 
 
@@ -222,14 +232,14 @@ class _Inference:
     # -- building -----------------------------------------------------------------------------
 
     def column_node(self, relation: str, position: int):
-        return self._node(("col", relation, position),
-                          f"column 'c{position}' of relation '{relation}'")
+        return self._node(("col", relation, position), f"column 'c{position}' of relation '{relation}'")
 
     def term(self, term, scope):
         """The node of a term; literals and arithmetic get fresh nodes with their evidence."""
         if isinstance(term, ast.Variable):
-            return self._node(("var", scope[0], scope[1], term.name),
-                              f"variable {term} in {scope[0]} '{scope[2]}'")
+            return self._node(
+                ("var", scope[0], scope[1], term.name), f"variable {term} in {scope[0]} '{scope[2]}'"
+            )
         if isinstance(term, ast.Constant):
             node = self._node(("term", next(self._fresh)), f"value {term}")
             literal = "intlit" if term.type == "long" else term.type
@@ -240,8 +250,7 @@ class _Inference:
             operands = (self.term(term.left, scope), self.term(term.right, scope))
             span = _span_of(term)
             for operand, side in zip(operands, (term.left, term.right)):
-                self.add(operand, "number", f"operand of '{term.op}' at {where(span)}",
-                         _span_of(side))
+                self.add(operand, "number", f"operand of '{term.op}' at {where(span)}", _span_of(side))
             self.flows.append(_Flow(node, _arithmetic, operands, f"result of {term}", span))
             return node
         raise TypeError(f"not a term: {term!r}")
@@ -255,8 +264,7 @@ class _Inference:
             node = self.term(arg, scope)
             if fixed is not None and i < len(fixed):
                 span = _span_of(arg)
-                self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span),
-                         span)
+                self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span), span)
             else:
                 self.unify(node, self.column_node(atom.predicate, i))
 
@@ -273,10 +281,8 @@ class _Inference:
                 self.unify(node, self.column_node(atom.predicate, i))
                 continue
             if isinstance(arg, ast.Variable):  # tells the columns the variable is read from
-                self.add(node, column.type, self._fixed_origin(atom.predicate, column, span),
-                         span)
-            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type,
-                                           str(arg), span))
+                self.add(node, column.type, self._fixed_origin(atom.predicate, column, span), span)
+            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, str(arg), span))
 
     def _aggregate(self, relation, position, aggregate: ast.Aggregate, column, scope) -> None:
         value = self.term(aggregate.variable, scope)
@@ -299,8 +305,7 @@ class _Inference:
             return
         if result is value:
             self.add(value, column.type, self._fixed_origin(relation, column, span), span)
-        self.writes.append(_WriteCheck(result, relation, column.name, column.type,
-                                       str(aggregate), span))
+        self.writes.append(_WriteCheck(result, relation, column.name, column.type, str(aggregate), span))
 
     def literal(self, literal, scope) -> None:
         if isinstance(literal, ast.Atom):
@@ -312,10 +317,12 @@ class _Inference:
         elif isinstance(literal, ast.Comparison):
             left, right = self.term(literal.left, scope), self.term(literal.right, scope)
             span = literal.span if literal.span.line else _span_of(literal.left)
-            self.flows.append(_Flow(left, _same_kind, (right,),
-                                    f"compared with {literal.right} at {where(span)}", span))
-            self.flows.append(_Flow(right, _same_kind, (left,),
-                                    f"compared with {literal.left} at {where(span)}", span))
+            self.flows.append(
+                _Flow(left, _same_kind, (right,), f"compared with {literal.right} at {where(span)}", span)
+            )
+            self.flows.append(
+                _Flow(right, _same_kind, (left,), f"compared with {literal.left} at {where(span)}", span)
+            )
             self.comparisons.append((literal, left, right))
 
     # -- solving ------------------------------------------------------------------------------
@@ -358,8 +365,7 @@ class _Inference:
         for name, arity in arities.items():
             if name in out:
                 continue
-            out[name] = tuple(
-                Column(f"c{i}", _final(self._column_type(name, i))) for i in range(arity))
+            out[name] = tuple(Column(f"c{i}", _final(self._column_type(name, i))) for i in range(arity))
         return out
 
     def _column_type(self, relation: str, position: int) -> Optional[str]:
@@ -382,16 +388,25 @@ class _Inference:
             if t in (None, "conflict"):
                 continue  # a conflict is reported for the class itself
             if not _fits(t, check.type):
-                errors.append(error_at(
-                    SchemaError, f"column '{check.column}' of relation '{check.relation}' has "
-                                 f"type {check.type} but is given {check.what} of type "
-                                 f"{_show(t)}", check.span))
+                errors.append(
+                    error_at(
+                        SchemaError,
+                        f"column '{check.column}' of relation '{check.relation}' has "
+                        f"type {check.type} but is given {check.what} of type "
+                        f"{_show(t)}",
+                        check.span,
+                    )
+                )
         for comparison, left, right in self.comparisons:
             types = {self.resolve(left), self.resolve(right)}
             if comparison.op in _ORDERING and "bool" in types:
-                errors.append(error_at(
-                    SchemaError, f"bool values can only be compared with = and !=, not in "
-                                 f"'{comparison}'", comparison.span))
+                errors.append(
+                    error_at(
+                        SchemaError,
+                        f"bool values can only be compared with = and !=, not in '{comparison}'",
+                        comparison.span,
+                    )
+                )
         return errors
 
     def _conflict(self, root, keys) -> SchemaError:
@@ -401,10 +416,13 @@ class _Inference:
         evidence = sorted(self.evidence[root], key=lambda e: e.span)
         first = evidence[0]
         second = next(e for e in evidence if _kind(e.type) != _kind(first.type))
-        return error_at(SchemaError, f"type conflict for {what}: {_show(first.type)} "
-                                     f"({first.origin}) vs {_show(second.type)} "
-                                     f"({second.origin})",
-                        second.span if second.span.line else first.span)
+        return error_at(
+            SchemaError,
+            f"type conflict for {what}: {_show(first.type)} "
+            f"({first.origin}) vs {_show(second.type)} "
+            f"({second.origin})",
+            second.span if second.span.line else first.span,
+        )
 
 
 def _span_of(term) -> ast.Span:

@@ -19,15 +19,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 
-def materialise(frames: Mapping[str, DataFrame], flags: Optional[Mapping[str, str]] = None
-                ) -> tuple[dict, dict, dict]:
+def materialise(
+    frames: Mapping[str, DataFrame], flags: Optional[Mapping[str, str]] = None
+) -> tuple[dict, dict, dict]:
     """(leaves, new, total): each frame computed once and stored as a local checkpoint, with
     its row count (``total``) and the count of rows whose boolean column ``flags[name]`` is
     true (``new``; all rows for a frame without a flag), in one Spark job."""
     flags = dict(flags or {})
     leaves = {name: frame.localCheckpoint(eager=False) for name, frame in frames.items()}
     if len(leaves) == 1 and not flags:
-        (name, leaf), = leaves.items()
+        ((name, leaf),) = leaves.items()
         count = _count_leaf(leaf)
         return leaves, {name: count}, {name: count}
     new, total = _count_together(leaves, flags)
@@ -82,13 +83,18 @@ def count_groups(frames: Mapping, keys: Mapping) -> dict:
     if not names:
         return counts
     # tag each frame's rows with its index, count per tag and key
-    tagged = reduce(DataFrame.union, [
-        frames[name].select(F.lit(i).alias("_frame"),
-                            *[key.alias(f"_key{k}") for k, key in enumerate(keys[name])])
-        for i, name in enumerate(names)])
+    tagged = reduce(
+        DataFrame.union,
+        [
+            frames[name].select(
+                F.lit(i).alias("_frame"), *[key.alias(f"_key{k}") for k, key in enumerate(keys[name])]
+            )
+            for i, name in enumerate(names)
+        ],
+    )
     width = len(keys[names[0]])
     for row in tagged.groupBy(*tagged.columns).count().collect():
-        counts[names[row[0]]][tuple(row[1:1 + width])] = row["count"]
+        counts[names[row[0]]][tuple(row[1 : 1 + width])] = row["count"]
     return counts
 
 

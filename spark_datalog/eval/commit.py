@@ -31,8 +31,15 @@ from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
 
 
-def commit_materialization(warehouse, program, edb_frames: Mapping, idb_frames: Mapping,
-                           run_id=None, replace: bool = False, consumed: Mapping = None) -> dict:
+def commit_materialization(
+    warehouse,
+    program,
+    edb_frames: Mapping,
+    idb_frames: Mapping,
+    run_id=None,
+    replace: bool = False,
+    consumed: Mapping = None,
+) -> dict:
     """Write every EDB and IDB relation of ``program`` in one warehouse run.
 
     ``edb_frames`` are the prepared inputs (facts included, duplicates kept as multiplicity),
@@ -76,12 +83,16 @@ def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping)
                 counted[name] = frame.withColumn(COUNT, F.lit(1).cast("long"))
                 continue
             frames = {(rel, "full"): f for rel, f in counted.items()}
-            parts = [count_derivations(rp.plan, frames, spark)
-                     for rp in stratum_plan.rules if rp.relation == name]
+            parts = [
+                count_derivations(rp.plan, frames, spark) for rp in stratum_plan.rules if rp.relation == name
+            ]
             facts = checked.facts.get(name)
             if facts:  # an unconditional fact is one derivation
-                parts.append(facts_frame(spark, checked.relations[name], facts)
-                             .withColumn(COUNT, F.lit(1).cast("long")))
+                parts.append(
+                    facts_frame(spark, checked.relations[name], facts).withColumn(
+                        COUNT, F.lit(1).cast("long")
+                    )
+                )
             union = parts[0]
             for part in parts[1:]:
                 union = union.unionByName(part)

@@ -42,10 +42,18 @@ log = logging.getLogger("spark_datalog")
 STRATEGIES = ("seminaive", "naive")
 
 
-def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames: Mapping[str, DataFrame],
-             strategy: str = "seminaive", max_iterations: Optional[int] = None,
-             checkpoint_interval: int = 10, checkpoint_dir: Optional[str] = None,
-             adaptive: bool = False, decompose: bool = True) -> tuple[dict, list]:
+def evaluate(
+    spark: SparkSession,
+    checked: CheckedProgram,
+    stratum_plans,
+    frames: Mapping[str, DataFrame],
+    strategy: str = "seminaive",
+    max_iterations: Optional[int] = None,
+    checkpoint_interval: int = 10,
+    checkpoint_dir: Optional[str] = None,
+    adaptive: bool = False,
+    decompose: bool = True,
+) -> tuple[dict, list]:
     """Evaluate ``stratum_plans`` (from ``plan.translate.plan_program(checked)``) over the EDB
     ``frames`` (relation -> frame with the relation's columns, see ``spark.inputs``).
 
@@ -81,8 +89,7 @@ def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames
 
     edb = {name: frame.persist() for name, frame in frames.items()}
     relations: dict = dict(edb)
-    run = _Run(spark, checked, strategy, max_iterations, checkpoint_interval, reliable, adaptive,
-               decompose)
+    run = _Run(spark, checked, strategy, max_iterations, checkpoint_interval, reliable, adaptive, decompose)
     stats = []
     try:
         for plan in stratum_plans:
@@ -100,8 +107,9 @@ def evaluate(spark: SparkSession, checked: CheckedProgram, stratum_plans, frames
 class _Run:
     """Settings and helpers shared by the strata of one evaluation."""
 
-    def __init__(self, spark, checked, strategy, max_iterations, checkpoint_interval, reliable,
-                 adaptive, decompose):
+    def __init__(
+        self, spark, checked, strategy, max_iterations, checkpoint_interval, reliable, adaptive, decompose
+    ):
         self.spark = spark
         self.checked = checked
         self.strategy = strategy
@@ -136,10 +144,21 @@ class _Run:
                 result = union.distinct()
             results[name] = result.persist()
         seconds = time.perf_counter() - started
-        stats = StratumStats(plan.index, tuple(plan.relations), False, self.strategy, iterations=1,
-                             seconds=seconds, rows={name: None for name in plan.relations})
-        log.info("stratum %d · %s · planned (non-recursive, evaluated lazily) in %.2fs",
-                 plan.index, ", ".join(plan.relations), seconds)
+        stats = StratumStats(
+            plan.index,
+            tuple(plan.relations),
+            False,
+            self.strategy,
+            iterations=1,
+            seconds=seconds,
+            rows={name: None for name in plan.relations},
+        )
+        log.info(
+            "stratum %d · %s · planned (non-recursive, evaluated lazily) in %.2fs",
+            plan.index,
+            ", ".join(plan.relations),
+            seconds,
+        )
         return results, stats
 
     def recursive(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
@@ -170,8 +189,10 @@ class _Run:
                     scans[(name, "full")] = state.full
                     scans[(name, "delta")] = state.delta
                 candidates = self._candidates(rules, scans, plan, with_facts=first)
-                stored = {name: states[name].step(reduce(DataFrame.union, parts))
-                          for name, parts in candidates.items()}
+                stored = {
+                    name: states[name].step(reduce(DataFrame.union, parts))
+                    for name, parts in candidates.items()
+                }
                 flags = {name: states[name].flag for name in stored if states[name].flag}
                 leaves, new, total = materialise(stored, flags) if stored else ({}, {}, {})
                 sizes = {name: new.get(name, 0) for name in plan.relations}
@@ -187,9 +208,15 @@ class _Run:
 
                 seconds = time.perf_counter() - round_started
                 stats.rounds.append(IterationStats(iteration - 1, sizes, seconds))
-                log.info("stratum %d · %s · iteration %d: %d new rows%s in %.2fs", plan.index,
-                         ", ".join(plan.relations), iteration - 1, sum(sizes.values()),
-                         per_relation(sizes), seconds)
+                log.info(
+                    "stratum %d · %s · iteration %d: %d new rows%s in %.2fs",
+                    plan.index,
+                    ", ".join(plan.relations),
+                    iteration - 1,
+                    sum(sizes.values()),
+                    per_relation(sizes),
+                    seconds,
+                )
                 if not any(sizes.values()):
                     break
                 if self.max_iterations is not None and iteration >= self.max_iterations:
@@ -231,7 +258,8 @@ class _Run:
             # over strings yields a long): only the aggregated result gets the column's type
             keep = spec.position if spec is not None and spec.func not in ("min", "max") else None
             candidates.setdefault(rule_plan.relation, []).append(
-                self._conform(rule_plan, frame, schema, keep))
+                self._conform(rule_plan, frame, schema, keep)
+            )
         if with_facts:
             for name in plan.relations:
                 facts = self.checked.facts.get(name)
@@ -245,16 +273,19 @@ class _Run:
         # needs renaming or casting (asking Spark for a schema is a round trip to the JVM).
         key = id(rule_plan)
         if key not in self._conforms:
-            self._conforms[key] = (tuple(rule_plan.plan.columns) != schema.column_names
-                                   or needs_cast(frame, schema, keep))
+            self._conforms[key] = tuple(rule_plan.plan.columns) != schema.column_names or needs_cast(
+                frame, schema, keep
+            )
         return conform(frame, schema, keep) if self._conforms[key] else frame
 
-    def _aggregate(self, contributions: DataFrame, schema: RelationSchema, func: str,
-                   position: int) -> DataFrame:
+    def _aggregate(
+        self, contributions: DataFrame, schema: RelationSchema, func: str, position: int
+    ) -> DataFrame:
         value = schema.column_names[position]
         group = [c for c in schema.column_names if c != value]
-        return conform(aggregate_frame(contributions, group, func, value, value)
-                       .select(*schema.column_names), schema)
+        return conform(
+            aggregate_frame(contributions, group, func, value, value).select(*schema.column_names), schema
+        )
 
     def _describe(self, plan: StratumPlan, iteration: Optional[int], what: str = "") -> None:
         text = f"stratum {plan.index} · {', '.join(plan.relations)}"
@@ -280,8 +311,10 @@ def conform(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int] =
 
 def needs_cast(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int] = None) -> bool:
     """Whether some column of ``frame`` (other than ``keep_type``) differs from ``schema``'s type."""
-    return any(position != keep_type and field.dataType != spark_type(column.type)
-               for position, (field, column) in enumerate(zip(frame.schema.fields, schema.columns)))
+    return any(
+        position != keep_type and field.dataType != spark_type(column.type)
+        for position, (field, column) in enumerate(zip(frame.schema.fields, schema.columns))
+    )
 
 
 @contextmanager
@@ -293,9 +326,11 @@ def recursion_settings(spark: SparkSession, adaptive: bool):
     propagation is off: it infers nothing the rounds need, costs planning time every round, and
     on unions of stored leaves it fails in Spark 4.2 (``NoSuchElementException: key not found``
     in ``Union.rewriteConstraints``, seen on the RDFS benchmark program)."""
-    settings = {"spark.sql.adaptive.enabled": "true" if adaptive else "false",
-                "spark.sql.requireAllClusterKeysForCoPartition": "false",
-                "spark.sql.constraintPropagation.enabled": "false"}
+    settings = {
+        "spark.sql.adaptive.enabled": "true" if adaptive else "false",
+        "spark.sql.requireAllClusterKeysForCoPartition": "false",
+        "spark.sql.constraintPropagation.enabled": "false",
+    }
     previous = {key: spark.conf.get(key) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)

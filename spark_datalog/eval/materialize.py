@@ -17,10 +17,19 @@ STRATEGIES = ("seminaive", "naive")
 ON_NULL = ("error", "drop")
 
 
-def materialize(program, spark, inputs: Mapping[str, object], strategy: str = "seminaive",
-                max_iterations: Optional[int] = None, checkpoint_interval: int = 10,
-                on_null: str = "error", warehouse=None, run_id: Optional[str] = None,
-                replace: bool = False, decompose: bool = True):
+def materialize(
+    program,
+    spark,
+    inputs: Mapping[str, object],
+    strategy: str = "seminaive",
+    max_iterations: Optional[int] = None,
+    checkpoint_interval: int = 10,
+    on_null: str = "error",
+    warehouse=None,
+    run_id: Optional[str] = None,
+    replace: bool = False,
+    decompose: bool = True,
+):
     """See :meth:`spark_datalog.Program.materialize`."""
     from ..program import Materialization
     from ..spark.inputs import input_types, prepare_inputs
@@ -38,8 +47,10 @@ def materialize(program, spark, inputs: Mapping[str, object], strategy: str = "s
         raise InputError(f"inputs given for relations the program does not mention: {', '.join(unknown)}")
     not_edb = sorted(n for n in inputs if program.checked.relations[n].kind != "edb")
     if not_edb:
-        raise InputError(f"inputs given for derived (IDB) relations: {', '.join(not_edb)}; "
-                         "only EDB relations (declared .input or never in a rule head) take inputs")
+        raise InputError(
+            f"inputs given for derived (IDB) relations: {', '.join(not_edb)}; "
+            "only EDB relations (declared .input or never in a rule head) take inputs"
+        )
 
     frames_in, consumed = read_located_inputs(spark, program.checked, inputs)
 
@@ -50,8 +61,14 @@ def materialize(program, spark, inputs: Mapping[str, object], strategy: str = "s
         warehouse.check_program(program.fingerprint, replace=replace)
     frames = prepare_inputs(spark, checked, frames_in, on_null=on_null)
     results, stats = evaluate(
-        spark, checked, program.plans, frames, strategy=strategy, max_iterations=max_iterations,
-        checkpoint_interval=checkpoint_interval, decompose=decompose,
+        spark,
+        checked,
+        program.plans,
+        frames,
+        strategy=strategy,
+        max_iterations=max_iterations,
+        checkpoint_interval=checkpoint_interval,
+        decompose=decompose,
     )
     outputs = {name: results[name] for name in checked.idb if name in results}
     result = Materialization(frames=outputs, stats=stats, program=program)
@@ -59,7 +76,8 @@ def materialize(program, spark, inputs: Mapping[str, object], strategy: str = "s
         from .commit import commit_materialization
 
         result.warehouse_versions = commit_materialization(
-            warehouse, program, frames, outputs, run_id=run_id, replace=replace, consumed=consumed)
+            warehouse, program, frames, outputs, run_id=run_id, replace=replace, consumed=consumed
+        )
     return result
 
 

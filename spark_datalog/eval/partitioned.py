@@ -31,8 +31,7 @@ from typing import Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..local.partition import (TAG, LocalRelation, PartitionTask, ReportsParam, run_partition,
-                               wide_columns)
+from ..local.partition import TAG, LocalRelation, PartitionTask, ReportsParam, run_partition, wide_columns
 from ..plan.partitioning import Decomposition
 from ..spark.inputs import empty_frame
 from ..spark.types import schema as spark_schema
@@ -56,12 +55,15 @@ LOCAL_FACTS_SETTING = "spark.datalog.maxLocalFacts"
 def limits(spark) -> tuple[int, int]:
     """(rows a broadcast relation may have, facts a task may hold): the session's
     ``spark.datalog.maxBroadcastRows`` and ``spark.datalog.maxLocalFacts``, else the defaults."""
-    return (int(spark.conf.get(BROADCAST_ROWS_SETTING, str(MAX_BROADCAST_ROWS))),
-            int(spark.conf.get(LOCAL_FACTS_SETTING, str(MAX_LOCAL_FACTS))))
+    return (
+        int(spark.conf.get(BROADCAST_ROWS_SETTING, str(MAX_BROADCAST_ROWS))),
+        int(spark.conf.get(LOCAL_FACTS_SETTING, str(MAX_LOCAL_FACTS))),
+    )
 
 
-def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
-                         ) -> Optional[tuple[dict, StratumStats]]:
+def evaluate_partitioned(
+    run, plan, split: Decomposition, relations: dict
+) -> Optional[tuple[dict, StratumStats]]:
     """(results, stats) of the recursive stratum ``plan`` evaluated by partition-local
     fixpoints, or None when it should run in rounds instead (a broadcast relation or the facts
     are too many, or the executors cannot run the local backend). ``run`` is the driver's
@@ -72,15 +74,26 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
     max_broadcast_rows, max_facts = limits(run.spark)
     static = _collect_static(split.static, relations, max_broadcast_rows)
     if static is None:
-        log.info("stratum %d · %s · a relation to broadcast has over %d rows (%s): rounds of "
-                 "Spark joins", plan.index, names, max_broadcast_rows, BROADCAST_ROWS_SETTING)
+        log.info(
+            "stratum %d · %s · a relation to broadcast has over %d rows (%s): rounds of Spark joins",
+            plan.index,
+            names,
+            max_broadcast_rows,
+            BROADCAST_ROWS_SETTING,
+        )
         return None
 
     task = _task(run, plan, split, max_facts)
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
     candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
-    base = wide_frame([(tag, frame) for tag, relation in enumerate(task.relations)
-                       for frame in candidates.get(relation.name, ())], task.relations)
+    base = wide_frame(
+        [
+            (tag, frame)
+            for tag, relation in enumerate(task.relations)
+            for frame in candidates.get(relation.name, ())
+        ],
+        task.relations,
+    )
     stored_base = None
     if base is None:
         partitioned = None
@@ -93,9 +106,13 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
         stored_base = leaves["base"]
         if counts["base"] > max_facts:
             release(stored_base)
-            log.info("stratum %d · %s · %d round-0 facts are too many for one task (%s): "
-                     "rounds of Spark joins", plan.index, names, counts["base"],
-                     LOCAL_FACTS_SETTING)
+            log.info(
+                "stratum %d · %s · %d round-0 facts are too many for one task (%s): rounds of Spark joins",
+                plan.index,
+                names,
+                counts["base"],
+                LOCAL_FACTS_SETTING,
+            )
             return None
         partitioned = stored_base.coalesce(1)
 
@@ -104,9 +121,12 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
         broadcast = run.spark.sparkContext.broadcast(static)
         try:
             stored, reports = run_tasks(
-                partitioned, lambda batches, accumulator: run_partition(
-                    batches, task, broadcast, accumulator),
-                task.relations, run.reliable, f"stratum {plan.index} · {names}")
+                partitioned,
+                lambda batches, accumulator: run_partition(batches, task, broadcast, accumulator),
+                task.relations,
+                run.reliable,
+                f"stratum {plan.index} · {names}",
+            )
         finally:
             broadcast.unpersist(blocking=False)
             release(stored_base)
@@ -115,21 +135,38 @@ def evaluate_partitioned(run, plan, split: Decomposition, relations: dict
 
     if any(report.overflow for report in reports.values()):
         release(stored)
-        log.warning("stratum %d · %s · a partition exceeded %d facts (%s): rounds of Spark "
-                    "joins instead (raise spark.sql.shuffle.partitions to spread a decomposable "
-                    "stratum wider)", plan.index, names, max_facts, LOCAL_FACTS_SETTING)
+        log.warning(
+            "stratum %d · %s · a partition exceeded %d facts (%s): rounds of Spark "
+            "joins instead (raise spark.sql.shuffle.partitions to spread a decomposable "
+            "stratum wider)",
+            plan.index,
+            names,
+            max_facts,
+            LOCAL_FACTS_SETTING,
+        )
         return None
     stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
     for round_stats in stats.rounds:
-        log.info("stratum %d · %s · iteration %d: %d new rows%s (partition-local) in %.2fs",
-                 plan.index, names, round_stats.iteration, round_stats.total,
-                 per_relation(round_stats.new_rows), round_stats.seconds)
+        log.info(
+            "stratum %d · %s · iteration %d: %d new rows%s (partition-local) in %.2fs",
+            plan.index,
+            names,
+            round_stats.iteration,
+            round_stats.total,
+            per_relation(round_stats.new_rows),
+            round_stats.seconds,
+        )
     if any(report.exceeded for report in reports.values()):
         release(stored)
         raise non_termination(plan, run.max_iterations, stats.rounds[-1].new_rows)
     if stored is None:
-        return ({relation.name: empty_frame(run.spark, run.checked.relations[relation.name])
-                 for relation in task.relations}, stats)
+        return (
+            {
+                relation.name: empty_frame(run.spark, run.checked.relations[relation.name])
+                for relation in task.relations
+            },
+            stats,
+        )
     return split_wide(stored, task.relations), stats
 
 
@@ -142,10 +179,22 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
     for tag, frame in parts:
         names = (f"r{tag}_{c}" for c in relations[tag].column_names)
         values = dict(zip(names, frame.columns))
-        frames.append(frame.select(*[
-            (F.lit(tag) if name == TAG else
-             F.col(f"`{values[name]}`") if name in values else F.lit(None))
-            .cast(spark_type(type_)).alias(name) for name, type_ in columns]))
+        frames.append(
+            frame.select(
+                *[
+                    (
+                        F.lit(tag)
+                        if name == TAG
+                        else F.col(f"`{values[name]}`")
+                        if name in values
+                        else F.lit(None)
+                    )
+                    .cast(spark_type(type_))
+                    .alias(name)
+                    for name, type_ in columns
+                ]
+            )
+        )
     return reduce(DataFrame.union, frames) if frames else None
 
 
@@ -156,26 +205,35 @@ def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str):
     workers cannot import the local backend (logged as a warning naming ``what``)."""
     columns = wide_columns(relations)
     accumulator = frame.sparkSession.sparkContext.accumulator({}, ReportsParam())
-    output = frame.mapInArrow(lambda batches: function(batches, accumulator),
-                              spark_schema([c for c, _ in columns], [t for _, t in columns]))
+    output = frame.mapInArrow(
+        lambda batches: function(batches, accumulator),
+        spark_schema([c for c, _ in columns], [t for _, t in columns]),
+    )
     try:
         stored = cut_lineage(output, reliable)
     except Exception as error:  # noqa: BLE001 - only a missing module is handled
         if "ModuleNotFoundError" not in str(error):
             raise
-        log.warning("%s · Spark's Python workers cannot import what the partition-local "
-                    "evaluation needs (%s); running rounds of Spark joins instead. Point "
-                    "PYSPARK_PYTHON at this environment's interpreter, or install "
-                    "spark_datalog on the executors.", what, _missing_module(str(error)))
+        log.warning(
+            "%s · Spark's Python workers cannot import what the partition-local "
+            "evaluation needs (%s); running rounds of Spark joins instead. Point "
+            "PYSPARK_PYTHON at this environment's interpreter, or install "
+            "spark_datalog on the executors.",
+            what,
+            _missing_module(str(error)),
+        )
         return None, {}
     return stored, accumulator.value
 
 
 def split_wide(stored: DataFrame, relations) -> dict:
     """Relation name -> its rows of a stored wide frame, with the relation's column names."""
-    return {relation.name: stored.where(F.col(TAG) == tag).select(
-                *[F.col(f"r{tag}_{c}").alias(c) for c in relation.column_names])
-            for tag, relation in enumerate(relations)}
+    return {
+        relation.name: stored.where(F.col(TAG) == tag).select(
+            *[F.col(f"r{tag}_{c}").alias(c) for c in relation.column_names]
+        )
+        for tag, relation in enumerate(relations)
+    }
 
 
 def _task(run, plan, split: Decomposition, max_facts: int) -> PartitionTask:
@@ -183,9 +241,14 @@ def _task(run, plan, split: Decomposition, max_facts: int) -> PartitionTask:
     for name in plan.relations:
         schema = run.checked.relations[name]
         spec = plan.aggregates.get(name)
-        relations.append(LocalRelation(
-            name, tuple(schema.column_names), tuple(column.type for column in schema.columns),
-            (spec.func, spec.position) if spec is not None else None))
+        relations.append(
+            LocalRelation(
+                name,
+                tuple(schema.column_names),
+                tuple(column.type for column in schema.columns),
+                (spec.func, spec.position) if spec is not None else None,
+            )
+        )
     variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
     return PartitionTask(tuple(relations), variants, run.max_iterations, max_facts)
 
@@ -222,7 +285,8 @@ def _stats(plan, strategy: str, reports: dict, seconds: float) -> StratumStats:
             times[i] = max(times[i], spent)
         for name, count in report.rows.items():
             rows[name] += count
-    stats = StratumStats(plan.index, names, True, strategy, iterations=rounds, seconds=seconds,
-                         rows=rows, partitioned=True)
+    stats = StratumStats(
+        plan.index, names, True, strategy, iterations=rounds, seconds=seconds, rows=rows, partitioned=True
+    )
     stats.rounds = [IterationStats(i, sizes[i], times[i]) for i in range(rounds)]
     return stats

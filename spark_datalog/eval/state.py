@@ -43,8 +43,9 @@ class SetState:
 
     flag: Optional[str] = None  # every stored row is new
 
-    def __init__(self, schema: RelationSchema, empty: DataFrame, partitions: int,
-                 key: Optional[tuple] = None):
+    def __init__(
+        self, schema: RelationSchema, empty: DataFrame, partitions: int, key: Optional[tuple] = None
+    ):
         self.columns = list(schema.column_names)
         self.partitions = partitions
         # the columns the leaves are hash-partitioned on (``plan.partitioning``): all by default
@@ -52,8 +53,9 @@ class SetState:
         # Column expressions built once: each F.col costs JVM round trips, every round
         self._key_columns = [F.col(c) for c in self.key]
         self._order = [F.col(c) for c in self.columns]
-        self._no_nulls = (reduce(lambda a, b: a & b, [c.isNotNull() for c in self._order])
-                          if self.columns else None)
+        self._no_nulls = (
+            reduce(lambda a, b: a & b, [c.isNotNull() for c in self._order]) if self.columns else None
+        )
         self._empty = empty
         self._base: Optional[DataFrame] = None
         self._pieces: list = []
@@ -123,8 +125,9 @@ class SetState:
             return
         old = ([self._base] if self._base is not None else []) + pieces
         union = reduce(DataFrame.union, old)
-        partitioned = (union.repartition(self.partitions, *self._key_columns) if self.key
-                       else union.coalesce(1))
+        partitioned = (
+            union.repartition(self.partitions, *self._key_columns) if self.key else union.coalesce(1)
+        )
         self._base = cut_lineage(self._sorted(partitioned), reliable)
         self._pieces = [self._delta] if self._delta is not None else []
         self._full = reduce(DataFrame.union, [self._base] + self._pieces)
@@ -216,4 +219,3 @@ class BestState:
 
     def release(self) -> None:
         """Nothing to free beyond the relation itself, which the caller may still read."""
-

@@ -53,9 +53,11 @@ class StratumStats:
         if self.partitioned:
             kind += ", partition-local"
         sizes = ", ".join(f"{n}={'?' if c is None else c}" for n, c in self.rows.items())
-        return (f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "
-                f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}, "
-                f"{self.seconds:.2f}s, rows {sizes}")
+        return (
+            f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "
+            f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}, "
+            f"{self.seconds:.2f}s, rows {sizes}"
+        )
 
 
 def per_relation(sizes: dict) -> str:
@@ -71,4 +73,5 @@ def non_termination(plan, max_iterations: int, sizes: dict) -> NonTerminationErr
     return NonTerminationError(
         f"stratum {plan.index} ({', '.join(plan.relations)}) did not reach a fixpoint within "
         f"{max_iterations} iterations; the last iteration derived {sum(sizes.values())} new "
-        f"rows{per_relation(sizes)}")
+        f"rows{per_relation(sizes)}"
+    )

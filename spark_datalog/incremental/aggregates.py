@@ -47,8 +47,9 @@ from .counting import DELTA, aliased, body_atom, telescoping_frames, term
 TOUCHED = "@touched"
 
 
-def aggregate_changes(spark, checked, stratum_plan, old: dict, new: dict, changed: dict,
-                      stored: dict) -> dict:
+def aggregate_changes(
+    spark, checked, stratum_plan, old: dict, new: dict, changed: dict, stored: dict
+) -> dict:
     """Relation -> change of each aggregate relation of a non-recursive stratum.
 
     ``old`` / ``new``: relation -> facts (plain frames) of every relation the stratum reads;
@@ -68,8 +69,7 @@ def aggregate_changes(spark, checked, stratum_plan, old: dict, new: dict, change
     result = {}
     for name, keys in touched.items():
         if sizes[name]:
-            result[name] = _group_change(spark, checked, stratum_plan, name, keys, new,
-                                         stored[name])
+            result[name] = _group_change(spark, checked, stratum_plan, name, keys, new, stored[name])
     return result
 
 
@@ -98,8 +98,9 @@ def _touched_keys(checked, stratum_plan, name, frames):
     if not parts:
         return None
     types = {c.name: spark_type(c.type) for c in schema.columns}
-    return reduce(DataFrame.union, parts).select(
-        *[F.col(c).cast(types[c]).alias(c) for c in group]).distinct()
+    return (
+        reduce(DataFrame.union, parts).select(*[F.col(c).cast(types[c]).alias(c) for c in group]).distinct()
+    )
 
 
 def _plain_head(rule: ast.Rule) -> ast.Rule:
@@ -136,8 +137,7 @@ def _aggregated(spark, checked, stratum_plan, name, keys, new) -> DataFrame:
         scans[(alias, "delta")] = keys
         columns = tuple(c for c in schema.columns if c.name in group)
         relations = dict(checked.relations)
-        relations[alias] = dataclasses.replace(schema, name=alias, columns=columns,
-                                               aggregate=None)
+        relations[alias] = dataclasses.replace(schema, name=alias, columns=columns, aggregate=None)
         restricted = dataclasses.replace(checked, relations=relations)
     parts = []
     for rule_plan in stratum_plan.rules:
@@ -151,16 +151,18 @@ def _aggregated(spark, checked, stratum_plan, name, keys, new) -> DataFrame:
             plan = plan_rule(rule, restricted, delta_position=len(rule.body) - 1).plan
             parts.append(conform(compile_node(plan, scans), schema, keep))
         else:
-            parts.append(conform(compile_node(rule_plan.plan, scans), schema, keep)
-                         .join(keys, group, "left_semi"))
+            parts.append(
+                conform(compile_node(rule_plan.plan, scans), schema, keep).join(keys, group, "left_semi")
+            )
     facts = checked.facts.get(name)
     if facts:
         frame = facts_frame(spark, schema, facts)
         parts.append(frame.join(keys, group, "left_semi") if keys is not None else frame)
     contributions = reduce(DataFrame.union, parts)
     value = schema.column_names[spec.position]
-    return conform(aggregate_frame(contributions, group, spec.func, value, value)
-                   .select(*schema.column_names), schema)
+    return conform(
+        aggregate_frame(contributions, group, spec.func, value, value).select(*schema.column_names), schema
+    )
 
 
 def _restricted(rule: ast.Rule, spec, alias: str):
@@ -177,7 +179,8 @@ def _restricted(rule: ast.Rule, spec, alias: str):
     for literal in rule.body:
         if isinstance(literal, ast.Atom):
             bound |= binding_variables(literal)
-    if not all(isinstance(a, ast.Constant) or (isinstance(a, ast.Variable) and a.name in bound)
-               for a in args):
+    if not all(
+        isinstance(a, ast.Constant) or (isinstance(a, ast.Variable) and a.name in bound) for a in args
+    ):
         return None
     return dataclasses.replace(rule, body=rule.body + (ast.Atom(alias, args),))

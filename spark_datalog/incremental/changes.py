@@ -43,8 +43,13 @@ def conform_changes(schema, frame: DataFrame) -> DataFrame:
     columns = [c for c in frame.columns if c != COUNT]
     conform_input(schema, frame.select(*[F.col(f"`{c}`") for c in columns]))  # arity and types
     weight = F.col(COUNT).cast("long") if COUNT in frame.columns else F.lit(1).cast("long")
-    signed = frame.select(*[F.col(f"`{c}`").cast(spark_type(column.type)).alias(column.name)
-                            for c, column in zip(columns, schema.columns)], weight.alias(COUNT))
+    signed = frame.select(
+        *[
+            F.col(f"`{c}`").cast(spark_type(column.type)).alias(column.name)
+            for c, column in zip(columns, schema.columns)
+        ],
+        weight.alias(COUNT),
+    )
     null = reduce(lambda a, b: a | b, [F.col(c).isNull() for c in signed.columns])
     return signed.withColumn(_NULL, null)
 
@@ -52,12 +57,10 @@ def conform_changes(schema, frame: DataFrame) -> DataFrame:
 def net(frame: DataFrame, columns) -> DataFrame:
     """Sum the signed counts per fact; drop facts whose sum is 0."""
     columns = list(columns)
-    return (frame.groupBy(*columns).agg(F.sum(COUNT).cast("long").alias(COUNT))
-            .where(F.col(COUNT) != 0))
+    return frame.groupBy(*columns).agg(F.sum(COUNT).cast("long").alias(COUNT)).where(F.col(COUNT) != 0)
 
 
-def assess(schema, change: DataFrame, old: DataFrame,
-           on_missing_delete: Optional[str] = None) -> DataFrame:
+def assess(schema, change: DataFrame, old: DataFrame, on_missing_delete: Optional[str] = None) -> DataFrame:
     """``change`` set against the state ``old``, lazily: one row per fact with its non-zero
     count, the count before (``_count_old``), ``PRESENCE`` and ``PROBLEM``.
 
@@ -68,14 +71,15 @@ def assess(schema, change: DataFrame, old: DataFrame,
     is not looked at (the change is known to be valid). One join with ``old``.
     """
     if on_missing_delete not in ON_MISSING_DELETE + (None,):
-        raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not "
-                         f"{on_missing_delete!r}")
+        raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not {on_missing_delete!r}")
     names = list(schema.column_names)
     null = F.lit(False)
     if _NULL in change.columns:
-        change = (change.groupBy(*names).agg(F.sum(COUNT).cast("long").alias(COUNT),
-                                             F.max(_NULL).alias(_NULL))
-                  .where((F.col(COUNT) != 0) | F.col(_NULL)))
+        change = (
+            change.groupBy(*names)
+            .agg(F.sum(COUNT).cast("long").alias(COUNT), F.max(_NULL).alias(_NULL))
+            .where((F.col(COUNT) != 0) | F.col(_NULL))
+        )
         null = F.col(_NULL)
     joined = change.join(old.select(*names, F.col(COUNT).alias(_OLD)), names, "left")
     before = F.coalesce(F.col(_OLD), F.lit(0).cast("long"))
@@ -85,11 +89,11 @@ def assess(schema, change: DataFrame, old: DataFrame,
     elif on_missing_delete == "ignore":
         count = F.greatest(count, -before)
     after = before + count
-    presence = (F.when((before <= 0) & (after > 0), 1).when((before > 0) & (after <= 0), -1)
-                .otherwise(0))
+    presence = F.when((before <= 0) & (after > 0), 1).when((before > 0) & (after <= 0), -1).otherwise(0)
     problem = F.coalesce(problem, F.lit(True))  # a null count
-    assessed = joined.select(*names, count.alias(COUNT), before.alias(_OLD),
-                             presence.alias(PRESENCE), problem.alias(PROBLEM))
+    assessed = joined.select(
+        *names, count.alias(COUNT), before.alias(_OLD), presence.alias(PRESENCE), problem.alias(PROBLEM)
+    )
     if on_missing_delete == "ignore":
         assessed = assessed.where((F.col(COUNT) != 0) | F.col(PROBLEM))
     return assessed
@@ -129,30 +133,34 @@ def assess_in_driver(schema, change, old, on_missing_delete: Optional[str] = Non
         elif on_missing_delete == "ignore":
             count = -before if count is None else max(count, -before)  # greatest skips nulls
         after = None if count is None else before + count
-        presence = 0 if after is None else (
-            1 if before <= 0 < after else -1 if before > 0 >= after else 0)
+        presence = 0 if after is None else (1 if before <= 0 < after else -1 if before > 0 >= after else 0)
         problem = True if count is None else problem
         if on_missing_delete == "ignore" and count == 0 and not problem:
             continue
         facts.append(fact)
-        for column, value in ((COUNT, count), (_OLD, before), (PRESENCE, presence),
-                              (PROBLEM, problem)):
+        for column, value in ((COUNT, count), (_OLD, before), (PRESENCE, presence), (PROBLEM, problem)):
             columns[column].append(value)
     table = arrow.table(facts, names, [c.type for c in schema.columns])
-    for column, type_ in ((COUNT, pa.int64()), (_OLD, pa.int64()), (PRESENCE, pa.int32()),
-                          (PROBLEM, pa.bool_())):
+    for column, type_ in (
+        (COUNT, pa.int64()),
+        (_OLD, pa.int64()),
+        (PRESENCE, pa.int32()),
+        (PROBLEM, pa.bool_()),
+    ):
         table = table.append_column(column, pa.array(columns[column], type_))
     presences = columns[PRESENCE]
-    return table, Tally(rows=len(facts), inserted=sum(1 for p in presences if p > 0),
-                        deleted=sum(1 for p in presences if p < 0),
-                        problems=sum(1 for p in columns[PROBLEM] if p))
+    return table, Tally(
+        rows=len(facts),
+        inserted=sum(1 for p in presences if p > 0),
+        deleted=sum(1 for p in presences if p < 0),
+        problems=sum(1 for p in columns[PROBLEM] if p),
+    )
 
 
 def signed(change: DataFrame) -> DataFrame:
     """An assessed change of a set-valued relation (count 1 per stored fact), whose +1 rows are
     facts that appear and -1 rows facts that disappear: no join needed."""
-    return (change.withColumn(PRESENCE, F.signum(F.col(COUNT)).cast("int"))
-            .withColumn(PROBLEM, F.lit(False)))
+    return change.withColumn(PRESENCE, F.signum(F.col(COUNT)).cast("int")).withColumn(PROBLEM, F.lit(False))
 
 
 @dataclass(frozen=True)
@@ -178,9 +186,11 @@ def assessed_presence(schema, inserted: list, deleted: list) -> tuple:
     table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
     if not schema.column_names:  # a relation without columns: one row per fact all the same
         table = pa.table({"_": pa.nulls(len(facts))}).drop_columns(["_"])
-    table = (table.append_column(COUNT, pa.array(signs, pa.int64()))
-             .append_column(PRESENCE, pa.array(signs, pa.int32()))
-             .append_column(PROBLEM, pa.array([False] * len(facts), pa.bool_())))
+    table = (
+        table.append_column(COUNT, pa.array(signs, pa.int64()))
+        .append_column(PRESENCE, pa.array(signs, pa.int32()))
+        .append_column(PROBLEM, pa.array([False] * len(facts), pa.bool_()))
+    )
     tally = Tally(rows=len(facts), inserted=len(inserted), deleted=len(deleted))
     return table, tally
 
@@ -194,8 +204,9 @@ def counted_change(schema, counts: dict):
 
     facts = list(counts)
     table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
-    return (table.append_column(COUNT, pa.array([counts[f] for f in facts], pa.int64()))
-            .append_column(_NULL, pa.array([False] * len(facts), pa.bool_())))
+    return table.append_column(COUNT, pa.array([counts[f] for f in facts], pa.int64())).append_column(
+        _NULL, pa.array([False] * len(facts), pa.bool_())
+    )
 
 
 def presence_rows(table, sign: int):
@@ -220,7 +231,8 @@ def store_assessed(frames: Mapping) -> tuple:
             rows=sum(groups.values()),
             inserted=sum(n for (presence, _), n in groups.items() if presence > 0),
             deleted=sum(n for (presence, _), n in groups.items() if presence < 0),
-            problems=sum(n for (_, problem), n in groups.items() if problem))
+            problems=sum(n for (_, problem), n in groups.items() if problem),
+        )
     return leaves, tallies
 
 
@@ -233,14 +245,16 @@ def check_assessed(schema, stored: DataFrame, tally: Tally, limit: int = 5) -> N
     null = reduce(lambda a, b: a | b, [F.col(c).isNull() for c in names + [COUNT]])
     nulls = stored.where(F.col(PROBLEM) & null).select(*names, COUNT).limit(1).collect()
     if nulls:
-        raise InputError(f"the change set of {schema.name} holds nulls ({nulls[0]}), which "
-                         "Datalog cannot represent")
+        raise InputError(
+            f"the change set of {schema.name} holds nulls ({nulls[0]}), which Datalog cannot represent"
+        )
     bad = stored.where(F.col(PROBLEM)).limit(limit).collect()
     shown = "; ".join(
         f"{schema.name}({', '.join(repr(r[n]) for n in names)}): deleting {-r[COUNT]} "
-        f"of {r[_OLD]} cop{'y' if r[_OLD] == 1 else 'ies'}" for r in bad)
-    raise InputError(f"the changes delete facts that are not there (nothing was applied): "
-                     f"{shown}")
+        f"of {r[_OLD]} cop{'y' if r[_OLD] == 1 else 'ies'}"
+        for r in bad
+    )
+    raise InputError(f"the changes delete facts that are not there (nothing was applied): {shown}")
 
 
 def apply_change(old: DataFrame, change: Optional[DataFrame], columns) -> DataFrame:
@@ -257,5 +271,6 @@ def diff(old: DataFrame, new: DataFrame, columns) -> DataFrame:
 
 def signed_presence(inserted: DataFrame, deleted: DataFrame) -> DataFrame:
     """A change of +1 per inserted and -1 per deleted fact (how set-valued relations store)."""
-    return (inserted.withColumn(COUNT, F.lit(1).cast("long"))
-            .unionByName(deleted.withColumn(COUNT, F.lit(-1).cast("long"))))
+    return inserted.withColumn(COUNT, F.lit(1).cast("long")).unionByName(
+        deleted.withColumn(COUNT, F.lit(-1).cast("long"))
+    )

@@ -55,8 +55,9 @@ def telescoping_frames(old: dict, new: dict, deltas: dict) -> dict:
     return frames
 
 
-def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes: dict,
-                     negation_changes: dict) -> dict:
+def counting_changes(
+    spark, checked, stratum_plan, old: dict, new: dict, changes: dict, negation_changes: dict
+) -> dict:
     """Relation -> change of derivation counts of every non-aggregate relation of a
     non-recursive stratum.
 
@@ -83,10 +84,16 @@ def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes
             if isinstance(literal, ast.Negation) and not _plain_negation(atom):
                 alias = f"{atom.predicate}@exists{number}_{i}"
                 key_atom, schema, change = _existence_change(
-                    checked, atom, i, alias, old[atom.predicate], new[atom.predicate],
-                    negation_changes[atom.predicate])
+                    checked,
+                    atom,
+                    i,
+                    alias,
+                    old[atom.predicate],
+                    new[atom.predicate],
+                    negation_changes[atom.predicate],
+                )
                 frames[(alias, "delta")] = change
-                body = variant.body[:i] + (key_atom,) + variant.body[i + 1:]
+                body = variant.body[:i] + (key_atom,) + variant.body[i + 1 :]
                 variant = dataclasses.replace(variant, body=body)
                 relations = dict(patched.relations)
                 relations[alias] = schema
@@ -103,12 +110,14 @@ def counting_changes(spark, checked, stratum_plan, old: dict, new: dict, changes
 
 def negation_change(inserted: DataFrame, deleted: DataFrame) -> DataFrame:
     """The change of ``not r(…)``: +1 per fact that became absent, -1 per fact that appeared."""
-    return (deleted.withColumn(COUNT, F.lit(1).cast("long"))
-            .unionByName(inserted.withColumn(COUNT, F.lit(-1).cast("long"))))
+    return deleted.withColumn(COUNT, F.lit(1).cast("long")).unionByName(
+        inserted.withColumn(COUNT, F.lit(-1).cast("long"))
+    )
 
 
-def _existence_change(checked, atom: ast.Atom, i: int, alias: str, old: DataFrame,
-                      new: DataFrame, changed: DataFrame) -> tuple:
+def _existence_change(
+    checked, atom: ast.Atom, i: int, alias: str, old: DataFrame, new: DataFrame, changed: DataFrame
+) -> tuple:
     """The condition change of ``not q(X, _)`` (body literal ``i``), as a positive atom.
 
     The literal tests whether some ``q`` fact matches the pattern for a binding of its named
@@ -127,9 +136,11 @@ def _existence_change(checked, atom: ast.Atom, i: int, alias: str, old: DataFram
         keys[name] = compile_node(node, {(atom.predicate, "full"): plain}).distinct()
     before = _match(keys["old"], keys["changed"], columns, "left_semi")
     after = _match(keys["new"], keys["changed"], columns, "left_semi")
-    change = (_match(before, after, columns, "left_anti").withColumn(COUNT, F.lit(1).cast("long"))
-              .unionByName(_match(after, before, columns, "left_anti")
-                           .withColumn(COUNT, F.lit(-1).cast("long"))))
+    change = (
+        _match(before, after, columns, "left_anti")
+        .withColumn(COUNT, F.lit(1).cast("long"))
+        .unionByName(_match(after, before, columns, "left_anti").withColumn(COUNT, F.lit(-1).cast("long")))
+    )
     # the key atom: the named variables in the scan's order, then the arithmetic arguments
     positions = {}
     for position, arg in enumerate(atom.args):
@@ -166,8 +177,9 @@ def term(rule: ast.Rule, i: int, negated_suffix: str = NEG_DELTA) -> tuple:
             body.append(dataclasses.replace(atom, predicate=atom.predicate + suffix))
         else:
             renamed = dataclasses.replace(atom, predicate=atom.predicate + (NEW if j < i else OLD))
-            body.append(dataclasses.replace(literal, atom=renamed)
-                        if isinstance(literal, ast.Negation) else renamed)
+            body.append(
+                dataclasses.replace(literal, atom=renamed) if isinstance(literal, ast.Negation) else renamed
+            )
     return dataclasses.replace(rule, body=tuple(body)), i
 
 
@@ -182,8 +194,9 @@ def body_atom(literal):
 
 def _plain_negation(atom: ast.Atom) -> bool:
     """No ``_`` among the arguments (so ``not`` tests one fact, and its change joins as a fact)."""
-    return not any(isinstance(v, ast.Variable) and v.anonymous
-                   for arg in atom.args for v in ast.term_variables(arg))
+    return not any(
+        isinstance(v, ast.Variable) and v.anonymous for arg in atom.args for v in ast.term_variables(arg)
+    )
 
 
 def aliased(checked, frames) -> object:

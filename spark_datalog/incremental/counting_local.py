@@ -24,16 +24,21 @@ from ..syntax import ast
 from .counting import aliased, body_atom, telescoping_frames, term
 
 
-def local_counting_changes(checked, stratum_plan, reads, changes: dict, stored: Callable,
-                           max_rows: int) -> Optional[dict]:
+def local_counting_changes(
+    checked, stratum_plan, reads, changes: dict, stored: Callable, max_rows: int
+) -> Optional[dict]:
     """Relation -> {fact: change of its derivation count} (no zero) for every non-aggregate
     relation of the non-recursive stratum, or None (see the module docstring).
 
     ``reads``: the relations the stratum reads; ``changes``: relation -> its change, a pyarrow
     Table of its columns and ``_count``; ``stored(relation, max_rows)``: its old state, a
     pyarrow Table of its columns and ``_count``, or None."""
-    negated = {literal.atom.predicate for rule_plan in stratum_plan.rules
-               for literal in rule_plan.rule.body if isinstance(literal, ast.Negation)}
+    negated = {
+        literal.atom.predicate
+        for rule_plan in stratum_plan.rules
+        for literal in rule_plan.rule.body
+        if isinstance(literal, ast.Negation)
+    }
     if set(changes) & negated:
         return None
     old, new = {}, {}
@@ -42,8 +47,7 @@ def local_counting_changes(checked, stratum_plan, reads, changes: dict, stored: 
         if table is None:
             return None
         old[name] = table if arrow.is_held(table) else arrow.table_rows(table)
-        new[name] = _added(old[name], arrow.table_rows(changes[name])) if name in changes \
-            else old[name]
+        new[name] = _added(old[name], arrow.table_rows(changes[name])) if name in changes else old[name]
     deltas = {name: arrow.table_rows(change) for name, change in changes.items()}
     frames = telescoping_frames(old, new, deltas)
     patched = aliased(checked, frames)

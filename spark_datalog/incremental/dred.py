@@ -64,9 +64,17 @@ def dred_applies(stratum_plan, inserted_lower, deleted_lower) -> bool:
     return True
 
 
-def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
-                 deleted: dict, max_iterations: Optional[int] = None,
-                 checkpoint_interval: int = 10) -> dict:
+def dred_changes(
+    spark,
+    checked,
+    stratum_plan,
+    old: dict,
+    new: dict,
+    inserted: dict,
+    deleted: dict,
+    max_iterations: Optional[int] = None,
+    checkpoint_interval: int = 10,
+) -> dict:
     """Relation -> (inserted facts, deleted facts) of the stratum's relations.
 
     ``old``: relation -> old facts (plain frames) of the stratum's relations and every lower
@@ -76,12 +84,14 @@ def dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: d
     the driver's recursive strata (``eval.driver.recursion_settings``: no adaptive execution).
     """
     with recursion_settings(spark, adaptive=False):
-        return _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterations,
-                     checkpoint_interval)
+        return _dred(
+            spark, checked, stratum_plan, old, new, inserted, deleted, max_iterations, checkpoint_interval
+        )
 
 
-def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterations,
-          checkpoint_interval) -> dict:
+def _dred(
+    spark, checked, stratum_plan, old, new, inserted, deleted, max_iterations, checkpoint_interval
+) -> dict:
     relations = stratum_plan.relations
     schemas = {name: checked.relations[name] for name in relations}
     empties = {name: empty_frame(spark, schemas[name]) for name in relations}
@@ -92,8 +102,9 @@ def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterati
     if deleted or inserted:
         scans = {(name, "full"): frame for name, frame in old.items()}
         seed = seed_candidates(checked, stratum_plan, scans, deleted, inserted)
-        _propagate(spark, checked, stratum_plan, over, seed, scans, False, max_iterations,
-                   checkpoint_interval)
+        _propagate(
+            spark, checked, stratum_plan, over, seed, scans, False, max_iterations, checkpoint_interval
+        )
     over_deleted = {name: state.full for name, state in over.items()}
     any_over = any(state.rows for state in over.values())
 
@@ -127,15 +138,21 @@ def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterati
             facts = checked.facts.get(name)
             if facts and over[name].rows:
                 seed.setdefault(name, []).append(facts_frame(spark, schemas[name], facts))
-        seed = {name: [reduce(DataFrame.union, parts).join(
-                    over_deleted[name], list(schemas[name].column_names), "left_semi")]
-                for name, parts in seed.items()}
+        seed = {
+            name: [
+                reduce(DataFrame.union, parts).join(
+                    over_deleted[name], list(schemas[name].column_names), "left_semi"
+                )
+            ]
+            for name, parts in seed.items()
+        }
 
     # 3. insert semi-naively over the new state
     for name, parts in seed_candidates(checked, stratum_plan, scans, inserted, deleted).items():
         seed.setdefault(name, []).extend(parts)
-    added = _propagate(spark, checked, stratum_plan, states, seed, scans, True, max_iterations,
-                       checkpoint_interval)
+    added = _propagate(
+        spark, checked, stratum_plan, states, seed, scans, True, max_iterations, checkpoint_interval
+    )
 
     result = {}
     for name in relations:
@@ -143,13 +160,17 @@ def _dred(spark, checked, stratum_plan, old, new, inserted, deleted, max_iterati
         gained = reduce(DataFrame.union, added[name]) if added[name] else empties[name]
         if name in stratum_plan.aggregates:  # an improved group replaces its old row
             final = states[name].full
-            result[name] = (final.join(old[name], columns, "left_anti"),
-                            old[name].join(final, columns, "left_anti"))
+            result[name] = (
+                final.join(old[name], columns, "left_anti"),
+                old[name].join(final, columns, "left_anti"),
+            )
         elif over[name].rows:
             # the found facts are new to what remained: of the old facts, only the
             # over-deleted ones (re-derived) can be among them
-            result[name] = (gained.join(over_deleted[name], columns, "left_anti"),
-                            over_deleted[name].join(gained, columns, "left_anti"))
+            result[name] = (
+                gained.join(over_deleted[name], columns, "left_anti"),
+                over_deleted[name].join(gained, columns, "left_anti"),
+            )
         else:
             result[name] = (gained, empties[name])
     return result
@@ -202,16 +223,27 @@ def _negation_variant(rule: ast.Rule, i: int) -> ast.Rule:
     """``rule`` with the negated literal i read as a positive atom (over the changed facts);
     a negation with ``_`` stays as well, since one changed fact does not decide it."""
     literal = rule.body[i]
-    body = rule.body[:i] + (literal.atom,) + rule.body[i + 1:]
-    if any(isinstance(v, ast.Variable) and v.anonymous
-           for arg in literal.atom.args for v in ast.term_variables(arg)):
+    body = rule.body[:i] + (literal.atom,) + rule.body[i + 1 :]
+    if any(
+        isinstance(v, ast.Variable) and v.anonymous
+        for arg in literal.atom.args
+        for v in ast.term_variables(arg)
+    ):
         body += (literal,)
     return dataclasses.replace(rule, body=body)
 
 
-def _propagate(spark, checked, stratum_plan, states: dict, seed: dict, scans: dict,
-               full_from_states: bool, max_iterations: Optional[int],
-               checkpoint_interval: int = 10) -> dict:
+def _propagate(
+    spark,
+    checked,
+    stratum_plan,
+    states: dict,
+    seed: dict,
+    scans: dict,
+    full_from_states: bool,
+    max_iterations: Optional[int],
+    checkpoint_interval: int = 10,
+) -> dict:
     """Semi-naive rounds from ``seed`` (relation -> candidate frames) until nothing is new.
 
     New rows are decided and absorbed by ``states`` (``eval.state``). The stratum's atoms read
@@ -243,13 +275,14 @@ def _propagate(spark, checked, stratum_plan, states: dict, seed: dict, scans: di
         if not deltas:
             break
         if max_iterations is not None and iteration >= max_iterations:
-            raise NonTerminationError(f"stratum {stratum_plan.index} did not reach a fixpoint "
-                                      f"within {max_iterations} incremental iterations")
+            raise NonTerminationError(
+                f"stratum {stratum_plan.index} did not reach a fixpoint "
+                f"within {max_iterations} incremental iterations"
+            )
         if iteration % checkpoint_interval == 0:
             for name, pieces in found.items():
                 if len(pieces) > 1:
-                    found[name] = [cut_lineage(reduce(DataFrame.union, pieces)
-                                               .coalesce(partitions), False)]
+                    found[name] = [cut_lineage(reduce(DataFrame.union, pieces).coalesce(partitions), False)]
             for state in states.values():
                 state.compact(reliable)
             deltas = {name: states[name].delta for name in deltas}
@@ -264,8 +297,9 @@ def _propagate(spark, checked, stratum_plan, states: dict, seed: dict, scans: di
                 continue
             schema = checked.relations[rule_plan.relation]
             frame = conform(compile_node(rule_plan.plan, frames), schema)
-            candidates[rule_plan.relation] = (candidates[rule_plan.relation].union(frame)
-                                              if rule_plan.relation in candidates else frame)
+            candidates[rule_plan.relation] = (
+                candidates[rule_plan.relation].union(frame) if rule_plan.relation in candidates else frame
+            )
     return found
 
 

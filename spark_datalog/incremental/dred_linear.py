@@ -55,8 +55,16 @@ from ..storage.datafiles import collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
 from .dred_local import dred_plans, rederive_plan
-from .levels import (LevelPlans, Levels, added_rounds, dropped, flooded, levels_apply,
-                     relevelled, relevelled_best)
+from .levels import (
+    LevelPlans,
+    Levels,
+    added_rounds,
+    dropped,
+    flooded,
+    levels_apply,
+    relevelled,
+    relevelled_best,
+)
 
 log = logging.getLogger("spark_datalog")
 
@@ -94,11 +102,18 @@ def repairs_groups(checked, stratum_plan) -> bool:
     return bool(stratum_plan.aggregates) and levels_apply(checked, stratum_plan)
 
 
-def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
-                        deleted: dict, max_iterations: Optional[int] = None,
-                        stored: Optional[Callable] = None,
-                        recompute_if_larger: bool = False,
-                        levels: Optional[Levels] = None) -> Optional[dict]:
+def linear_dred_changes(
+    spark,
+    checked,
+    stratum_plan,
+    old: dict,
+    inserted: dict,
+    deleted: dict,
+    max_iterations: Optional[int] = None,
+    stored: Optional[Callable] = None,
+    recompute_if_larger: bool = False,
+    levels: Optional[Levels] = None,
+) -> Optional[dict]:
     """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
     ``incremental.dred.dred_changes`` computes them as frames, from the same arguments but the
     new states, which it derives from the old ones and the changes; ``inserted`` and
@@ -119,8 +134,10 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
     regroup = bool(best) and not dred_applies(stratum_plan, set(inserted), set(deleted))
     if regroup and not repairs_groups(checked, stratum_plan):
-        raise ValueError(f"stratum {stratum_plan.index}: removals reaching min/max relations "
-                         "are recomputed, not maintained by DRed")
+        raise ValueError(
+            f"stratum {stratum_plan.index}: removals reaching min/max relations "
+            "are recomputed, not maintained by DRed"
+        )
     max_rows, max_facts = partitioned.limits(spark)
     what = f"stratum {stratum_plan.index} · {', '.join(relations)}"
 
@@ -130,9 +147,13 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         if table is None:
             table = collect_small(old[name], limit)
         if table is None:
-            log.info("%s · %s has over %d rows for the driver (%s): DRed by other means", what,
-                     name, limit, partitioned.LOCAL_FACTS_SETTING if name in own
-                     else partitioned.BROADCAST_ROWS_SETTING)
+            log.info(
+                "%s · %s has over %d rows for the driver (%s): DRed by other means",
+                what,
+                name,
+                limit,
+                partitioned.LOCAL_FACTS_SETTING if name in own else partitioned.BROADCAST_ROWS_SETTING,
+            )
             return None
         return table if arrow.is_held(table) else arrow.table_rows(table)
 
@@ -144,19 +165,18 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         if rows is None:
             return None
         lower_old[name] = rows
-        lower_new[name] = _after(rows, changed.get(("inserted", name), ()),
-                                 changed.get(("deleted", name), ()))
+        lower_new[name] = _after(
+            rows, changed.get(("inserted", name), ()), changed.get(("deleted", name), ())
+        )
     if levels is not None and not levels_apply(checked, stratum_plan):
-        raise ValueError(f"{what}: levels are kept only for the strata of "
-                         "incremental.levels.levels_apply")
+        raise ValueError(f"{what}: levels are kept only for the strata of incremental.levels.levels_apply")
     levelled = levels is not None and levels.old is not None
     if levelled and set(levels.old) != own:
         raise ValueError(f"{what}: levels given for {sorted(levels.old)}, not its relations")
     known = {}  # the stratum's facts: held tables, else sets of tuples (lists for min/max ones)
     stored_best = {}  # of a min/max relation: group -> its stored best value
     for name in relations:
-        rows = (levels.old[name].drop_columns([LEVEL]) if levelled
-                else read(name, max_facts))
+        rows = levels.old[name].drop_columns([LEVEL]) if levelled else read(name, max_facts)
         if rows is None:
             return None
         if not arrow.is_held(rows) and isinstance(rows, pa.Table):
@@ -182,16 +202,15 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
         # 3.5 s against 6.5 s)
         if levelled:  # the groups whose best row loses its support
             lost = dropped(level_plans, checked, seeds, levels.old, lower_new)
-            affected = {name: {group_of(row, position) for row in lost[name]}
-                        for name, (_, position) in best.items()}
+            affected = {
+                name: {group_of(row, position) for row in lost[name]} for name, (_, position) in best.items()
+            }
         else:
-            affected = _affected(seeds, variants, _frames({**lower_new, **known}), best,
-                                 stored_best)
+            affected = _affected(seeds, variants, _frames({**lower_new, **known}), best, stored_best)
         for name, (_, position) in best.items():
             if affected[name]:
                 values = stored_best[name]
-                affected_rows[name] = [with_value(group, position, values[group])
-                                       for group in affected[name]]
+                affected_rows[name] = [with_value(group, position, values[group]) for group in affected[name]]
                 known[name] = _without(known[name], affected_rows[name])
     elif plans.over_seeds:
         old_frames = _frames({**lower_old, **known})
@@ -205,23 +224,31 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
             over = dropped(level_plans, checked, seeds, levels.old, lower_new)
             overflow = sum(map(len, over.values())) > limit
         else:
-            outcome = fixpoint(seeds, _variants(stratum_plan), old_frames,
-                               max_rounds=max_iterations, max_facts=limit, fixed_full=True)
+            outcome = fixpoint(
+                seeds,
+                _variants(stratum_plan),
+                old_frames,
+                max_rounds=max_iterations,
+                max_facts=limit,
+                fixed_full=True,
+            )
             _check(outcome, stratum_plan.index, max_iterations)
             overflow = outcome.overflow
             if not overflow:
                 over = {name: _among(known[name], outcome.facts[name]) for name in relations}
         if overflow and limit < max_facts:
-            raise OverDeletion(f"{what} · over {limit} facts over-deleted: recomputing "
-                               "costs less than DRed")
+            raise OverDeletion(f"{what} · over {limit} facts over-deleted: recomputing costs less than DRed")
         if overflow:
             return None
 
     # 2. what remains, and the over-deleted facts it still derives
     for name in relations:
         if over[name]:
-            known[name] = (arrow.without(known[name], over[name]) if arrow.is_held(known[name])
-                           else known[name] - over[name])
+            known[name] = (
+                arrow.without(known[name], over[name])
+                if arrow.is_held(known[name])
+                else known[name] - over[name]
+            )
     new_frames = _frames({**lower_new, **known})
     seeds = {name: [] for name in relations}
     seeds.update(seed_rows(plans.insert_seeds, new_frames, changed, own))
@@ -236,52 +263,81 @@ def linear_dred_changes(spark, checked, stratum_plan, old: dict, inserted: dict,
             position = best[name][1]
             frames = dict(new_frames)
             frames[(name, "delta")] = affected_rows[name]
-            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own, position), own,
-                                columnar=True)
+            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own, position), own, columnar=True)
             seeds[name] += plan.rows(frames)
     for name in relations:
         seeds[name] += [fact for fact in checked.facts.get(name, ()) if fact in over[name]]
         if name in best and affected[name]:
             position = best[name][1]
-            seeds[name] += [fact for fact in checked.facts.get(name, ())
-                            if group_of(fact, position) in affected[name]]
+            seeds[name] += [
+                fact for fact in checked.facts.get(name, ()) if group_of(fact, position) in affected[name]
+            ]
 
     # 3. insert semi-naively over the new state, the remaining facts known
     for name in best:
         known[name] = dict(stored_best[name])  # group -> value, taken over by the fixpoint
         for group in affected[name]:
             del known[name][group]
-    outcome = fixpoint(seeds, variants, new_frames, best, max_rounds=max_iterations,
-                       max_facts=max_facts, known=known, only_new=True,
-                       by_value=set(best) == own and max_iterations is None)
+    outcome = fixpoint(
+        seeds,
+        variants,
+        new_frames,
+        best,
+        max_rounds=max_iterations,
+        max_facts=max_facts,
+        known=known,
+        only_new=True,
+        by_value=set(best) == own and max_iterations is None,
+    )
     _check(outcome, stratum_plan.index, max_iterations)
     if outcome.overflow:
         return None
-    final = {name: {group_of(row, position): row for row in outcome.facts[name]}
-             for name, (_, position) in best.items()}  # a group's last improvement is its best
+    final = {
+        name: {group_of(row, position): row for row in outcome.facts[name]}
+        for name, (_, position) in best.items()
+    }  # a group's last improvement is its best
     if levelled and best:
-        levels.new = _relevelled_best(level_plans, checked, stratum_plan, variants, levels.old,
-                                      stored_best, affected_rows, final, lower_new,
-                                      added_rounds(outcome.facts, outcome.sizes))
+        levels.new = _relevelled_best(
+            level_plans,
+            checked,
+            stratum_plan,
+            variants,
+            levels.old,
+            stored_best,
+            affected_rows,
+            final,
+            lower_new,
+            added_rounds(outcome.facts, outcome.sizes),
+        )
     elif levelled:
         levels.new = relevelled(checked, levels.old, over, outcome.facts, outcome.sizes)
     elif levels is not None:
-        levels.flooded = flooded({**over, **{name: set(rows) for name, rows in
-                                             affected_rows.items()}}, outcome.facts)
+        levels.flooded = flooded(
+            {**over, **{name: set(rows) for name, rows in affected_rows.items()}}, outcome.facts
+        )
     result = {}
     for name in relations:
         added = outcome.facts[name]
         if name in best:
-            result[name] = _regrouped(best[name][1], final[name], stored_best[name],
-                                      affected[name])
+            result[name] = _regrouped(best[name][1], final[name], stored_best[name], affected[name])
             continue
         kept = set(added) & over[name]
         result[name] = ([f for f in added if f not in over[name]], list(over[name] - kept))
     return result
 
 
-def _relevelled_best(plans, checked, stratum_plan, variants: list, old: dict, stored: dict,
-                     lost: dict, final: dict, lower: dict, rounds: dict) -> Optional[dict]:
+def _relevelled_best(
+    plans,
+    checked,
+    stratum_plan,
+    variants: list,
+    old: dict,
+    stored: dict,
+    lost: dict,
+    final: dict,
+    lower: dict,
+    rounds: dict,
+) -> Optional[dict]:
     """The new levels of a stratum of min/max relations (``incremental.levels``): ``old``
     levels without the ``lost`` rows (of the affected groups) and the old rows of the groups
     that improved, whose successors may lose their support (found as ``dropped`` finds them);
@@ -290,18 +346,28 @@ def _relevelled_best(plans, checked, stratum_plan, variants: list, old: dict, st
     improved, targets, gone = {}, {}, {}
     for name, values in stored.items():
         position = stratum_plan.aggregates[name].position
-        improved[name] = [row for row in (with_value(group, position, values[group])
-                                          for group in final[name] if group in values)
-                          if row not in lost[name]]
+        improved[name] = [
+            row
+            for row in (
+                with_value(group, position, values[group]) for group in final[name] if group in values
+            )
+            if row not in lost[name]
+        ]
     unsupported = {name: set() for name in stored}
     if any(improved.values()):
-        unsupported = dropped(plans, checked, {}, old, lower, removed={
-            name: improved[name] + list(lost[name]) for name in stored})
+        unsupported = dropped(
+            plans,
+            checked,
+            {},
+            old,
+            lower,
+            removed={name: improved[name] + list(lost[name]) for name in stored},
+        )
     for name in stored:
         position, rows = stratum_plan.aggregates[name].position, final[name]
         targets[name] = list(rows.values()) + [
-            row for row in unsupported[name]
-            if group_of(row, position) not in rows and row not in lost[name]]
+            row for row in unsupported[name] if group_of(row, position) not in rows and row not in lost[name]
+        ]
         gone[name] = lost[name] | set(improved[name]) | unsupported[name]
     return relevelled_best(checked, stratum_plan, variants, old, gone, targets, lower, rounds)
 
@@ -346,10 +412,12 @@ def _regrouped(position: int, final: dict, old: dict, affected: set) -> tuple:
     """(inserted, deleted) of a min/max relation: ``final`` (group -> row) holds the new best
     of the groups that a fixpoint added; an ``affected`` group not there lost every
     derivation. A group whose best is its ``old`` value (group -> value) is unchanged."""
-    inserted = [row for group, row in final.items()
-                if group not in old or old[group] != row[position]]
-    deleted = [with_value(group, position, old[group]) for group in final.keys() | affected
-               if group in old and (group not in final or final[group][position] != old[group])]
+    inserted = [row for group, row in final.items() if group not in old or old[group] != row[position]]
+    deleted = [
+        with_value(group, position, old[group])
+        for group in final.keys() | affected
+        if group in old and (group not in final or final[group][position] != old[group])
+    ]
     return inserted, deleted
 
 
@@ -400,8 +468,7 @@ def _variants(stratum_plan) -> list:
     state of the lower relations: they keep what they read of them, which differs before and
     after the change)."""
     own = frozenset(stratum_plan.relations)
-    return [(r.relation, compile_plan(r.plan, own, columnar=True))
-            for r in stratum_plan.delta_rules]
+    return [(r.relation, compile_plan(r.plan, own, columnar=True)) for r in stratum_plan.delta_rules]
 
 
 def _frames(static: dict) -> dict:
@@ -410,5 +477,6 @@ def _frames(static: dict) -> dict:
 
 def _check(outcome, index: int, max_iterations: Optional[int]) -> None:
     if outcome.exceeded:
-        raise NonTerminationError(f"stratum {index} did not reach a fixpoint within "
-                                  f"{max_iterations} incremental iterations")
+        raise NonTerminationError(
+            f"stratum {index} did not reach a fixpoint within {max_iterations} incremental iterations"
+        )

@@ -27,8 +27,16 @@ from .dred import seed_plans
 log = logging.getLogger("spark_datalog")
 
 
-def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inserted: dict,
-                       deleted: dict, max_iterations: Optional[int] = None) -> Optional[dict]:
+def local_dred_changes(
+    spark,
+    checked,
+    stratum_plan,
+    old: dict,
+    new: dict,
+    inserted: dict,
+    deleted: dict,
+    max_iterations: Optional[int] = None,
+) -> Optional[dict]:
     """Relation -> (inserted facts, deleted facts) of the stratum, as
     ``incremental.dred.dred_changes`` computes them (same arguments), or None when the stratum
     is too large for one task (or the executors cannot run it)."""
@@ -40,35 +48,46 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
     parts += [("inserted", name, frame) for name, frame in inserted.items()]
     parts += [("deleted", name, frame) for name, frame in deleted.items()]
     inputs = tuple(_block(checked, kind, name) for kind, name, _ in parts)
-    outputs = tuple(_block(checked, kind, name) for name in relations
-                    for kind in ("inserted", "deleted"))
+    outputs = tuple(_block(checked, kind, name) for name in relations for kind in ("inserted", "deleted"))
     _, max_facts = partitioned.limits(spark)
     task = DredTask(plans, inputs, outputs, max_iterations, max_facts)
     frame = partitioned.wide_frame(
-        [(tag, frame.select(*checked.relations[name].column_names))
-         for tag, (_, name, frame) in enumerate(parts)], inputs).coalesce(1)
+        [
+            (tag, frame.select(*checked.relations[name].column_names))
+            for tag, (_, name, frame) in enumerate(parts)
+        ],
+        inputs,
+    ).coalesce(1)
     context = spark.sparkContext
-    context.setJobDescription(
-        f"stratum {stratum_plan.index} · {', '.join(relations)} · DRed in one task")
+    context.setJobDescription(f"stratum {stratum_plan.index} · {', '.join(relations)} · DRed in one task")
     try:
         stored, reports = partitioned.run_tasks(
-            frame, lambda batches, accumulator: run_dred(batches, task, accumulator), outputs,
+            frame,
+            lambda batches, accumulator: run_dred(batches, task, accumulator),
+            outputs,
             context.getCheckpointDir() is not None,
-            f"stratum {stratum_plan.index} · {', '.join(relations)}")
+            f"stratum {stratum_plan.index} · {', '.join(relations)}",
+        )
     finally:
         context.setJobDescription(None)
     if stored is None:
         return None
     if any(report.overflow for report in reports.values()):
         release(stored)
-        log.info("stratum %d · %s · more than %d facts for one task (%s): DRed in rounds of "
-                 "Spark joins", stratum_plan.index, ", ".join(relations), max_facts,
-                 partitioned.LOCAL_FACTS_SETTING)
+        log.info(
+            "stratum %d · %s · more than %d facts for one task (%s): DRed in rounds of Spark joins",
+            stratum_plan.index,
+            ", ".join(relations),
+            max_facts,
+            partitioned.LOCAL_FACTS_SETTING,
+        )
         return None
     if any(report.exceeded for report in reports.values()):
         release(stored)
-        raise NonTerminationError(f"stratum {stratum_plan.index} did not reach a fixpoint "
-                                  f"within {max_iterations} incremental iterations")
+        raise NonTerminationError(
+            f"stratum {stratum_plan.index} did not reach a fixpoint "
+            f"within {max_iterations} incremental iterations"
+        )
     frames = partitioned.split_wide(stored, outputs)
     return {name: (frames[f"inserted:{name}"], frames[f"deleted:{name}"]) for name in relations}
 
@@ -76,10 +95,12 @@ def local_dred_changes(spark, checked, stratum_plan, old: dict, new: dict, inser
 def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
     """The plans of ``local.dred`` for the stratum, when the lower relations ``inserted`` gained
     facts and those of ``deleted`` lost some."""
+
     def seeds(positive, negated, positive_kind, negated_kind):
-        return tuple(Seed(relation, plan, lower, positive_kind if is_positive else negated_kind)
-                     for relation, plan, lower, is_positive
-                     in seed_plans(checked, stratum_plan, positive, negated))
+        return tuple(
+            Seed(relation, plan, lower, positive_kind if is_positive else negated_kind)
+            for relation, plan, lower, is_positive in seed_plans(checked, stratum_plan, positive, negated)
+        )
 
     return DredPlans(
         relations=tuple(stratum_plan.relations),
@@ -90,7 +111,8 @@ def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
         # phase 3: the other way round
         insert_seeds=seeds(inserted, deleted, "inserted", "deleted"),
         facts={name: tuple(checked.facts.get(name, ())) for name in stratum_plan.relations},
-        best={name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()})
+        best={name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()},
+    )
 
 
 def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[int] = None):
@@ -100,14 +122,14 @@ def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[in
     looks the stratum's remaining facts up. With ``position`` (a min/max relation's value),
     the head atom matches the group only: any value there."""
     body = rule.body
-    lower = tuple(literal for literal in body
-                  if not (isinstance(literal, ast.Atom) and literal.predicate in own))
-    mine = tuple(literal for literal in body
-                 if isinstance(literal, ast.Atom) and literal.predicate in own)
+    lower = tuple(
+        literal for literal in body if not (isinstance(literal, ast.Atom) and literal.predicate in own)
+    )
+    mine = tuple(literal for literal in body if isinstance(literal, ast.Atom) and literal.predicate in own)
     args = rule.head.args
     if position is not None:
         anonymous = ast.Variable("_#group", rule.head.span, anonymous=True)
-        args = args[:position] + (anonymous,) + args[position + 1:]
+        args = args[:position] + (anonymous,) + args[position + 1 :]
     head = ast.Atom(rule.head.predicate, args, rule.head.span)
     restricted = dataclasses.replace(rule, body=(head,) + lower + mine)
     return plan_rule(restricted, checked, delta_position=0).plan
@@ -115,5 +137,6 @@ def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[in
 
 def _block(checked, kind: str, name: str) -> LocalRelation:
     schema = checked.relations[name]
-    return LocalRelation(f"{kind}:{name}", tuple(schema.column_names),
-                         tuple(column.type for column in schema.columns))
+    return LocalRelation(
+        f"{kind}:{name}", tuple(schema.column_names), tuple(column.type for column in schema.columns)
+    )

@@ -93,8 +93,11 @@ def levels_apply(checked, stratum_plan) -> bool:
     aggregates = stratum_plan.aggregates
     return not aggregates or (
         set(aggregates) == set(stratum_plan.relations)
-        and all(checked.relations[name].columns[spec.position].type != "double"
-                for name, spec in aggregates.items()))
+        and all(
+            checked.relations[name].columns[spec.position].type != "double"
+            for name, spec in aggregates.items()
+        )
+    )
 
 
 def levels_key(fingerprint: str, versions: dict) -> dict:
@@ -134,8 +137,9 @@ def pays_off(checked, stratum_plan, facts: dict, lower: dict) -> bool:
     for name, rows in facts.items():
         size = rows.num_rows if isinstance(rows, pa.Table) else len(rows)
         picked = sorted(rng.sample(range(size), min(size, REDUNDANCY_SAMPLE)))
-        sample = (arrow.table_rows(rows.take(picked)) if isinstance(rows, pa.Table)
-                  else [rows[i] for i in picked])
+        sample = (
+            arrow.table_rows(rows.take(picked)) if isinstance(rows, pa.Table) else [rows[i] for i in picked]
+        )
         sampled += len(sample)
         frames[(name, "delta")] = sample
         counts[name] = dict.fromkeys(sample, 0)
@@ -144,8 +148,9 @@ def pays_off(checked, stratum_plan, facts: dict, lower: dict) -> bool:
                 counts[name][fact] += 1
     for rule_plan in stratum_plan.rules:
         spec = stratum_plan.aggregates.get(rule_plan.relation)
-        plan = compile_plan(rederive_plan(checked, rule_plan.rule, own,
-                                          spec.position if spec else None), own, columnar=True)
+        plan = compile_plan(
+            rederive_plan(checked, rule_plan.rule, own, spec.position if spec else None), own, columnar=True
+        )
         found = counts[rule_plan.relation]
         for row in plan.rows(frames):  # of a min/max group, only its best value counts
             if row in found:
@@ -173,8 +178,7 @@ def with_levels(facts: list, levels, schema) -> pa.Table:
     return table.append_column(LEVEL, values)
 
 
-def bootstrap(checked, stratum_plan, lower: dict, max_facts: Optional[int] = None
-              ) -> Optional[dict]:
+def bootstrap(checked, stratum_plan, lower: dict, max_facts: Optional[int] = None) -> Optional[dict]:
     """Relation -> its facts with their levels (the round that first derives them), evaluating
     the stratum from ``lower`` (relation -> held table or tuples) in memory; None when it holds
     more than ``max_facts`` facts."""
@@ -184,27 +188,28 @@ def bootstrap(checked, stratum_plan, lower: dict, max_facts: Optional[int] = Non
     base = {name: list(checked.facts.get(name, ())) for name in own}
     for rule_plan in stratum_plan.rules:
         base[rule_plan.relation] += compile_plan(rule_plan.plan, own).rows(frames)
-    variants = [(r.relation, compile_plan(r.plan, own, columnar=True))
-                for r in stratum_plan.delta_rules]
+    variants = [(r.relation, compile_plan(r.plan, own, columnar=True)) for r in stratum_plan.delta_rules]
     best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
-    outcome = fixpoint(base, variants, frames, best, max_facts=max_facts, only_new=not best,
-                       by_value=bool(best))
+    outcome = fixpoint(
+        base, variants, frames, best, max_facts=max_facts, only_new=not best, by_value=bool(best)
+    )
     if outcome.overflow:
         return None
     if not best:
-        return {name: with_levels(outcome.facts[name], _rounds(outcome.sizes, name, 0),
-                                  checked.relations[name])
-                for name in own}
+        return {
+            name: with_levels(outcome.facts[name], _rounds(outcome.sizes, name, 0), checked.relations[name])
+            for name in own
+        }
     found = tight_levels(variants, frames, outcome.facts, base, 0)
     if found is None:
         return None
-    return {name: with_levels(list(found[name]), list(found[name].values()),
-                              checked.relations[name])
-            for name in own}
+    return {
+        name: with_levels(list(found[name]), list(found[name].values()), checked.relations[name])
+        for name in own
+    }
 
 
-def tight_levels(variants: list, frames: dict, targets: dict, base: dict, first: int
-                 ) -> Optional[dict]:
+def tight_levels(variants: list, frames: dict, targets: dict, base: dict, first: int) -> Optional[dict]:
     """Relation -> {row: level} for the ``targets`` (relation -> best rows of min/max
     relations): the rows of ``base`` (relation -> rows with a derivation from below, or
     stated) among them get level ``first``, then, round by round, the targets the recursive
@@ -213,8 +218,9 @@ def tight_levels(variants: list, frames: dict, targets: dict, base: dict, first:
     derives from. None when a target is not reached (it would have no support)."""
     wanted = {name: set(rows) for name, rows in targets.items()}
     found: dict = {name: {} for name in targets}
-    delta = {name: [row for row in dict.fromkeys(base.get(name, ())) if row in wanted[name]]
-             for name in targets}
+    delta = {
+        name: [row for row in dict.fromkeys(base.get(name, ())) if row in wanted[name]] for name in targets
+    }
     level = first
     while any(delta.values()):
         for name, rows in delta.items():
@@ -224,9 +230,10 @@ def tight_levels(variants: list, frames: dict, targets: dict, base: dict, first:
         candidates: dict = {name: [] for name in targets}
         for relation, plan in variants:
             candidates[relation].extend(plan.rows(round_frames))
-        delta = {name: [row for row in dict.fromkeys(rows)
-                        if row in wanted[name] and row not in found[name]]
-                 for name, rows in candidates.items()}
+        delta = {
+            name: [row for row in dict.fromkeys(rows) if row in wanted[name] and row not in found[name]]
+            for name, rows in candidates.items()
+        }
         level += 1
     if any(len(found[name]) != len(wanted[name]) for name in targets):
         return None
@@ -235,8 +242,9 @@ def tight_levels(variants: list, frames: dict, targets: dict, base: dict, first:
 
 def lower_relations(stratum_plan) -> set:
     """The relations below the stratum that its rules read."""
-    return {scan.relation for rule_plan in stratum_plan.rules
-            for scan in ir.scans(rule_plan.plan)} - set(stratum_plan.relations)
+    return {scan.relation for rule_plan in stratum_plan.rules for scan in ir.scans(rule_plan.plan)} - set(
+        stratum_plan.relations
+    )
 
 
 def stored_levels(warehouse, fingerprint: str, stratum_plan, versions: dict) -> Levels:
@@ -247,8 +255,7 @@ def stored_levels(warehouse, fingerprint: str, stratum_plan, versions: dict) -> 
     return Levels(old if all(table is not None for table in old.values()) else None)
 
 
-def computed_levels(warehouse, checked, stratum_plan, versions: dict,
-                    test: bool = True) -> Optional[dict]:
+def computed_levels(warehouse, checked, stratum_plan, versions: dict, test: bool = True) -> Optional[dict]:
     """The stratum's facts with levels, evaluated in memory (``bootstrap``) from the tables it
     reads at ``versions``; None when one is not readable here or too large
     (``eval.partitioned.limits``), or, with ``test``, when levels would not pay off there
@@ -256,16 +263,21 @@ def computed_levels(warehouse, checked, stratum_plan, versions: dict,
     max_rows, max_facts = partitioned.limits(warehouse.spark)
     tables = {}
     for name in lower_relations(stratum_plan) | set(stratum_plan.relations if test else ()):
-        table = warehouse.read_facts(name, versions[name],
-                                     max_facts if name in stratum_plan.relations else max_rows)
+        table = warehouse.read_facts(
+            name, versions[name], max_facts if name in stratum_plan.relations else max_rows
+        )
         if table is None:
             return None
         tables[name] = table if arrow.is_held(table) else arrow.table_rows(table)
     lower = {name: tables[name] for name in lower_relations(stratum_plan)}
-    if test and not pays_off(checked, stratum_plan,
-                             {name: tables[name] for name in stratum_plan.relations}, lower):
-        log.info("stratum %d · no levels kept: almost no fact has two derivations, so DRed "
-                 "over-deletes no more than levels would drop", stratum_plan.index)
+    if test and not pays_off(
+        checked, stratum_plan, {name: tables[name] for name in stratum_plan.relations}, lower
+    ):
+        log.info(
+            "stratum %d · no levels kept: almost no fact has two derivations, so DRed "
+            "over-deletes no more than levels would drop",
+            stratum_plan.index,
+        )
         return None
     return bootstrap(checked, stratum_plan, lower, max_facts)
 
@@ -278,21 +290,24 @@ def keep_levels(warehouse, fingerprint: str, stratum_plan, versions: dict, table
         for name, table in tables.items():
             warehouse.levels.write(name, key, table)
     except (OSError, pa.ArrowException) as error:
-        log.warning("stratum %d · levels not stored (%s): the next removals over-delete as DRed "
-                    "does", stratum_plan.index, error)
+        log.warning(
+            "stratum %d · levels not stored (%s): the next removals over-delete as DRed does",
+            stratum_plan.index,
+            error,
+        )
 
 
 def _depended(stratum_plan, versions: dict) -> dict:
-    return {name: versions[name]
-            for name in set(stratum_plan.relations) | lower_relations(stratum_plan)}
+    return {name: versions[name] for name in set(stratum_plan.relations) | lower_relations(stratum_plan)}
 
 
 def relevelled(checked, old: dict, dropped: dict, added: dict, sizes: list) -> dict:
     """Relation -> its new facts with their levels: ``old`` (relation -> facts with levels)
     without the ``dropped`` facts, and the facts ``added`` by a fixpoint (relation -> facts in
     the order of its rounds, whose ``sizes`` it gives) at levels above every old one."""
-    top = max((pc.max(table.column(LEVEL)).as_py() or 0 for table in old.values()
-               if table.num_rows), default=0)
+    top = max(
+        (pc.max(table.column(LEVEL)).as_py() or 0 for table in old.values() if table.num_rows), default=0
+    )
     result = {}
     for name, table in old.items():
         schema = checked.relations[name]
@@ -302,9 +317,16 @@ def relevelled(checked, old: dict, dropped: dict, added: dict, sizes: list) -> d
     return result
 
 
-def relevelled_best(checked, stratum_plan, variants: list, old: dict, gone: dict,
-                    targets: dict, lower: dict, rounds: Optional[dict] = None
-                    ) -> Optional[dict]:
+def relevelled_best(
+    checked,
+    stratum_plan,
+    variants: list,
+    old: dict,
+    gone: dict,
+    targets: dict,
+    lower: dict,
+    rounds: Optional[dict] = None,
+) -> Optional[dict]:
     """Relation -> its new rows with their levels, for a stratum of min/max relations: ``old``
     (relation -> rows with levels) without the ``gone`` rows, and the ``targets`` (relation ->
     rows: new best values, and rows whose support went) at levels above every old one.
@@ -315,28 +337,44 @@ def relevelled_best(checked, stratum_plan, variants: list, old: dict, gone: dict
     an equal one. Otherwise (or without ``rounds``) ``tight_levels`` computes them: those
     derived from what remains, from ``lower`` (relation -> its new facts) or stated first.
     None when a target has no support (the levels are then not kept)."""
-    top = max((pc.max(table.column(LEVEL)).as_py() or 0 for table in old.values()
-               if table.num_rows), default=0)
-    remaining = {name: _without(table, gone.get(name, ()), checked.relations[name])
-                 for name, table in old.items()}
+    top = max(
+        (pc.max(table.column(LEVEL)).as_py() or 0 for table in old.values() if table.num_rows), default=0
+    )
+    remaining = {
+        name: _without(table, gone.get(name, ()), checked.relations[name]) for name, table in old.items()
+    }
 
     def joined(found: dict) -> dict:
-        return {name: pa.concat_tables([table, with_levels(
-            list(found[name]), list(found[name].values()), checked.relations[name]).cast(
-                table.schema)]) for name, table in remaining.items()}
+        return {
+            name: pa.concat_tables(
+                [
+                    table,
+                    with_levels(list(found[name]), list(found[name].values()), checked.relations[name]).cast(
+                        table.schema
+                    ),
+                ]
+            )
+            for name, table in remaining.items()
+        }
 
-    if rounds is not None and all(row in rounds[name] for name, rows in targets.items()
-                                  for row in rows):
-        proposed = {name: {row: top + 1 + rounds[name][row] for row in rows}
-                    for name, rows in targets.items()}
+    if rounds is not None and all(row in rounds[name] for name, rows in targets.items() for row in rows):
+        proposed = {
+            name: {row: top + 1 + rounds[name][row] for row in rows} for name, rows in targets.items()
+        }
         tables = joined(proposed)
         supported = _witnessed(checked, stratum_plan, tables, proposed, lower)
         if all(len(supported[name]) == len(set(rows)) for name, rows in targets.items()):
             return tables
-    base = _witnessed(checked, stratum_plan, remaining, {
-        name: dict.fromkeys(rows, top + 1) for name, rows in targets.items()}, lower)
-    found = tight_levels(variants, {(name, "full"): rows for name, rows in lower.items()},
-                         targets, base, top + 1)
+    base = _witnessed(
+        checked,
+        stratum_plan,
+        remaining,
+        {name: dict.fromkeys(rows, top + 1) for name, rows in targets.items()},
+        lower,
+    )
+    found = tight_levels(
+        variants, {(name, "full"): rows for name, rows in lower.items()}, targets, base, top + 1
+    )
     return None if found is None else joined(found)
 
 
@@ -346,10 +384,16 @@ def _witnessed(checked, stratum_plan, levels: dict, candidates: dict, lower: dic
     level."""
     frames = {(name, "full"): rows for name, rows in lower.items()}
     frames.update({(_LEVELS + name, "full"): table for name, table in levels.items()})
-    frames.update({(_CANDIDATES + name, "delta"): [row + (level,) for row, level in rows.items()]
-                   for name, rows in candidates.items()})
-    found = {name: {fact for fact in checked.facts.get(name, ()) if fact in rows}
-             for name, rows in candidates.items()}
+    frames.update(
+        {
+            (_CANDIDATES + name, "delta"): [row + (level,) for row, level in rows.items()]
+            for name, rows in candidates.items()
+        }
+    )
+    found = {
+        name: {fact for fact in checked.facts.get(name, ()) if fact in rows}
+        for name, rows in candidates.items()
+    }
     # plans of their own: compiled plans keep what they read of the stored levels
     for head, _, plan in LevelPlans(checked, stratum_plan).witnesses:
         if candidates.get(head):
@@ -383,8 +427,11 @@ def _without(table: pa.Table, facts, schema) -> pa.Table:
     except arrow.MISFITS:
         facts = set(facts)
         rows = [row for row in arrow.table_rows(table) if row[:-1] not in facts]
-        return pa.Table.from_pylist([], schema=table.schema) if not rows else \
-            with_levels([r[:-1] for r in rows], [r[-1] for r in rows], schema)
+        return (
+            pa.Table.from_pylist([], schema=table.schema)
+            if not rows
+            else with_levels([r[:-1] for r in rows], [r[-1] for r in rows], schema)
+        )
 
 
 class LevelPlans:
@@ -401,20 +448,39 @@ class LevelPlans:
         self.witnesses, self.successors = [], []
         for rule_plan in stratum_plan.rules:
             rule = rule_plan.rule
-            mine = [atom.predicate for atom in rule.body
-                    if isinstance(atom, ast.Atom) and atom.predicate in own]
+            mine = [
+                atom.predicate for atom in rule.body if isinstance(atom, ast.Atom) and atom.predicate in own
+            ]
             body = mine[0] if mine else None
-            self.witnesses.append((rule.head.predicate, body, compile_plan(
-                _levelled_plan(checked, rule, own, from_head=True), dynamic, columnar=True,
-                columnar_rows=LEVEL_COLUMNAR_ROWS)))
+            self.witnesses.append(
+                (
+                    rule.head.predicate,
+                    body,
+                    compile_plan(
+                        _levelled_plan(checked, rule, own, from_head=True),
+                        dynamic,
+                        columnar=True,
+                        columnar_rows=LEVEL_COLUMNAR_ROWS,
+                    ),
+                )
+            )
             if body is not None:
-                self.successors.append((rule.head.predicate, compile_plan(
-                    _levelled_plan(checked, rule, own, from_head=False), dynamic,
-                    columnar=True, columnar_rows=LEVEL_COLUMNAR_ROWS)))
+                self.successors.append(
+                    (
+                        rule.head.predicate,
+                        compile_plan(
+                            _levelled_plan(checked, rule, own, from_head=False),
+                            dynamic,
+                            columnar=True,
+                            columnar_rows=LEVEL_COLUMNAR_ROWS,
+                        ),
+                    )
+                )
 
 
-def dropped(plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict,
-            removed: Optional[dict] = None) -> dict:
+def dropped(
+    plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict, removed: Optional[dict] = None
+) -> dict:
     """Relation -> its facts that lose their support (see the module docstring). ``seeds``:
     relation -> facts that lost a derivation; ``levels``: relation -> its old facts with their
     levels (held tables); ``lower``: relation -> its new facts; ``removed``: relation -> old
@@ -466,8 +532,10 @@ def dropped(plans: LevelPlans, checked, seeds: dict, levels: dict, lower: dict,
             for row in plan.rows(candidates):
                 if body is None or row[width:] not in lost[body]:
                     found.add(row[:width])
-        gone = {name: [f for f in facts if f not in supported[name] and f not in stated[name]]
-                for name, facts in batch.items()}
+        gone = {
+            name: [f for f in facts if f not in supported[name] and f not in stated[name]]
+            for name, facts in batch.items()
+        }
         if not any(gone.values()):
             continue
         successors = dict(frames)
@@ -505,15 +573,20 @@ def _levelled_plan(checked, rule: ast.Rule, own: frozenset, from_head: bool):
         return ast.Atom(name, atom.args + (level,), atom.span)
 
     # a min/max head is read with its value: only derivations of that value support it
-    rule = dataclasses.replace(rule, head=ast.Atom(rule.head.predicate, tuple(
-        arg.variable if isinstance(arg, ast.Aggregate) else arg for arg in rule.head.args),
-        span))
+    rule = dataclasses.replace(
+        rule,
+        head=ast.Atom(
+            rule.head.predicate,
+            tuple(arg.variable if isinstance(arg, ast.Aggregate) else arg for arg in rule.head.args),
+            span,
+        ),
+    )
     head_level = ast.Variable("_#head_level", span)
     body_level = ast.Variable("_#body_level", span)
-    mine = [literal for literal in rule.body
-            if isinstance(literal, ast.Atom) and literal.predicate in own]
-    lower = tuple(literal for literal in rule.body
-                  if not (isinstance(literal, ast.Atom) and literal.predicate in own))
+    mine = [literal for literal in rule.body if isinstance(literal, ast.Atom) and literal.predicate in own]
+    lower = tuple(
+        literal for literal in rule.body if not (isinstance(literal, ast.Atom) and literal.predicate in own)
+    )
     smaller = ast.Comparison("<", body_level, head_level, span)
     if from_head:
         body = (levelled(rule.head, _CANDIDATES, head_level),) + lower
@@ -524,12 +597,15 @@ def _levelled_plan(checked, rule: ast.Rule, own: frozenset, from_head: bool):
             outputs += mine[0].args
             types += checked.relations[mine[0].predicate].types
     else:
-        body = ((levelled(mine[0], _CANDIDATES, body_level),) + lower
-                + (levelled(rule.head, _LEVELS, head_level), smaller))
+        body = (
+            (levelled(mine[0], _CANDIDATES, body_level),)
+            + lower
+            + (levelled(rule.head, _LEVELS, head_level), smaller)
+        )
         outputs = rule.head.args + (head_level,)
         types = checked.relations[rule.head.predicate].types + ("long",)
     relations["#pair"] = RelationSchema(
-        "#pair", tuple(Column(f"c{i}", t) for i, t in enumerate(types)), "idb")
+        "#pair", tuple(Column(f"c{i}", t) for i, t in enumerate(types)), "idb"
+    )
     paired = dataclasses.replace(rule, head=ast.Atom("#pair", outputs, span), body=body)
-    return plan_rule(paired, dataclasses.replace(checked, relations=relations),
-                     delta_position=0).plan
+    return plan_rule(paired, dataclasses.replace(checked, relations=relations), delta_position=0).plan

@@ -75,15 +75,27 @@ from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
 from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
-from .changes import (ON_MISSING_DELETE, PRESENCE, apply_change, assess, assess_in_driver,
-                      assessed_presence, check_assessed, conform_changes, counted_change,
-                      diff, presence_rows, signed, signed_presence, store_assessed)
+from .changes import (
+    ON_MISSING_DELETE,
+    PRESENCE,
+    apply_change,
+    assess,
+    assess_in_driver,
+    assessed_presence,
+    check_assessed,
+    conform_changes,
+    counted_change,
+    diff,
+    presence_rows,
+    signed,
+    signed_presence,
+    store_assessed,
+)
 from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .counting_local import local_counting_changes
 from .dred import dred_applies, dred_changes
-from .dred_linear import (RecomputeInstead, linear_dred_applies, linear_dred_changes,
-                          repairs_groups)
+from .dred_linear import RecomputeInstead, linear_dred_applies, linear_dred_changes, repairs_groups
 from .dred_local import local_dred_changes
 from .levels import computed_levels, keep_levels, levels_apply, stored_levels
 
@@ -130,17 +142,27 @@ class UpdateReport:
     def __str__(self) -> str:
         lines = [f"update run {self.run_id}" + (" (already committed)" if self.already_committed else "")]
         for r in self.relations.values():
-            lines.append(f"  {r.relation}: +{r.inserted} -{r.deleted} facts, version "
-                         f"{r.version_before} -> {r.version_after}")
+            lines.append(
+                f"  {r.relation}: +{r.inserted} -{r.deleted} facts, version "
+                f"{r.version_before} -> {r.version_after}"
+            )
         for s in self.strata:
             lines.append(f"  stratum {s.index} ({', '.join(s.relations)}): {s.method}, {s.seconds:.2f}s")
         return "\n".join(lines)
 
 
-def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]] = None,
-           method: str = "auto", on_missing_delete: str = "error", run_id: Optional[str] = None,
-           max_iterations: Optional[int] = None, checkpoint_interval: int = 10,
-           decompose: bool = True) -> UpdateReport:
+def update(
+    program,
+    spark,
+    warehouse,
+    changes: Optional[Mapping[str, DataFrame]] = None,
+    method: str = "auto",
+    on_missing_delete: str = "error",
+    run_id: Optional[str] = None,
+    max_iterations: Optional[int] = None,
+    checkpoint_interval: int = 10,
+    decompose: bool = True,
+) -> UpdateReport:
     """Maintain the program's relations in ``warehouse`` under changes of its EDB relations.
 
     ``changes`` maps EDB relations to change sets (the relation's columns, and ``_count``: +n
@@ -159,8 +181,7 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     if on_missing_delete not in ON_MISSING_DELETE:
-        raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not "
-                         f"{on_missing_delete!r}")
+        raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not {on_missing_delete!r}")
     if checkpoint_interval is None or checkpoint_interval < 1:
         raise ValueError("checkpoint_interval must be a positive number of iterations")
     started = time.perf_counter()
@@ -170,8 +191,9 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
         if name not in checked.relations:
             raise InputError(f"changes given for a relation the program does not mention: {name}")
         if checked.relations[name].kind != "edb":
-            raise InputError(f"changes given for a derived (IDB) relation: {name}; only EDB "
-                             "relations take changes")
+            raise InputError(
+                f"changes given for a derived (IDB) relation: {name}; only EDB relations take changes"
+            )
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}
     if changes and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
@@ -182,9 +204,17 @@ def update(program, spark, warehouse, changes: Optional[Mapping[str, DataFrame]]
         if run.already_committed:
             report = UpdateReport(run.run_id, already_committed=True, consumed=dict(run.consumed))
         else:
-            report = _Update(program, spark, warehouse, run, method, on_missing_delete,
-                             max_iterations, checkpoint_interval, decompose
-                             ).run(changes, checked_changes)
+            report = _Update(
+                program,
+                spark,
+                warehouse,
+                run,
+                method,
+                on_missing_delete,
+                max_iterations,
+                checkpoint_interval,
+                decompose,
+            ).run(changes, checked_changes)
     except BaseException:
         warehouse.abort_run(run)
         raise
@@ -209,14 +239,17 @@ def _check_changes(checked, warehouse, changes) -> dict:
             versions[name] = warehouse.version(name)
             # a small change against a table delta-rs reads: assessed here, one job
             small = collect_small(change, DRIVER_ROWS)
-            old = None if small is None else warehouse.read_facts(
-                name, versions[name], partitioned.limits(frame.sparkSession)[0],
-                with_counts=True)
+            old = (
+                None
+                if small is None
+                else warehouse.read_facts(
+                    name, versions[name], partitioned.limits(frame.sparkSession)[0], with_counts=True
+                )
+            )
             if old is not None:
                 in_driver[name] = assess_in_driver(schema, small, old, "error")
                 continue
-            old = warehouse.read(name, with_counts=True, version=versions[name]).where(
-                F.col(COUNT) > 0)
+            old = warehouse.read(name, with_counts=True, version=versions[name]).where(F.col(COUNT) > 0)
             frames[name] = assess(schema, change, old, "error")
     leaves, tallies = store_assessed(frames)
     for name, leaf in leaves.items():
@@ -239,8 +272,18 @@ def _typed(program, warehouse):
 
 
 class _Update:
-    def __init__(self, program, spark, warehouse, run, method, on_missing_delete, max_iterations,
-                 checkpoint_interval=10, decompose=True):
+    def __init__(
+        self,
+        program,
+        spark,
+        warehouse,
+        run,
+        method,
+        on_missing_delete,
+        max_iterations,
+        checkpoint_interval=10,
+        decompose=True,
+    ):
         self.program = program
         self.checked = program.checked
         self.spark = spark
@@ -263,8 +306,12 @@ class _Update:
         self.local: dict = {}
         self.levelled: list = []  # (stratum plan, Levels): strata whose levels to keep
         # relations storing count 1 per present fact: recursive strata, aggregate relations
-        self.set_valued = {name for plan in program.plans for name in plan.relations
-                           if plan.recursive or name in plan.aggregates}
+        self.set_valued = {
+            name
+            for plan in program.plans
+            for name in plan.relations
+            if plan.recursive or name in plan.aggregates
+        }
 
     # -- driving -------------------------------------------------------------------------
 
@@ -273,8 +320,10 @@ class _Update:
         base = dict(run.base_versions)
         missing = [n for n in checked.relations if n not in base]
         if missing:
-            raise WarehouseError(f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
-                                 "materialize the program into it before updating it")
+            raise WarehouseError(
+                f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
+                "materialize the program into it before updating it"
+            )
         for name in checked.relations:
             self._state(name, base[name])
         applied, consumed = self._edb_changes(changes, base, checked_changes or {})
@@ -282,8 +331,9 @@ class _Update:
         for plan in self.program.plans:
             started = time.perf_counter()
             used = self._stratum(plan)
-            report.strata.append(StratumReport(plan.index, tuple(plan.relations), used,
-                                               time.perf_counter() - started))
+            report.strata.append(
+                StratumReport(plan.index, tuple(plan.relations), used, time.perf_counter() - started)
+            )
         self._commit(applied, consumed, base, report)
         self._keep_levels()
         return report
@@ -291,8 +341,9 @@ class _Update:
     def _state(self, name, version) -> None:
         """Read ``name``'s old state at ``version`` (when first used)."""
         self.read_at[name] = version
-        self.old.promise(name, lambda: self.wh.read(name, with_counts=True, version=version)
-                         .where(F.col(COUNT) > 0))
+        self.old.promise(
+            name, lambda: self.wh.read(name, with_counts=True, version=version).where(F.col(COUNT) > 0)
+        )
 
     def _columns(self, name):
         return list(self.checked.relations[name].column_names)
@@ -308,16 +359,18 @@ class _Update:
                 if leaf is not None and version == base[name]:
                     stored[name] = (leaf, tally)
                 else:
-                    found[name] = assess(schema, conform_changes(schema, frame), self.old[name],
-                                         self.on_missing_delete)
+                    found[name] = assess(
+                        schema, conform_changes(schema, frame), self.old[name], self.on_missing_delete
+                    )
             applied = set(changes)
         else:
             committed = [r for r in wh.runs() if r["status"] == "committed"]
             for name in checked.edb:
                 # the latest run that consumed the relation (a run writing other tables only,
                 # like a hand-made change of an input table, records nothing for it)
-                last = next((r for r in reversed(committed)
-                             if (r.get("consumed") or {}).get(name) is not None), {})
+                last = next(
+                    (r for r in reversed(committed) if (r.get("consumed") or {}).get(name) is not None), {}
+                )
                 since = (last.get("consumed") or {}).get(name)
                 source = (last.get("sources") or {}).get(name)
                 if since is None:
@@ -334,9 +387,11 @@ class _Update:
                 elif since != base[name]:
                     self._state(name, since)
                     # the table's own changes (summed per fact): valid by construction
-                    found[name] = assess(checked.relations[name], wh.changes(
-                        name, since, base[name]).toDF(*self._columns(name), COUNT),
-                        self.old[name])
+                    found[name] = assess(
+                        checked.relations[name],
+                        wh.changes(name, since, base[name]).toDF(*self._columns(name), COUNT),
+                        self.old[name],
+                    )
                     consumed[name] = (base[name], None)
         self._absorb(found, stored=stored)
         applied = {name for name in applied if name in self.deltas}
@@ -379,9 +434,13 @@ class _Update:
                 self.local[name] = local[name]
             self.deltas.promise(name, lambda leaf=leaf, c=columns: _made(leaf).select(*c, COUNT))
             self.presence[name] = _Presence(
-                lambda leaf=leaf, c=columns: (_made(leaf).where(F.col(PRESENCE) > 0).select(*c),
-                                              _made(leaf).where(F.col(PRESENCE) < 0).select(*c)),
-                tally.inserted, tally.deleted)
+                lambda leaf=leaf, c=columns: (
+                    _made(leaf).where(F.col(PRESENCE) > 0).select(*c),
+                    _made(leaf).where(F.col(PRESENCE) < 0).select(*c),
+                ),
+                tally.inserted,
+                tally.deleted,
+            )
             self.tallies[name] = tally
 
     def new_state(self, name):
@@ -413,8 +472,7 @@ class _Update:
         if self.method != "recompute" and not changed:
             return "unchanged"
         # the relations whose set of facts changed (not only multiplicities)
-        moved = {r for r in changed if r in self.presence
-                 and (self.presence[r][2] or self.presence[r][3])}
+        moved = {r for r in changed if r in self.presence and (self.presence[r][2] or self.presence[r][3])}
         if self.method == "recompute":
             used = "recompute"
         elif not plan.recursive:
@@ -470,8 +528,7 @@ class _Update:
         def stored(name, limit):
             return self.wh.read_facts(name, self.read_at[name], limit, with_counts=True)
 
-        changes = {name: self.local[name].select([*self._columns(name), COUNT])
-                   for name in changed}
+        changes = {name: self.local[name].select([*self._columns(name), COUNT]) for name in changed}
         counts = local_counting_changes(self.checked, plan, reads, changes, stored, max_rows)
         if counts is None:
             return None
@@ -490,8 +547,7 @@ class _Update:
     def _groups(self, plan, reads, moved) -> dict:
         old = {name: self.old[name].select(*self._columns(name)) for name in reads}
         new = {name: self.new_facts(name) for name in reads}
-        facts = {name: self.presence[name][0].unionByName(self.presence[name][1])
-                 for name in moved}
+        facts = {name: self.presence[name][0].unionByName(self.presence[name][1]) for name in moved}
         stored = {name: self.old[name] for name in plan.aggregates}
         return aggregate_changes(self.spark, self.checked, plan, old, new, facts, stored)
 
@@ -503,26 +559,48 @@ class _Update:
         gone = [n for n in changed if self.presence[n][3]]
         if self.decompose and linear_dred_applies(plan):
             # presence rows the driver holds are passed as they are (no job to collect them)
-            held = [{name: presence_rows(self.local[name], sign) if name in self.local
-                     else self.presence[name][index] for name in names}
-                    for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))]
-            levels = (stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
-                      if levels_apply(self.checked, plan) else None)
+            held = [
+                {
+                    name: presence_rows(self.local[name], sign)
+                    if name in self.local
+                    else self.presence[name][index]
+                    for name in names
+                }
+                for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))
+            ]
+            levels = (
+                stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
+                if levels_apply(self.checked, plan)
+                else None
+            )
             facts = linear_dred_changes(
-                self.spark, self.checked, plan, plain, *held,
-                self.max_iterations, stored=lambda name, rows: self.wh.read_facts(
-                    name, self.read_at[name], rows), recompute_if_larger=self.method == "auto",
-                levels=levels)
+                self.spark,
+                self.checked,
+                plan,
+                plain,
+                *held,
+                self.max_iterations,
+                stored=lambda name, rows: self.wh.read_facts(name, self.read_at[name], rows),
+                recompute_if_larger=self.method == "auto",
+                levels=levels,
+            )
             if facts is not None:  # computed in the driver: stored as they are, no Spark job
                 if levels is not None:
                     self.levelled.append((plan, levels))
-                self._absorb({}, stored={name: assessed_presence(
-                    self.checked.relations[name], *changes) for name, changes in facts.items()})
+                self._absorb(
+                    {},
+                    stored={
+                        name: assessed_presence(self.checked.relations[name], *changes)
+                        for name, changes in facts.items()
+                    },
+                )
                 return {}
         if not dred_applies(plan, set(appeared), set(gone)):
-            raise RecomputeInstead(f"stratum {plan.index} · {', '.join(plan.relations)} · "
-                                   "removals reaching min/max relations, too large to repair "
-                                   "their groups in the driver")
+            raise RecomputeInstead(
+                f"stratum {plan.index} · {', '.join(plan.relations)} · "
+                "removals reaching min/max relations, too large to repair "
+                "their groups in the driver"
+            )
         # every round reads the changed lower relations' new states: those that lost facts are
         # stored (when first read; even a lazy checkpoint ran a job at once here, measured, so
         # the linear path above goes without them), the others are their old facts and the
@@ -536,11 +614,21 @@ class _Update:
         deleted = {n: self.presence[n][1] for n in gone}
         results = None
         if self.decompose:
-            results = local_dred_changes(self.spark, self.checked, plan, plain, new, inserted,
-                                         deleted, self.max_iterations)
+            results = local_dred_changes(
+                self.spark, self.checked, plan, plain, new, inserted, deleted, self.max_iterations
+            )
         if results is None:
-            results = dred_changes(self.spark, self.checked, plan, plain, new, inserted, deleted,
-                                   self.max_iterations, self.checkpoint_interval)
+            results = dred_changes(
+                self.spark,
+                self.checked,
+                plan,
+                plain,
+                new,
+                inserted,
+                deleted,
+                self.max_iterations,
+                self.checkpoint_interval,
+            )
         return {name: signed_presence(ins, dels) for name, (ins, dels) in results.items()}
 
     def _recompute(self, plan, reads) -> dict:
@@ -548,10 +636,15 @@ class _Update:
 
         counted = {name: self.new_state(name) for name in reads}
         frames = {name: frame.select(*self._columns(name)) for name, frame in counted.items()}
-        results, _ = evaluate(self.spark, self.checked, [plan], frames,
-                              max_iterations=self.max_iterations,
-                              checkpoint_interval=self.checkpoint_interval,
-                              decompose=self.decompose)
+        results, _ = evaluate(
+            self.spark,
+            self.checked,
+            [plan],
+            frames,
+            max_iterations=self.max_iterations,
+            checkpoint_interval=self.checkpoint_interval,
+            decompose=self.decompose,
+        )
         changes = {}
         for name in plan.relations:
             if plan.recursive or name in plan.aggregates:
@@ -565,19 +658,24 @@ class _Update:
         """Derivation counts of a non-recursive, non-aggregate relation (``eval.commit``'s)."""
         scans = {(rel, "full"): frame for rel, frame in counted.items()}
         columns = self._columns(name)
-        parts = [count_derivations(rp.plan, scans, self.spark).toDF(*columns, COUNT)
-                 for rp in plan.rules if rp.relation == name]
+        parts = [
+            count_derivations(rp.plan, scans, self.spark).toDF(*columns, COUNT)
+            for rp in plan.rules
+            if rp.relation == name
+        ]
         facts = self.checked.facts.get(name)
         if facts:
-            parts.append(facts_frame(self.spark, self.checked.relations[name], facts)
-                         .withColumn(COUNT, F.lit(1).cast("long")))
+            parts.append(
+                facts_frame(self.spark, self.checked.relations[name], facts).withColumn(
+                    COUNT, F.lit(1).cast("long")
+                )
+            )
         if not parts:
             return self.old[name].limit(0)
         union = parts[0]
         for part in parts[1:]:
             union = union.unionByName(part)
-        return union.groupBy(*columns).agg(F.sum(COUNT).cast("long").alias(COUNT)).where(
-            F.col(COUNT) != 0)
+        return union.groupBy(*columns).agg(F.sum(COUNT).cast("long").alias(COUNT)).where(F.col(COUNT) != 0)
 
     # -- committing ----------------------------------------------------------------------
 
@@ -585,8 +683,9 @@ class _Update:
         """Store the levels of the strata maintained with them (``incremental.levels``), for
         the versions just committed; a stratum maintained without them (none were stored for
         its old state) whose over-deletion flooded gets them computed once, in memory."""
-        versions = {name: self.run_info.produced.get(name, self.read_at[name])
-                    for name in self.checked.relations}
+        versions = {
+            name: self.run_info.produced.get(name, self.read_at[name]) for name in self.checked.relations
+        }
         for plan, levels in self.levelled:
             if levels.old is not None:
                 tables = levels.new
@@ -606,12 +705,20 @@ class _Update:
             tally = self.tallies[name]
             # a set-valued relation's change that only adds facts adds rows it does not store
             # (its tables hold count 1 per present fact and no other row)
-            new_facts_only = (name in self.set_valued and not tally.deleted
-                              and tally.inserted == tally.rows)
-            change = (self.local[name].select([*self._columns(name), COUNT])
-                      if name in self.local else self.deltas[name])
-            wh.apply_changes(name, list(zip(schema.column_names, schema.types)), change, run,
-                             netted=True, new_facts_only=new_facts_only)
+            new_facts_only = name in self.set_valued and not tally.deleted and tally.inserted == tally.rows
+            change = (
+                self.local[name].select([*self._columns(name), COUNT])
+                if name in self.local
+                else self.deltas[name]
+            )
+            wh.apply_changes(
+                name,
+                list(zip(schema.column_names, schema.types)),
+                change,
+                run,
+                netted=True,
+                new_facts_only=new_facts_only,
+            )
         for name in checked.edb:
             if name in consumed:
                 version, source = consumed[name]
@@ -620,8 +727,9 @@ class _Update:
                 run.consume(name, run.produced.get(name, base[name]))
         report.consumed = dict(run.consumed)
         for name in checked.relations:
-            entry = RelationReport(name, version_before=base[name],
-                                   version_after=run.produced.get(name, base[name]))
+            entry = RelationReport(
+                name, version_before=base[name], version_after=run.produced.get(name, base[name])
+            )
             if name in self.presence:
                 entry.inserted, entry.deleted = self.presence[name][2], self.presence[name][3]
             report.relations[name] = entry

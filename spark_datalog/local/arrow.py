@@ -51,22 +51,35 @@ def arrays(facts: list, column_types) -> list:
 
 def table(facts: list, column_names, column_types) -> pa.Table:
     """``facts`` (tuples) as an Arrow table with the given column names and Datalog types."""
-    return pa.Table.from_arrays(arrays(facts, column_types), schema=pa.schema(
-        [pa.field(name, ARROW_TYPES[type_]) for name, type_ in zip(column_names, column_types)]))
+    return pa.Table.from_arrays(
+        arrays(facts, column_types),
+        schema=pa.schema(
+            [pa.field(name, ARROW_TYPES[type_]) for name, type_ in zip(column_names, column_types)]
+        ),
+    )
 
 
 # what a value that Arrow cannot hold or compare in a column raises (a string with a lone
 # surrogate has no UTF-8 form)
-MISFITS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError,
-           OverflowError, UnicodeEncodeError)
+MISFITS = (
+    pa.ArrowInvalid,
+    pa.ArrowTypeError,
+    pa.ArrowNotImplementedError,
+    TypeError,
+    OverflowError,
+    UnicodeEncodeError,
+)
 
 
 def is_held(rows) -> bool:
     """Whether ``rows`` is a pyarrow Table that the local backend probes by key in bulk
     (``matching``) instead of converting every row to a tuple: one with columns, none of them
     floating point (whose NaN and ``-0.0`` Python sets and Arrow kernels compare differently)."""
-    return (isinstance(rows, pa.Table) and rows.num_columns > 0
-            and not any(pa.types.is_floating(f.type) for f in rows.schema))
+    return (
+        isinstance(rows, pa.Table)
+        and rows.num_columns > 0
+        and not any(pa.types.is_floating(f.type) for f in rows.schema)
+    )
 
 
 def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
@@ -89,8 +102,12 @@ def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
             return table.filter(pc.is_in(column, value_set=pa.array(list(wanted), column.type)))
         names = [table.column_names[p] for p in positions]
         keys = pa.Table.from_arrays(
-            [pa.array(values, table.schema.field(p).type)
-             for values, p in zip(transposed(wanted, len(positions)), positions)], names=names)
+            [
+                pa.array(values, table.schema.field(p).type)
+                for values, p in zip(transposed(wanted, len(positions)), positions)
+            ],
+            names=names,
+        )
         return table.join(keys, names, join_type="left semi")
     except MISFITS:
         return None
@@ -134,7 +151,7 @@ class SortedKeys:
         total = 1
         for span in spans:
             total *= span
-        if total >= 2 ** 62:
+        if total >= 2**62:
             return None
         keys = np.zeros(table.num_rows, dtype=np.int64)
         for column, low, span in zip(columns, lows, spans):
@@ -191,9 +208,9 @@ def _sorted_keys(table: pa.Table, positions: tuple) -> "Optional[SortedKeys]":
 def like(table: pa.Table, facts) -> pa.Table:
     """``facts`` (tuples) as a table of ``table``'s schema."""
     columns = transposed(facts, table.num_columns)
-    return pa.Table.from_arrays([pa.array(values, f.type)
-                                 for values, f in zip(columns, table.schema)],
-                                schema=table.schema)
+    return pa.Table.from_arrays(
+        [pa.array(values, f.type) for values, f in zip(columns, table.schema)], schema=table.schema
+    )
 
 
 def among(table: pa.Table, facts) -> set:

@@ -22,8 +22,14 @@ from . import arrow
 
 # comparisons Arrow evaluates as Python compares two integers or two strings (UTF-8 byte order
 # is code point order)
-_COMPARISONS = {"=": pc.equal, "!=": pc.not_equal, "<": pc.less, "<=": pc.less_equal,
-                ">": pc.greater, ">=": pc.greater_equal}
+_COMPARISONS = {
+    "=": pc.equal,
+    "!=": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
 _LITERAL_TYPES = {"int": pa.int64(), "long": pa.int64(), "string": pa.string()}
 
 
@@ -66,8 +72,7 @@ def _supported(node) -> bool:
         return False
     if isinstance(node, ir.Select) and not all(_comparable(c) for c in node.conditions):
         return False
-    if isinstance(node, ir.Project) and not all(isinstance(e, ir.ColumnRef)
-                                                for _, e in node.outputs):
+    if isinstance(node, ir.Project) and not all(isinstance(e, ir.ColumnRef) for _, e in node.outputs):
         return False
     if isinstance(node, (ir.Join, ir.AntiJoin)) and not node.on:
         return False
@@ -78,20 +83,20 @@ def _supported(node) -> bool:
 
 def _comparable(condition) -> bool:
     return condition.op in _COMPARISONS and all(
-        isinstance(side, ir.ColumnRef)
-        or (isinstance(side, ir.Literal) and side.type in _LITERAL_TYPES)
-        for side in (condition.left, condition.right))
+        isinstance(side, ir.ColumnRef) or (isinstance(side, ir.Literal) and side.type in _LITERAL_TYPES)
+        for side in (condition.left, condition.right)
+    )
 
 
-def joined(rows, columns: tuple, table: pa.Table, table_columns: tuple, on: tuple,
-           out: tuple) -> Optional[list]:
+def joined(
+    rows, columns: tuple, table: pa.Table, table_columns: tuple, on: tuple, out: tuple
+) -> Optional[list]:
     """The equi-join of ``rows`` (tuples named by ``columns``) with ``table`` (its columns named
     ``table_columns``) on ``on``, as tuples named by ``out``: one Arrow hash join, for a
     tuple-evaluated plan joining many rows with a held table. None when a value is beyond this
     module (the caller then joins tuples)."""
     try:
-        result = _joined(_as_table(rows, columns, "rows"), _as_table(table, table_columns,
-                                                                     "table"), on, out)
+        result = _joined(_as_table(rows, columns, "rows"), _as_table(table, table_columns, "table"), on, out)
     except (Unsupported, *arrow.MISFITS):
         return None
     return arrow.table_rows(result)
@@ -108,11 +113,14 @@ def _as_table(rows, columns: tuple, what: str) -> pa.Table:
     else:
         rows = rows if isinstance(rows, list) else list(rows)
         table = pa.Table.from_arrays(
-            [pa.array(values) for values in arrow.transposed(rows, len(columns))],
-            names=list(columns))
+            [pa.array(values) for values in arrow.transposed(rows, len(columns))], names=list(columns)
+        )
     for field in table.schema:
-        if not (pa.types.is_integer(field.type) or pa.types.is_string(field.type)
-                or (pa.types.is_null(field.type) and not table.num_rows)):
+        if not (
+            pa.types.is_integer(field.type)
+            or pa.types.is_string(field.type)
+            or (pa.types.is_null(field.type) and not table.num_rows)
+        ):
             raise Unsupported(f"column {field.name} of {what}: {field.type}")
     return table.rename_columns(list(columns))
 
@@ -140,8 +148,7 @@ def _operand(table: pa.Table, side):
 def _alike(a, b) -> bool:
     """Whether values of types ``a`` and ``b`` compare as Python compares them: both integers,
     or both strings (a null type is an empty input's, with no value at all)."""
-    return (pa.types.is_null(a) or pa.types.is_null(b)
-            or pa.types.is_string(a) == pa.types.is_string(b))
+    return pa.types.is_null(a) or pa.types.is_null(b) or pa.types.is_string(a) == pa.types.is_string(b)
 
 
 def _project(plan: ColumnarPlan, node: ir.Project, frames) -> pa.Table:
@@ -151,17 +158,19 @@ def _project(plan: ColumnarPlan, node: ir.Project, frames) -> pa.Table:
 
 
 def _join(plan: ColumnarPlan, node: ir.Join, frames) -> pa.Table:
-    return _joined(plan._evaluate(node.left, frames), plan._evaluate(node.right, frames),
-                   node.on, node.columns)
+    return _joined(
+        plan._evaluate(node.left, frames), plan._evaluate(node.right, frames), node.on, node.columns
+    )
 
 
 def _joined(left: pa.Table, right: pa.Table, on: tuple, out: tuple) -> pa.Table:
     left, right = _aligned(left, right, on)
     if not (left.num_rows and right.num_rows):  # (Arrow joins no null-typed empty column)
-        columns = {**dict(zip(right.column_names, right.columns)),
-                   **dict(zip(left.column_names, left.columns))}
-        return pa.Table.from_arrays([columns[name].slice(0, 0) for name in out],
-                                    names=list(out))
+        columns = {
+            **dict(zip(right.column_names, right.columns)),
+            **dict(zip(left.column_names, left.columns)),
+        }
+        return pa.Table.from_arrays([columns[name].slice(0, 0) for name in out], names=list(out))
     # Arrow builds its hash table on the right side: put the smaller one there
     if right.num_rows <= left.num_rows:
         result = left.join(right, list(on), join_type="inner")
@@ -171,8 +180,7 @@ def _joined(left: pa.Table, right: pa.Table, on: tuple, out: tuple) -> pa.Table:
 
 
 def _antijoin(plan: ColumnarPlan, node: ir.AntiJoin, frames) -> pa.Table:
-    left, right = _aligned(plan._evaluate(node.left, frames),
-                           plan._evaluate(node.right, frames), node.on)
+    left, right = _aligned(plan._evaluate(node.left, frames), plan._evaluate(node.right, frames), node.on)
     if not (left.num_rows and right.num_rows):
         return left
     return left.join(right.select(list(node.on)), list(node.on), join_type="left anti")
@@ -200,8 +208,7 @@ def _cast(table: pa.Table, name: str, type_) -> pa.Table:
 
 
 def _union(plan: ColumnarPlan, node: ir.Union_, frames) -> pa.Table:
-    parts = [plan._evaluate(child, frames).select(list(node.columns))
-             for child in node.children]
+    parts = [plan._evaluate(child, frames).select(list(node.columns)) for child in node.children]
     for name in node.columns:
         types = {part.schema.field(name).type for part in parts} - {pa.null()}
         if len(types) > 1 and any(pa.types.is_string(t) for t in types):
@@ -215,8 +222,7 @@ def _distinct(plan: ColumnarPlan, node: ir.Distinct, frames) -> pa.Table:
     table = plan._evaluate(node.child, frames)
     if not table.num_rows:
         return table
-    return table.group_by(list(node.columns), use_threads=False).aggregate([]) \
-        .select(list(node.columns))
+    return table.group_by(list(node.columns), use_threads=False).aggregate([]).select(list(node.columns))
 
 
 _EVALUATORS = {

@@ -49,7 +49,8 @@ class Plan:
 
     def rows(self, frames: Frames) -> Rows:
         if self.columnar is not None and _delta_rows(frames, self.reads) >= (
-                COLUMNAR_ROWS if self.columnar_rows is None else self.columnar_rows):
+            COLUMNAR_ROWS if self.columnar_rows is None else self.columnar_rows
+        ):
             table = self.columnar.table(frames)
             if table is not None:
                 return arrow.table_rows(table)
@@ -60,8 +61,9 @@ class Plan:
         return self._kept
 
 
-def compile_plan(node, dynamic: frozenset, columnar: bool = False,
-                 columnar_rows: Optional[int] = None) -> Plan:
+def compile_plan(
+    node, dynamic: frozenset, columnar: bool = False, columnar_rows: Optional[int] = None
+) -> Plan:
     """The compiled form of ``node``; ``dynamic``: names of relations that change between
     evaluations (scans of any other relation are read once). With ``columnar``, an evaluation
     whose delta scans read at least ``columnar_rows`` rows (default ``COLUMNAR_ROWS``) runs over
@@ -86,8 +88,11 @@ def _delta_rows(frames: Frames, reads: frozenset) -> int:
     for key in reads:
         if key[1] == "delta":
             rows = frames.get(key)
-            total += rows.num_rows if isinstance(rows, pa.Table) else (
-                len(rows) if hasattr(rows, "__len__") else 0)
+            total += (
+                rows.num_rows
+                if isinstance(rows, pa.Table)
+                else (len(rows) if hasattr(rows, "__len__") else 0)
+            )
     return total
 
 
@@ -126,10 +131,10 @@ def _project(node: ir.Project, dynamic) -> Plan:
         # columns only: one C-level itemgetter per row, and nothing can be undefined
         picked = itemgetter(*[child.columns.index(expr.name) for expr in exprs])
         if len(exprs) == 1:
-            return Plan(node.columns, child.static,
-                        lambda frames: [(picked(row),) for row in child.rows(frames)])
-        return Plan(node.columns, child.static,
-                    lambda frames: list(map(picked, child.rows(frames))))
+            return Plan(
+                node.columns, child.static, lambda frames: [(picked(row),) for row in child.rows(frames)]
+            )
+        return Plan(node.columns, child.static, lambda frames: list(map(picked, child.rows(frames))))
     outputs = [_expression(expr, child.columns) for expr in exprs]
 
     def produce(frames):
@@ -148,13 +153,15 @@ def _join(node: ir.Join, dynamic) -> Plan:
     left_key = _key(node.on, left.columns)
     right_key = _key(node.on, right.columns)
     rest = [i for i, c in enumerate(right.columns) if c not in node.on]
-    right_rest = itemgetter(*rest) if len(rest) > 1 else (
-        (lambda row: (row[rest[0]],)) if rest else (lambda row: ()))
+    right_rest = (
+        itemgetter(*rest) if len(rest) > 1 else ((lambda row: (row[rest[0]],)) if rest else (lambda row: ()))
+    )
     if right.static or not left.static:
         # probe the right side's index with each left row (the index is built once if static)
         whole_rows = not rest and list(node.on) == list(right.columns)
-        index = _Index(right, right_key, right_rest, whole_rows,
-                       [right.columns.index(c) for c in node.on], rest)
+        index = _Index(
+            right, right_key, right_rest, whole_rows, [right.columns.index(c) for c in node.on], rest
+        )
 
         def produce(frames):
             if right.static and (index.complete or not index.held(frames)):
@@ -162,8 +169,9 @@ def _join(node: ir.Join, dynamic) -> Plan:
             else:  # indexed anew: only the right rows some left row can meet
                 rows = list(left.rows(frames))
                 if len(rows) >= BULK_JOIN_ROWS and index.held(frames):
-                    joined = columnar.joined(rows, left.columns, frames[right.scan],
-                                             right.columns, node.on, node.columns)
+                    joined = columnar.joined(
+                        rows, left.columns, frames[right.scan], right.columns, node.on, node.columns
+                    )
                     if joined is not None:
                         return joined
                 lookup = index.get(frames, set(map(left_key, rows)))
@@ -274,8 +282,15 @@ class _Index:
     rows, its whole index is built and kept: many small probes (a fixpoint of many rounds) then
     cost a lookup each."""
 
-    def __init__(self, plan: Plan, key, project, whole_rows: bool = False,
-                 positions: Optional[list] = None, rest: Optional[list] = None):
+    def __init__(
+        self,
+        plan: Plan,
+        key,
+        project,
+        whole_rows: bool = False,
+        positions: Optional[list] = None,
+        rest: Optional[list] = None,
+    ):
         self.plan, self.key, self.project = plan, key, project
         self.whole_rows = whole_rows
         self.positions, self.rest = positions, rest  # key positions, and projected ones
@@ -289,8 +304,9 @@ class _Index:
 
     def held(self, frames) -> bool:
         """Whether the plan is a scan of a held table that can be probed by key."""
-        return (self.plan.scan is not None and bool(self.positions)
-                and arrow.is_held(frames.get(self.plan.scan)))
+        return (
+            self.plan.scan is not None and bool(self.positions) and arrow.is_held(frames.get(self.plan.scan))
+        )
 
     def get(self, frames, wanted: Optional[set] = None):
         if self._built is not None:
@@ -319,8 +335,7 @@ class _Index:
             keys = table.column(self.positions[0]).to_pylist()
         else:
             keys = arrow.table_rows(table.select(self.positions))
-        projected = (arrow.table_rows(table.select(self.rest)) if self.rest
-                     else [()] * table.num_rows)
+        projected = arrow.table_rows(table.select(self.rest)) if self.rest else [()] * table.num_rows
         index: dict = {}
         found = index.get
         for key, row in zip(keys, projected):
@@ -394,8 +409,7 @@ def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
                 a, b = left(row), right(row)
                 # two values of one plain type compare as Python compares them (``compare``
                 # does the same after its checks); other pairs go through ``compare``
-                if not (test(a, b) if type(a) is type(b) and type(a) in _PLAIN
-                        else compare(op, a, b)):
+                if not (test(a, b) if type(a) is type(b) and type(a) in _PLAIN else compare(op, a, b)):
                     return False
             return True
         except Undefined:
@@ -412,6 +426,12 @@ BULK_JOIN_ROWS = 20_000
 # Arrow join reads its other side whole, so small deltas are cheaper on tuples and indexes.
 COLUMNAR_ROWS = 10_000
 
-_OPERATORS = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
-              ">": operator.gt, ">=": operator.ge}
+_OPERATORS = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
 _PLAIN = frozenset({int, float, str})

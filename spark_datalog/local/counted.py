@@ -86,29 +86,29 @@ def _join(node: ir.Join, frames) -> Weighted:
         right = _scan_rows(node.right, frames, positions, {left_key(row) for row, _ in left})
     else:
         right = counted(node.right, frames)
-    tail = itemgetter(*rest) if len(rest) > 1 else (
-        (lambda row: (row[rest[0]],)) if rest else (lambda row: ()))
+    tail = (
+        itemgetter(*rest) if len(rest) > 1 else ((lambda row: (row[rest[0]],)) if rest else (lambda row: ()))
+    )
     index: dict = {}
     for row, weight in right:
         index.setdefault(right_key(row), []).append((tail(row), weight))
-    return [(row + extra, weight * other) for row, weight in left
-            for extra, other in index.get(left_key(row), ())]
+    return [
+        (row + extra, weight * other) for row, weight in left for extra, other in index.get(left_key(row), ())
+    ]
 
 
 def _antijoin(node: ir.AntiJoin, frames) -> Weighted:
     right_key = _key(node.on, node.right.columns)
     present = {right_key(row) for row, weight in counted(node.right, frames) if weight > 0}
     left_key = _key(node.on, node.left.columns)
-    return [(row, weight) for row, weight in counted(node.left, frames)
-            if left_key(row) not in present]
+    return [(row, weight) for row, weight in counted(node.left, frames) if left_key(row) not in present]
 
 
 def _union(node: ir.Union_, frames) -> Weighted:
     result = []
     for child in node.children:
         order = [child.columns.index(c) for c in node.columns]
-        result += [(tuple(row[i] for i in order), weight)
-                   for row, weight in counted(child, frames)]
+        result += [(tuple(row[i] for i in order), weight) for row, weight in counted(child, frames)]
     return result
 
 

@@ -54,9 +54,14 @@ class DredOutcome:
     exceeded: bool = False  # a phase hit the round limit
 
 
-def dred(plans: DredPlans, old: Mapping[str, list], lower_old: Mapping[str, list],
-         lower_new: Mapping[str, list], changed: Mapping[tuple, list],
-         max_rounds: Optional[int] = None) -> DredOutcome:
+def dred(
+    plans: DredPlans,
+    old: Mapping[str, list],
+    lower_old: Mapping[str, list],
+    lower_new: Mapping[str, list],
+    changed: Mapping[tuple, list],
+    max_rounds: Optional[int] = None,
+) -> DredOutcome:
     """The stratum's changes. ``old``: relation -> its old facts; ``lower_old`` /
     ``lower_new``: lower relation -> its facts before / after; ``changed``:
     ``("inserted" | "deleted", lower relation)`` -> the facts that appeared / disappeared."""
@@ -68,8 +73,9 @@ def dred(plans: DredPlans, old: Mapping[str, list], lower_old: Mapping[str, list
     # 1. over-delete against the old state
     seeds = {name: [] for name in plans.relations}
     seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
-    over_deleting = fixpoint(seeds, _compiled(plans.delta_rules, own), old_frames,
-                             max_rounds=max_rounds, fixed_full=True)
+    over_deleting = fixpoint(
+        seeds, _compiled(plans.delta_rules, own), old_frames, max_rounds=max_rounds, fixed_full=True
+    )
     over = {name: set(facts) for name, facts in over_deleting.facts.items()}
 
     # 2. what remains, and the over-deleted facts it still derives
@@ -80,8 +86,7 @@ def dred(plans: DredPlans, old: Mapping[str, list], lower_old: Mapping[str, list
     rederived: dict = {name: [] for name in plans.relations}
     for relation, plan in _compiled(plans.rules, own):
         if over[relation]:
-            rederived[relation] += [row for row in plan.rows(remaining_frames)
-                                    if row in over[relation]]
+            rederived[relation] += [row for row in plan.rows(remaining_frames) if row in over[relation]]
     for name, facts in plans.facts.items():
         if name in over and over[name]:
             rederived[name] += [row for row in facts if row in over[name]]
@@ -89,8 +94,14 @@ def dred(plans: DredPlans, old: Mapping[str, list], lower_old: Mapping[str, list
     # 3. insert semi-naively over the new state, from what remains
     for name, rows in seed_rows(plans.insert_seeds, remaining_frames, changed, own).items():
         rederived[name] += rows
-    inserting = fixpoint(rederived, _compiled(plans.delta_rules, own), new_frames, plans.best,
-                         max_rounds=max_rounds, known=remaining)
+    inserting = fixpoint(
+        rederived,
+        _compiled(plans.delta_rules, own),
+        new_frames,
+        plans.best,
+        max_rounds=max_rounds,
+        known=remaining,
+    )
     changes = {}
     for name in plans.relations:
         final = set(inserting.facts[name])

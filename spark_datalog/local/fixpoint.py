@@ -32,10 +32,18 @@ class Outcome:
     overflow: bool = False
 
 
-def fixpoint(base: Mapping[str, list], variants: list, static: Mapping,
-             best: Optional[Mapping[str, tuple]] = None, max_rounds: Optional[int] = None,
-             max_facts: Optional[int] = None, known: Optional[Mapping[str, list]] = None,
-             fixed_full: bool = False, only_new: bool = False, by_value: bool = False) -> Outcome:
+def fixpoint(
+    base: Mapping[str, list],
+    variants: list,
+    static: Mapping,
+    best: Optional[Mapping[str, tuple]] = None,
+    max_rounds: Optional[int] = None,
+    max_facts: Optional[int] = None,
+    known: Optional[Mapping[str, list]] = None,
+    fixed_full: bool = False,
+    only_new: bool = False,
+    by_value: bool = False,
+) -> Outcome:
     """Evaluate the relations of ``base`` (name -> round-0 rows) with the delta ``variants``
     (``(relation, compiled plan)`` pairs reading ``(name, "delta")`` and ``(name, "full")``),
     the other relations in ``static`` (``(name, "full") -> rows``). ``best``: name ->
@@ -202,8 +210,7 @@ class _Agenda:
             while heap and not rows:  # a value whose rows all went stale costs no round
                 value = heapq.heappop(heap)
                 value = value.value if isinstance(value, _Key) else value
-                rows = [row for row in waiting.pop(value)
-                        if best.get(row[:position] + row[after:]) == value]
+                rows = [row for row in waiting.pop(value) if best.get(row[:position] + row[after:]) == value]
             ready[name] = rows
         return ready
 
@@ -230,8 +237,7 @@ class _BestState:
 
     def merge(self, candidates) -> list:
         """Rows of the groups whose value improved, with their new best value."""
-        position, best, after, smaller = self.position, self.best, self.position + 1, \
-            self.func == "min"
+        position, best, after, smaller = self.position, self.best, self.position + 1, self.func == "min"
         improved: dict = {}
         for row in candidates:  # group_of and better, inlined: this runs per candidate
             group = row[:position] + row[after:]

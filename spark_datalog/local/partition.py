@@ -25,7 +25,6 @@ BATCH_ROWS = 65536
 TAG = "__relation"
 
 
-
 @dataclass(frozen=True)
 class LocalRelation:
     name: str
@@ -72,29 +71,41 @@ def wide_columns(relations) -> list:
     columns, named ``r<tag>_<column>``."""
     columns = [(TAG, "int")]
     for tag, relation in enumerate(relations):
-        columns += [(f"r{tag}_{name}", type_)
-                    for name, type_ in zip(relation.column_names, relation.column_types)]
+        columns += [
+            (f"r{tag}_{name}", type_) for name, type_ in zip(relation.column_names, relation.column_types)
+        ]
     return columns
 
 
-def run_partition(batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
-                  ) -> Iterator[pa.RecordBatch]:
+def run_partition(
+    batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
+) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: pyarrow.Table}``,
     ``reports`` an accumulator of :class:`ReportsParam`."""
     from pyspark import TaskContext
 
     base = _split(batches, task.relations)
-    frames = {(name, "full"): list(arrow_rows(table.columns, table.num_rows))
-              for name, table in static.value.items()}
+    frames = {
+        (name, "full"): list(arrow_rows(table.columns, table.num_rows))
+        for name, table in static.value.items()
+    }
     dynamic = frozenset(base)
     variants = [(relation, compile_plan(plan, dynamic)) for relation, plan in task.variants]
     best = {r.name: r.best for r in task.relations if r.best is not None}
     outcome = fixpoint(base, variants, frames, best, task.max_rounds, task.max_facts)
     context = TaskContext.get()
     partition = context.partitionId() if context is not None else 0
-    reports.add({partition: PartitionReport(
-        outcome.sizes, outcome.seconds, {n: len(f) for n, f in outcome.facts.items()},
-        outcome.exceeded, outcome.overflow)})
+    reports.add(
+        {
+            partition: PartitionReport(
+                outcome.sizes,
+                outcome.seconds,
+                {n: len(f) for n, f in outcome.facts.items()},
+                outcome.exceeded,
+                outcome.overflow,
+            )
+        }
+    )
     if outcome.overflow:
         return  # incomplete: the driver evaluates the stratum otherwise
     for tag, relation in enumerate(task.relations):
@@ -125,13 +136,16 @@ def _split(batches, relations) -> dict:
 def _batches(facts: list, tag: int, relations) -> Iterator[pa.RecordBatch]:
     relation = relations[tag]
     for start in range(0, len(facts), BATCH_ROWS):
-        chunk = facts[start:start + BATCH_ROWS]
+        chunk = facts[start : start + BATCH_ROWS]
         size = len(chunk)
         mine = arrays(chunk, relation.column_types)
         columns = [pa.array([tag] * size, type=pa.int32())]
         for other, block in enumerate(relations):
-            columns += (mine if other == tag else
-                        [pa.nulls(size, type=ARROW_TYPES[type_]) for type_ in block.column_types])
+            columns += (
+                mine
+                if other == tag
+                else [pa.nulls(size, type=ARROW_TYPES[type_]) for type_ in block.column_types]
+            )
         yield pa.RecordBatch.from_arrays(columns, schema=_schema(relations))
 
 
@@ -151,8 +165,7 @@ class DredTask:
     max_facts: Optional[int]
 
 
-def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports
-             ) -> Iterator[pa.RecordBatch]:
+def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function of ``incremental.dred_local``: all of the stratum's inputs
     arrive in this one partition; it yields the changes, or nothing when the inputs are more
     than ``task.max_facts`` rows (reported as an overflow)."""
@@ -168,8 +181,7 @@ def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports
         blocks[kind][relation] = rows
     old = {name: rows for name, rows in blocks["old"].items() if name in task.plans.relations}
     lower_old = {name: rows for name, rows in blocks["old"].items() if name not in old}
-    changed = {(kind, name): rows for kind in ("inserted", "deleted")
-               for name, rows in blocks[kind].items()}
+    changed = {(kind, name): rows for kind in ("inserted", "deleted") for name, rows in blocks[kind].items()}
     outcome = dred(task.plans, old, lower_old, blocks["new"], changed, task.max_rounds)
     reports.add({0: PartitionReport([], [], {}, outcome.exceeded, False)})
     if outcome.exceeded:

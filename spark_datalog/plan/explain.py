@@ -101,9 +101,7 @@ def _select(node: ir.Select) -> str:
 
 
 def _project(node: ir.Project) -> str:
-    outputs = [
-        name if expr == ir.ColumnRef(name) else f"{name}={expr}" for name, expr in node.outputs
-    ]
+    outputs = [name if expr == ir.ColumnRef(name) else f"{name}={expr}" for name, expr in node.outputs]
     return f"Project[{_names(outputs)}]"
 
 

@@ -61,12 +61,19 @@ def _rank(body, index, atom, bound, started):
         not started
         or not (variables or computed)
         or bool(variables & _equated(body, bound))
-        or bool(computed) and computed <= bound
+        or bool(computed)
+        and computed <= bound
     )
     # `p(X + 1)` before X is bound can only be filtered after a later join
     waiting = not computed <= bound | variables
-    return (not connected, _isolated(body, index), waiting, not is_filtered(atom),
-            len(variables - bound), index)
+    return (
+        not connected,
+        _isolated(body, index),
+        waiting,
+        not is_filtered(atom),
+        len(variables - bound),
+        index,
+    )
 
 
 def _isolated(body, index) -> bool:
@@ -76,7 +83,8 @@ def _isolated(body, index) -> bool:
     others = set()
     for i, literal in enumerate(body):
         linking = isinstance(literal, (ast.Atom, ast.Assignment)) or (
-            isinstance(literal, ast.Comparison) and literal.op == "=")
+            isinstance(literal, ast.Comparison) and literal.op == "="
+        )
         if i != index and linking:
             others |= {v.name for v in ast.literal_variables(literal) if not v.anonymous}
     return bool(mine) and not mine & others

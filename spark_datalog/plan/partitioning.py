@@ -29,15 +29,20 @@ def stable_positions(relation: str, delta_rules: Iterable) -> Optional[tuple]:
         delta = rule.body[rule_plan.delta_position]
         if not isinstance(delta, ast.Atom) or delta.predicate != relation:
             return None
-        kept = {i for i, (head, body) in enumerate(zip(rule.head.args, delta.args))
-                if _same_variable(head, body)}
+        kept = {
+            i for i, (head, body) in enumerate(zip(rule.head.args, delta.args)) if _same_variable(head, body)
+        }
         positions = kept if positions is None else positions & kept
     return tuple(sorted(positions)) if positions else None
 
 
 def _same_variable(head, body) -> bool:
-    return (isinstance(head, ast.Variable) and isinstance(body, ast.Variable)
-            and not head.anonymous and head.name == body.name)
+    return (
+        isinstance(head, ast.Variable)
+        and isinstance(body, ast.Variable)
+        and not head.anonymous
+        and head.name == body.name
+    )
 
 
 @dataclass(frozen=True)
@@ -79,12 +84,20 @@ def decomposition(plan) -> Optional[Decomposition]:
     if not plan.recursive:
         return None
     own = set(plan.relations)
-    static = {scan.relation for rule_plan in plan.delta_rules
-              for scan in ir.scans(rule_plan.plan) if scan.relation not in own}
+    static = {
+        scan.relation
+        for rule_plan in plan.delta_rules
+        for scan in ir.scans(rule_plan.plan)
+        if scan.relation not in own
+    }
     key = ()
     if is_linear(plan) and len(plan.relations) == 1:
         key = stable_positions(plan.relations[0], plan.delta_rules) or ()
-    exit_rules = tuple(rule_plan for rule_plan in plan.rules
-                       if all(scan.relation not in own for scan in ir.scans(rule_plan.plan)))
-    return Decomposition(tuple(plan.relations), key, tuple(sorted(static)), exit_rules,
-                         tuple(plan.delta_rules))
+    exit_rules = tuple(
+        rule_plan
+        for rule_plan in plan.rules
+        if all(scan.relation not in own for scan in ir.scans(rule_plan.plan))
+    )
+    return Decomposition(
+        tuple(plan.relations), key, tuple(sorted(static)), exit_rules, tuple(plan.delta_rules)
+    )

@@ -15,7 +15,7 @@ PREMAPPABLE = ("min", "max")
 
 
 def group_of(row: tuple, position: int) -> tuple:
-    return row[:position] + row[position + 1:]
+    return row[:position] + row[position + 1 :]
 
 
 def with_value(group: tuple, position: int, value) -> tuple:
@@ -64,5 +64,4 @@ def aggregate(contributions: Iterable[tuple], position: int, func: str) -> set:
     groups: dict = {}
     for group, value in contributions:
         groups.setdefault(group, []).append(value)
-    return {with_value(group, position, reduce_values(func, values))
-            for group, values in groups.items()}
+    return {with_value(group, position, reduce_values(func, values)) for group, values in groups.items()}

@@ -57,8 +57,7 @@ def order_body(body: tuple, first: Optional[int] = None) -> list:
     if first is not None:
         take(first)
     while remaining:
-        filters = [p for p in remaining
-                   if not isinstance(body[p], ast.Atom) and _ready(body[p], bound)]
+        filters = [p for p in remaining if not isinstance(body[p], ast.Atom) and _ready(body[p], bound)]
         atoms = [p for p in remaining if isinstance(body[p], ast.Atom) and _ready(body[p], bound)]
         if filters:
             take(filters[0])
@@ -148,8 +147,7 @@ def _extend(literal, relation: Optional[Relation], subst: dict) -> Iterator[dict
         return
 
 
-def substitutions(body: tuple, order: list,
-                  relation_for: Callable[[int], Relation]) -> list:
+def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relation]) -> list:
     """Every substitution satisfying ``body`` (with repetitions), processing literals in
     ``order``. ``relation_for(position)`` gives the relation read by the atom or negated atom at
     that body position."""
@@ -173,4 +171,3 @@ def head_tuple(head: ast.Atom, subst: dict) -> tuple:
         else:
             values.append(evaluate_term(arg, subst))
     return tuple(values)
-

@@ -32,8 +32,9 @@ log = logging.getLogger("spark_datalog.reference")
 STRATEGIES = ("naive", "seminaive")
 
 
-def evaluate(program, edb: Optional[dict] = None, strategy: str = "seminaive",
-             max_iterations: int = 100_000) -> dict:
+def evaluate(
+    program, edb: Optional[dict] = None, strategy: str = "seminaive", max_iterations: int = 100_000
+) -> dict:
     """Every IDB relation of ``program`` as a set of tuples.
 
     ``program`` is a :class:`CheckedProgram` or an object with a ``.checked`` one (``sd.Program``).
@@ -129,6 +130,7 @@ class _StratumRun:
             atom = literal.atom if isinstance(literal, ast.Negation) else literal
             relation = self.db.get(atom.predicate)
             return relation if relation is not None else Relation()
+
         return relation_for
 
     # -- non-recursive --------------------------------------------------------------------------
@@ -172,8 +174,9 @@ class _StratumRun:
             raise StratificationError(f"{name} has a {spec.func} aggregate and cannot also have facts")
         contributions = []
         for rule in rules:
-            named = sorted({v.name for lit in rule.body for v in ast.literal_variables(lit)
-                            if not v.anonymous})
+            named = sorted(
+                {v.name for lit in rule.body for v in ast.literal_variables(lit) if not v.anonymous}
+            )
             seen = set()
             for subst in substitutions(rule.body, order_body(rule.body), self._full(rule.body)):
                 assignment = tuple(subst[v] for v in named)
@@ -194,13 +197,17 @@ class _StratumRun:
         for name in self.stratum.relations:
             spec = self._schema(name).aggregate
             if spec is not None and spec.func not in PREMAPPABLE:
-                raise StratificationError(f"{spec.func} aggregate of {name} inside recursion ({self.stratum})")
+                raise StratificationError(
+                    f"{spec.func} aggregate of {name} inside recursion ({self.stratum})"
+                )
         for rule in self.stratum.rules:
             for literal in rule.body:
                 if isinstance(literal, ast.Negation) and literal.atom.predicate in self.members:
-                    raise StratificationError(f"negation of {literal.atom.predicate} inside recursion "
-                                              f"({self.stratum})", rule.span.line or None,
-                                              rule.span.column or None)
+                    raise StratificationError(
+                        f"negation of {literal.atom.predicate} inside recursion ({self.stratum})",
+                        rule.span.line or None,
+                        rule.span.column or None,
+                    )
 
     def fixpoint(self, strategy: str, max_iterations: int) -> None:
         self._check_recursive()
@@ -214,9 +221,14 @@ class _StratumRun:
         # Literal orders per rule: the full rule, and one semi-naive variant per stratum atom.
         plans = []
         for rule in self.stratum.rules:
-            recursive = [i for i, lit in enumerate(rule.body)
-                         if isinstance(lit, ast.Atom) and lit.predicate in self.members]
-            plans.append((rule, order_body(rule.body), [(i, order_body(rule.body, first=i)) for i in recursive]))
+            recursive = [
+                i
+                for i, lit in enumerate(rule.body)
+                if isinstance(lit, ast.Atom) and lit.predicate in self.members
+            ]
+            plans.append(
+                (rule, order_body(rule.body), [(i, order_body(rule.body, first=i)) for i in recursive])
+            )
 
         iteration, delta = 0, None
         while delta is None or any(delta.values()):
@@ -230,10 +242,13 @@ class _StratumRun:
                     out.extend(self._rows(rule, order, self._full(rule.body)))
                 else:  # rules without stratum atoms have no variant: they only fire the first time
                     for position, variant_order in variants:
-                        out.extend(self._rows(rule, variant_order, self._delta_at(rule.body, position, delta)))
+                        out.extend(
+                            self._rows(rule, variant_order, self._delta_at(rule.body, position, delta))
+                        )
             delta = self._merge(candidates)
-            log.debug("%s iteration %d: %d new tuples", self.stratum, iteration,
-                      sum(len(r) for r in delta.values()))
+            log.debug(
+                "%s iteration %d: %d new tuples", self.stratum, iteration, sum(len(r) for r in delta.values())
+            )
 
     def _non_termination(self, max_iterations: int, delta: Optional[dict]) -> NonTerminationError:
         size = sum(len(r) for r in delta.values()) if delta else 0
@@ -242,13 +257,18 @@ class _StratumRun:
         return NonTerminationError(
             f"stratum {self.stratum.index} ({', '.join(self.stratum.relations)}) did not reach a "
             f"fixpoint within {max_iterations} iterations; the last iteration derived {size} new tuples",
-            span.line or None, span.column or None, program.source or None, program.filename)
+            span.line or None,
+            span.column or None,
+            program.source or None,
+            program.filename,
+        )
 
     def _delta_at(self, body: tuple, position: int, delta: dict):
         full = self._full(body)
 
         def relation_for(p: int) -> Relation:
             return delta[body[p].predicate] if p == position else full(p)
+
         return relation_for
 
     def _merge(self, candidates: dict) -> dict:

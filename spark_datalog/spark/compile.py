@@ -47,8 +47,9 @@ def _scan(node: ir.Scan, frames: Frames) -> DataFrame:
         raise KeyError(f"no frame for {node.source} relation {node.relation!r}")
     frame = frames[key]
     if len(frame.columns) != len(node.columns):
-        raise ValueError(f"scan {node.relation}: frame has {len(frame.columns)} columns, "
-                         f"scan names {len(node.columns)}")
+        raise ValueError(
+            f"scan {node.relation}: frame has {len(frame.columns)} columns, scan names {len(node.columns)}"
+        )
     return frame.toDF(*node.columns)
 
 
@@ -139,9 +140,7 @@ def _global_aggregate(frame: DataFrame, value: Column, output: str) -> DataFrame
     # Spark returns one row for an aggregate without grouping even over no input (null, or 0
     # for count); Datalog has no group then, so count the rows alongside and drop that row.
     rows = "__rows"
-    return (frame.agg(value, F.count(F.lit(1)).alias(rows))
-            .filter(F.col(rows) > 0)
-            .select(output))
+    return frame.agg(value, F.count(F.lit(1)).alias(rows)).filter(F.col(rows) > 0).select(output)
 
 
 def anti_join(left: DataFrame, right: DataFrame, on: tuple) -> DataFrame:
@@ -225,8 +224,7 @@ def _cached_condition(compare: ir.Compare, fractional: frozenset, context) -> Co
 
 @lru_cache(maxsize=1024)
 def _conjunction(conditions: tuple, fractional: frozenset, context) -> Column:
-    return reduce(lambda a, b: a & b,
-                  (_cached_condition(c, fractional, context) for c in conditions))
+    return reduce(lambda a, b: a & b, (_cached_condition(c, fractional, context) for c in conditions))
 
 
 @lru_cache(maxsize=1024)
@@ -287,6 +285,5 @@ _COMPARISONS = {
 def _may_be_undefined(expr) -> bool:
     """True when ``expr`` contains a division or mod, which is undefined for a zero divisor."""
     if isinstance(expr, ir.Arithmetic):
-        return (expr.op in ("/", "mod") or _may_be_undefined(expr.left)
-                or _may_be_undefined(expr.right))
+        return expr.op in ("/", "mod") or _may_be_undefined(expr.left) or _may_be_undefined(expr.right)
     return False

@@ -39,8 +39,11 @@ def compile_counted(node, frames: CountedFrames, spark=None) -> DataFrame:
 def count_derivations(plan, frames: CountedFrames, spark=None) -> DataFrame:
     """Per head tuple of a rule plan, the summed weight of its derivations (zero sums dropped)."""
     rows = compile_counted(plan, frames, spark)
-    summed = rows.groupBy(*plan.columns).agg(F.sum(COUNT).alias(COUNT)) if plan.columns else (
-        rows.agg(F.sum(COUNT).alias(COUNT)))
+    summed = (
+        rows.groupBy(*plan.columns).agg(F.sum(COUNT).alias(COUNT))
+        if plan.columns
+        else (rows.agg(F.sum(COUNT).alias(COUNT)))
+    )
     return summed.where(F.col(COUNT).isNotNull() & (F.col(COUNT) != 0))
 
 

@@ -22,9 +22,12 @@ from .types import accepts, datalog_type, schema, spark_type
 ON_NULL = ("error", "drop")
 
 
-def prepare_inputs(spark: SparkSession, checked: CheckedProgram,
-                   inputs: Optional[Mapping[str, DataFrame]] = None,
-                   on_null: str = "error") -> dict:
+def prepare_inputs(
+    spark: SparkSession,
+    checked: CheckedProgram,
+    inputs: Optional[Mapping[str, DataFrame]] = None,
+    on_null: str = "error",
+) -> dict:
     """Relation name -> DataFrame for every EDB relation of ``checked``.
 
     Each frame carries the relation's column names and types and includes the program's facts
@@ -57,16 +60,21 @@ def prepare_inputs(spark: SparkSession, checked: CheckedProgram,
 def _check_names(checked: CheckedProgram, inputs: Mapping[str, DataFrame]) -> None:
     unknown = sorted(n for n in inputs if n not in checked.relations)
     if unknown:
-        raise InputError(f"inputs for unknown relations: {', '.join(unknown)} "
-                         f"(the program's input relations are {', '.join(checked.edb) or 'none'})")
+        raise InputError(
+            f"inputs for unknown relations: {', '.join(unknown)} "
+            f"(the program's input relations are {', '.join(checked.edb) or 'none'})"
+        )
     derived = sorted(n for n in inputs if checked.relations[n].kind != "edb")
     if derived:
-        raise InputError(f"inputs given for derived (IDB) relations: {', '.join(derived)}; "
-                         "only relations without rules can be inputs")
+        raise InputError(
+            f"inputs given for derived (IDB) relations: {', '.join(derived)}; "
+            "only relations without rules can be inputs"
+        )
     missing = [n for n in checked.edb if n not in inputs and not checked.facts.get(n)]
     if missing:
-        raise InputError(f"missing inputs: {', '.join(missing)} (no DataFrame given and no facts "
-                         "in the program)")
+        raise InputError(
+            f"missing inputs: {', '.join(missing)} (no DataFrame given and no facts in the program)"
+        )
 
 
 def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
@@ -74,16 +82,24 @@ def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
     and column types (SchemaError naming the relation and column on mismatch)."""
     fields = frame.schema.fields
     if len(fields) != relation.arity:
-        raise SchemaError(f"input {relation.name} has {len(fields)} columns "
-                          f"({', '.join(f.name for f in fields)}), the relation has "
-                          f"{relation.arity} ({', '.join(relation.column_names)})")
+        raise SchemaError(
+            f"input {relation.name} has {len(fields)} columns "
+            f"({', '.join(f.name for f in fields)}), the relation has "
+            f"{relation.arity} ({', '.join(relation.column_names)})"
+        )
     for position, (field, column) in enumerate(zip(fields, relation.columns)):
         if not accepts(column.type, field.dataType):
-            raise SchemaError(f"input {relation.name}: column {position + 1} "
-                              f"({field.name} -> {column.name}) has type "
-                              f"{field.dataType.simpleString()}, expected {column.type}")
-    return frame.select(*[F.col(f"`{field.name}`").cast(spark_type(column.type)).alias(column.name)
-                          for field, column in zip(fields, relation.columns)])
+            raise SchemaError(
+                f"input {relation.name}: column {position + 1} "
+                f"({field.name} -> {column.name}) has type "
+                f"{field.dataType.simpleString()}, expected {column.type}"
+            )
+    return frame.select(
+        *[
+            F.col(f"`{field.name}`").cast(spark_type(column.type)).alias(column.name)
+            for field, column in zip(fields, relation.columns)
+        ]
+    )
 
 
 def check_no_nulls(frames: Mapping[str, DataFrame]) -> None:
@@ -99,17 +115,24 @@ def check_no_nulls(frames: Mapping[str, DataFrame]) -> None:
         if not nullable:
             continue
         null_columns = F.array(*[F.when(F.col(f"`{c}`").isNull(), F.lit(c)) for c in nullable])
-        parts.append(frame.select(F.lit(index).alias("input"),
-                                  F.explode(F.array_compact(null_columns)).alias("column")))
+        parts.append(
+            frame.select(
+                F.lit(index).alias("input"), F.explode(F.array_compact(null_columns)).alias("column")
+            )
+        )
     if not parts:
         return
     counts = reduce(DataFrame.union, parts).groupBy("input", "column").count().collect()
     problems = sorted((names[row["input"]], row["column"], row["count"]) for row in counts)
     if problems:
-        described = "; ".join(f"{relation}.{column}: {count} row{'s' if count > 1 else ''}"
-                              for relation, column, count in problems)
-        raise InputError(f"inputs hold nulls, which Datalog cannot represent ({described}); "
-                         "pass on_null=\"drop\" to drop such rows")
+        described = "; ".join(
+            f"{relation}.{column}: {count} row{'s' if count > 1 else ''}"
+            for relation, column, count in problems
+        )
+        raise InputError(
+            f"inputs hold nulls, which Datalog cannot represent ({described}); "
+            'pass on_null="drop" to drop such rows'
+        )
 
 
 def facts_frame(spark: SparkSession, relation: RelationSchema, facts) -> DataFrame:
@@ -139,9 +162,11 @@ def input_types(checked: CheckedProgram, inputs: Mapping[str, DataFrame]) -> dic
         for field in frame.schema.fields:
             type_name = datalog_type(field.dataType)
             if type_name is None:
-                raise SchemaError(f"input {name}: column {field.name} has type "
-                                  f"{field.dataType.simpleString()}, which Datalog has no type for "
-                                  "(use int, bigint, double, string or boolean)")
+                raise SchemaError(
+                    f"input {name}: column {field.name} has type "
+                    f"{field.dataType.simpleString()}, which Datalog has no type for "
+                    "(use int, bigint, double, string or boolean)"
+                )
             types.append(type_name)
         result[name] = tuple(types)
     return result

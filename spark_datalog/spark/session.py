@@ -29,9 +29,14 @@ def workers_use_this_python() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-def local_session(app_name: str = "spark_datalog", shuffle_partitions: int = 2,
-                  master: str = "local[2]", checkpoint_dir: Optional[str] = None,
-                  log_level: str = "WARN", conf: Optional[dict] = None):
+def local_session(
+    app_name: str = "spark_datalog",
+    shuffle_partitions: int = 2,
+    master: str = "local[2]",
+    checkpoint_dir: Optional[str] = None,
+    log_level: str = "WARN",
+    conf: Optional[dict] = None,
+):
     """Create (or reuse) a local SparkSession for running Datalog programs.
 
     ``checkpoint_dir`` defaults to a fresh temporary directory, so the driver can cut lineage

@@ -13,7 +13,18 @@ from .schema import COUNT_COLUMN, TYPES
 from .warehouse import FAIL_AFTER_COMMITS_ENV, InjectedFailure, Warehouse
 
 __all__ = [
-    "APP_ID", "COUNT_COLUMN", "FAIL_AFTER_COMMITS_ENV", "TYPES", "CommitResult", "InjectedFailure",
-    "InputTable", "RunInfo", "Warehouse", "choose_backend", "delta_jar_available", "load_input",
-    "load_input_changes", "read_input",
+    "APP_ID",
+    "COUNT_COLUMN",
+    "FAIL_AFTER_COMMITS_ENV",
+    "TYPES",
+    "CommitResult",
+    "InjectedFailure",
+    "InputTable",
+    "RunInfo",
+    "Warehouse",
+    "choose_backend",
+    "delta_jar_available",
+    "load_input",
+    "load_input_changes",
+    "read_input",
 ]

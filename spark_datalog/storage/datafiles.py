@@ -61,6 +61,7 @@ def new_folder(sequence: int) -> str:
 # --------------------------------------------------------------------------------------------
 # writing
 
+
 def collect_small(df, limit: int):
     """``df`` as an Arrow table when it has at most ``limit`` rows, else ``None`` (one job)."""
     if limit <= 0:
@@ -82,13 +83,16 @@ def conform_arrow(table, columns: Columns, relation: str):
     wanted = [name for name, _ in columns] + [COUNT_COLUMN]
     missing = [name for name in wanted if name not in table.column_names]
     if missing:
-        raise SchemaError(f"relation {relation}: the table lacks column(s) {', '.join(missing)} "
-                          f"(it has {', '.join(table.column_names) or 'none'})")
+        raise SchemaError(
+            f"relation {relation}: the table lacks column(s) {', '.join(missing)} "
+            f"(it has {', '.join(table.column_names) or 'none'})"
+        )
     return table.select(wanted).cast(arrow_schema(columns))
 
 
-def write_with_spark(df, columns: Columns, table_uri: str, folder: str, rows_per_file: int,
-                     net: bool = False) -> list:
+def write_with_spark(
+    df, columns: Columns, table_uri: str, folder: str, rows_per_file: int, net: bool = False
+) -> list:
     """Write ``df`` sorted on ``columns`` under ``table_uri/folder`` with Spark; its ``DataFile``s.
 
     The rows are range-partitioned on the columns, so the files of different tasks hold disjoint
@@ -102,23 +106,32 @@ def write_with_spark(df, columns: Columns, table_uri: str, folder: str, rows_per
     names = [name for name, _ in columns]
     rows = df.repartitionByRange(*names)
     if net:
-        rows = (rows.groupBy(*names).agg(F.sum(COUNT_COLUMN).cast("long").alias(COUNT_COLUMN))
-                .where(F.col(COUNT_COLUMN) != 0))
+        rows = (
+            rows.groupBy(*names)
+            .agg(F.sum(COUNT_COLUMN).cast("long").alias(COUNT_COLUMN))
+            .where(F.col(COUNT_COLUMN) != 0)
+        )
     location = uris.join(table_uri, folder)
-    (rows.sortWithinPartitions(*names).write.mode("errorifexists")
-     .option("maxRecordsPerFile", rows_per_file).parquet(uris.for_spark(location)))
+    (
+        rows.sortWithinPartitions(*names)
+        .write.mode("errorifexists")
+        .option("maxRecordsPerFile", rows_per_file)
+        .parquet(uris.for_spark(location))
+    )
     fs, path = uris.filesystem(location)
     infos = sorted(fs.get_file_info(FileSelector(path)), key=lambda i: i.base_name)
-    files = [_described(fs, info, folder, columns) for info in infos
-             if info.base_name.startswith("part-") and info.base_name.endswith(".parquet")]
+    files = [
+        _described(fs, info, folder, columns)
+        for info in infos
+        if info.base_name.startswith("part-") and info.base_name.endswith(".parquet")
+    ]
     files = [f for f in files if f.rows]  # Spark writes an empty file for an empty frame
     if not files:
         fs.delete_dir(path)  # the fresh folder holds nothing any version will need
     return files
 
 
-def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str,
-                     rows_per_file: int) -> list:
+def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str, rows_per_file: int) -> list:
     """Write Arrow tables under ``table_uri/folder``; their ``DataFile``s.
 
     ``tables`` is one table or a list of them; each is sorted on ``columns`` and cut into files
@@ -130,8 +143,13 @@ def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str,
 
     names = [name for name, _ in columns]
     tables = [tables] if not isinstance(tables, (list, tuple)) else tables
-    tables = [t.select(names + [COUNT_COLUMN]).cast(arrow_schema(columns))
-              .sort_by([(name, "ascending") for name in names]) for t in tables if t.num_rows]
+    tables = [
+        t.select(names + [COUNT_COLUMN])
+        .cast(arrow_schema(columns))
+        .sort_by([(name, "ascending") for name in names])
+        for t in tables
+        if t.num_rows
+    ]
     if not tables:
         return []
     fs, path = uris.filesystem(uris.join(table_uri, folder))
@@ -141,8 +159,7 @@ def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str,
     for table in tables:
         for start in range(0, table.num_rows, rows_per_file):
             paths.append(f"{path}/part-{len(paths):05d}-{prefix}.snappy.parquet")
-            pq.write_table(table.slice(start, rows_per_file), paths[-1], filesystem=fs,
-                           compression="snappy")
+            pq.write_table(table.slice(start, rows_per_file), paths[-1], filesystem=fs, compression="snappy")
     return [_described(fs, info, folder, columns) for info in fs.get_file_info(paths)]
 
 
@@ -152,9 +169,14 @@ def _described(fs, info, folder: str, columns: Columns) -> DataFile:
     from deltalake.transaction import AddAction
 
     stats = file_stats(pq.read_metadata(info.path, filesystem=fs), columns)
-    action = AddAction(path=quote(f"{folder}/{info.base_name}"), size=info.size,
-                       partition_values={}, modification_time=info.mtime_ns // 1_000_000,
-                       data_change=True, stats=json.dumps(stats))
+    action = AddAction(
+        path=quote(f"{folder}/{info.base_name}"),
+        size=info.size,
+        partition_values={},
+        modification_time=info.mtime_ns // 1_000_000,
+        data_change=True,
+        stats=json.dumps(stats),
+    )
     return DataFile(action, stats["numRecords"])
 
 
@@ -167,8 +189,7 @@ def file_stats(metadata, columns: Columns) -> dict:
     as the largest value. A string longer than ``STATS_STRING_CHARS`` gives its prefix as the
     minimum and no maximum (a prefix is a lower bound, not an upper one).
     """
-    stats: dict = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {},
-                   "nullCount": {}}
+    stats: dict = {"numRecords": metadata.num_rows, "minValues": {}, "maxValues": {}, "nullCount": {}}
     if not metadata.num_row_groups:
         return stats
     first = metadata.row_group(0)
@@ -206,14 +227,16 @@ def _column_stats(metadata, j: int, type_: str) -> tuple:
             elif bounded:
                 low = values[0] if low is None else min(low, values[0])
                 high = values[1] if high is None else max(high, values[1])
-        elif not (found is not None and found.has_null_count
-                  and found.null_count == group.num_rows):  # an all-null group bounds nothing
+        elif not (
+            found is not None and found.has_null_count and found.null_count == group.num_rows
+        ):  # an all-null group bounds nothing
             bounded = False
     return (nulls, low, high) if bounded else (nulls, None, None)
 
 
 # --------------------------------------------------------------------------------------------
 # finding the files a change may touch
+
 
 def bounds(table, columns: Columns) -> dict:
     """Per column with bounds (not double): (minimum, maximum, has nulls) of an Arrow table."""
@@ -236,8 +259,7 @@ def overlapping(files: list, ranges: dict) -> list:
     ``num_records``); ``ranges`` maps columns to (minimum, maximum, has nulls) as ``bounds``
     gives them (minimum ``None``: no non-null value).
     """
-    return [f for f in files
-            if all(_may_overlap(f, name, *limits) for name, limits in ranges.items())]
+    return [f for f in files if all(_may_overlap(f, name, *limits) for name, limits in ranges.items())]
 
 
 def _may_overlap(f: dict, name: str, low, high, has_nulls: bool) -> bool:
@@ -304,6 +326,7 @@ def _matches(f: dict, name: str, values):
 # --------------------------------------------------------------------------------------------
 # netting and merging on the driver
 
+
 def read_rows(path: str, columns: Columns):
     """The rows of one data file (relation columns + ``_count``) as an Arrow table."""
     import pyarrow.parquet as pq
@@ -353,26 +376,30 @@ def merge_rows(stored: list, change, columns: Columns) -> tuple:
 
     def tagged(table, index):
         return _normalised(table.select(names + [COUNT_COLUMN]), columns).append_column(
-            _FILE, pa.repeat(pa.scalar(index, pa.int32()), table.num_rows))
+            _FILE, pa.repeat(pa.scalar(index, pa.int32()), table.num_rows)
+        )
 
     wanted = keyed(change).select(keys)
-    rows = keyed(pa.concat_tables([tagged(t, i) for i, t in enumerate(stored)]
-                                  or [tagged(change.slice(0, 0), 0)]))
+    rows = keyed(
+        pa.concat_tables([tagged(t, i) for i, t in enumerate(stored)] or [tagged(change.slice(0, 0), 0)])
+    )
     matched = rows.join(wanted, keys, join_type="left semi")
     touched = sorted(pc.unique(matched.column(_FILE)).to_pylist())
     rows = rows.filter(pc.is_in(rows.column(_FILE), value_set=pa.array(touched, pa.int32())))
     kept = rows.join(wanted, keys, join_type="left anti").select(names + [COUNT_COLUMN, _FILE])
     # the facts of the change: stored and changed counts summed, kept with a file that held them
-    summed = (pa.concat_tables([matched.select(names + [COUNT_COLUMN, _FILE]), tagged(change, -1)])
-              .group_by(names, use_threads=False)
-              .aggregate([(COUNT_COLUMN, "sum"), (_FILE, "max")]))
+    summed = (
+        pa.concat_tables([matched.select(names + [COUNT_COLUMN, _FILE]), tagged(change, -1)])
+        .group_by(names, use_threads=False)
+        .aggregate([(COUNT_COLUMN, "sum"), (_FILE, "max")])
+    )
     summed = summed.select(names + [f"{COUNT_COLUMN}_sum", f"{_FILE}_max"]).rename_columns(
-        names + [COUNT_COLUMN, _FILE])
+        names + [COUNT_COLUMN, _FILE]
+    )
     summed = summed.filter(pc.not_equal(summed.column(COUNT_COLUMN), 0))
     parts = []
     for index in touched + [-1]:
-        part = pa.concat_tables([t.filter(pc.equal(t.column(_FILE), index))
-                                 for t in (kept, summed)])
+        part = pa.concat_tables([t.filter(pc.equal(t.column(_FILE), index)) for t in (kept, summed)])
         parts.append(part.select(names + [COUNT_COLUMN]).cast(arrow_schema(columns)))
     return touched, parts
 

@@ -43,8 +43,7 @@ def choose_backend(spark, backend: Optional[str] = "auto") -> str:
     """
     backend = backend or "auto"
     if backend not in BACKENDS:
-        raise WarehouseError(f"unknown warehouse backend {backend!r} (expected one of "
-                             f"{', '.join(BACKENDS)})")
+        raise WarehouseError(f"unknown warehouse backend {backend!r} (expected one of {', '.join(BACKENDS)})")
     if backend == "embedded":
         return "embedded"
     native = delta_jar_available(spark) and delta_python_available()
@@ -52,8 +51,10 @@ def choose_backend(spark, backend: Optional[str] = "auto") -> str:
         if getattr(spark, "_jvm", None) is None and delta_python_available():
             return "native"  # Spark Connect: trust the caller, the server may have Delta
         if not native:
-            raise WarehouseError(f"backend='native' needs the delta-spark jar on the classpath "
-                                 f"({DELTA_TABLE_CLASS} is not loadable) and the delta-spark "
-                                 f"Python package")
+            raise WarehouseError(
+                f"backend='native' needs the delta-spark jar on the classpath "
+                f"({DELTA_TABLE_CLASS} is not loadable) and the delta-spark "
+                f"Python package"
+            )
         return "native"
     return "native" if native else "embedded"

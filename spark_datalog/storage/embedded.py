@@ -34,14 +34,14 @@ from urllib.parse import unquote
 from ..errors import DatalogError, WarehouseError
 from . import datafiles, uris
 from .runs import CommitResult
-from .schema import (COUNT_COLUMN, Columns, columns_from_delta, conform, delta_schema,
-                     spark_schema)
+from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform, delta_schema, spark_schema
 
 UNSUPPORTED_READER_FEATURES = ("deletionVectors", "columnMapping")
 
 
 # --------------------------------------------------------------------------------------------
 # reading any Delta table (also used for inputs given by location)
+
 
 def is_delta_table(uri: str, storage_options: Optional[dict] = None) -> bool:
     """True when ``uri`` holds a Delta log (``False`` for a plain file or a missing path)."""
@@ -53,8 +53,12 @@ def is_delta_table(uri: str, storage_options: Optional[dict] = None) -> bool:
         return False
 
 
-def open_table(uri: str, version: Optional[int] = None, storage_options: Optional[dict] = None,
-               error: Type[DatalogError] = WarehouseError):
+def open_table(
+    uri: str,
+    version: Optional[int] = None,
+    storage_options: Optional[dict] = None,
+    error: Type[DatalogError] = WarehouseError,
+):
     """The ``deltalake.DeltaTable`` at ``uri`` (at ``version``), or ``None`` when there is none."""
     from deltalake import DeltaTable
 
@@ -63,8 +67,11 @@ def open_table(uri: str, version: Optional[int] = None, storage_options: Optiona
     try:
         return DeltaTable(uri, version=version, storage_options=storage_options)
     except Exception as exc:  # delta-rs raises several types for a missing version
-        raise error(f"cannot open Delta table {uri}" +
-                    (f" at version {version}" if version is not None else "") + f": {exc}") from exc
+        raise error(
+            f"cannot open Delta table {uri}"
+            + (f" at version {version}" if version is not None else "")
+            + f": {exc}"
+        ) from exc
 
 
 def check_readable(table, uri: str, error: Type[DatalogError] = WarehouseError) -> None:
@@ -75,9 +82,11 @@ def check_readable(table, uri: str, error: Type[DatalogError] = WarehouseError) 
     if mapping not in (None, "none") and "columnMapping" not in used:
         used.append("columnMapping")
     if used:
-        raise error(f"Delta table {uri} uses {', '.join(used)}, which the embedded path (without "
-                    f"the delta-spark jar) cannot read; put the delta-spark jar on the classpath "
-                    f"or rewrite the table without these features")
+        raise error(
+            f"Delta table {uri} uses {', '.join(used)}, which the embedded path (without "
+            f"the delta-spark jar) cannot read; put the delta-spark jar on the classpath "
+            f"or rewrite the table without these features"
+        )
 
 
 def table_spark_schema(table):
@@ -108,8 +117,7 @@ def read_files(spark, table, uri: str, actions: list[dict], extra: tuple = ()):
 
     schema = table_spark_schema(table)
     partition_columns = list(table.metadata().partition_columns or ())
-    data_schema = type(schema)([f for f in schema.fields if f.name not in partition_columns]
-                               + list(extra))
+    data_schema = type(schema)([f for f in schema.fields if f.name not in partition_columns] + list(extra))
     names = schema.fieldNames() + [f.name for f in extra]
     groups: dict[tuple, list[str]] = {}
     for action in actions:
@@ -168,9 +176,14 @@ class ChangeFeedFiles:
     deletion_vectors: bool = False
 
 
-def table_changes(spark, uri: str, from_version: int, to_version: Optional[int] = None,
-                  storage_options: Optional[dict] = None,
-                  error: Type[DatalogError] = WarehouseError) -> ChangeSet:
+def table_changes(
+    spark,
+    uri: str,
+    from_version: int,
+    to_version: Optional[int] = None,
+    storage_options: Optional[dict] = None,
+    error: Type[DatalogError] = WarehouseError,
+) -> ChangeSet:
     """The signed rows that turn version ``from_version`` of a Delta table into ``to_version``.
 
     When every commit in ``(from_version, to_version]`` has the change data feed enabled
@@ -192,14 +205,24 @@ def table_changes(spark, uri: str, from_version: int, to_version: Optional[int] 
         df, method = _change_feed_rows(spark, new, uri, files), "cdf"
     else:
         df, method = _snapshot_rows(spark, old, new, uri), "snapshot"
-    log.info("changes of the Delta table %s from version %d to %d: %s", uri, from_version,
-             new.version(), "change data feed" if method == "cdf" else "snapshot difference")
+    log.info(
+        "changes of the Delta table %s from version %d to %d: %s",
+        uri,
+        from_version,
+        new.version(),
+        "change data feed" if method == "cdf" else "snapshot difference",
+    )
     return ChangeSet(df, method, new.version())
 
 
-def snapshot_changes(spark, uri: str, from_version: int, to_version: Optional[int] = None,
-                     storage_options: Optional[dict] = None,
-                     error: Type[DatalogError] = WarehouseError):
+def snapshot_changes(
+    spark,
+    uri: str,
+    from_version: int,
+    to_version: Optional[int] = None,
+    storage_options: Optional[dict] = None,
+    error: Type[DatalogError] = WarehouseError,
+):
     """The signed rows that turn version ``from_version`` of a Delta table into ``to_version``.
 
     Only the files added or removed between the two versions are read: rows of added files
@@ -211,8 +234,13 @@ def snapshot_changes(spark, uri: str, from_version: int, to_version: Optional[in
     return _snapshot_rows(spark, old, new, uri)
 
 
-def _open_pair(uri: str, from_version: int, to_version: Optional[int],
-               storage_options: Optional[dict], error: Type[DatalogError]):
+def _open_pair(
+    uri: str,
+    from_version: int,
+    to_version: Optional[int],
+    storage_options: Optional[dict],
+    error: Type[DatalogError],
+):
     """The table at both versions, readable and with the same schema."""
     old = open_table(uri, from_version, storage_options, error)
     new = open_table(uri, to_version, storage_options, error)
@@ -221,8 +249,10 @@ def _open_pair(uri: str, from_version: int, to_version: Optional[int],
     for table in (old, new):
         check_readable(table, uri, error)
     if old.schema().to_json() != new.schema().to_json():
-        raise error(f"the schema of the Delta table {uri} changed between versions "
-                    f"{from_version} and {new.version()}; changes cannot be computed")
+        raise error(
+            f"the schema of the Delta table {uri} changed between versions "
+            f"{from_version} and {new.version()}; changes cannot be computed"
+        )
     return old, new
 
 
@@ -232,16 +262,26 @@ def _snapshot_rows(spark, old, new, uri: str):
     added = [a for p, a in after.items() if p not in before]
     removed = [a for p, a in before.items() if p not in after]
     data, counted = _data_columns(new)
-    return _union(spark, new, [_weighted(read_files(spark, new, uri, files), data, counted, sign)
-                               for files, sign in ((added, 1), (removed, -1)) if files])
+    return _union(
+        spark,
+        new,
+        [
+            _weighted(read_files(spark, new, uri, files), data, counted, sign)
+            for files, sign in ((added, 1), (removed, -1))
+            if files
+        ],
+    )
 
 
 def _change_feed_rows(spark, table, uri: str, files: ChangeFeedFiles):
     from pyspark.sql.types import StringType, StructField
 
     data, counted = _data_columns(table)
-    parts = [_weighted(read_files(spark, table, uri, actions), data, counted, sign)
-             for actions, sign in ((files.inserted, 1), (files.deleted, -1)) if actions]
+    parts = [
+        _weighted(read_files(spark, table, uri, actions), data, counted, sign)
+        for actions, sign in ((files.inserted, 1), (files.deleted, -1))
+        if actions
+    ]
     if files.cdc:
         change_type = StructField(CHANGE_TYPE_COLUMN, StringType(), True)
         cdc = read_files(spark, table, uri, files.cdc, extra=(change_type,))
@@ -281,8 +321,7 @@ def signed_change_feed(rows, data: list, counted: bool):
     kind = F.col(CHANGE_TYPE_COLUMN)
     sign = F.when(kind.isin(*ENTERING), F.lit(1)).when(kind.isin(*LEAVING), F.lit(-1))
     count = F.col(COUNT_COLUMN) * sign if counted else sign
-    return (rows.select(*data, count.cast("long").alias(COUNT_COLUMN))
-            .where(F.col(COUNT_COLUMN).isNotNull()))
+    return rows.select(*data, count.cast("long").alias(COUNT_COLUMN)).where(F.col(COUNT_COLUMN).isNotNull())
 
 
 def change_feed_files(uri: str, old, to_version: int) -> Optional[ChangeFeedFiles]:
@@ -329,8 +368,7 @@ def change_feed_files(uri: str, old, to_version: int) -> Optional[ChangeFeedFile
                 if remove.get("partitionValues") is None and old.metadata().partition_columns:
                     key = unquote(remove["path"])
                     if key not in added and known is None:
-                        known = {unquote(a["path"]): a["partition_values"]
-                                 for a in _add_actions(old)}
+                        known = {unquote(a["path"]): a["partition_values"] for a in _add_actions(old)}
                     values = added[key] if key in added else known.get(key)
                     remove = dict(remove, partitionValues=values)
                 files.deleted.append(_file(remove))
@@ -357,8 +395,7 @@ def _schema_of(meta: dict):
 
 def _file(action: dict) -> dict:
     """A log action (``add``, ``remove``, ``cdc``) as the ``path`` / ``partition_values`` dict."""
-    return {"path": action["path"],
-            "partition_values": dict(action.get("partitionValues") or {})}
+    return {"path": action["path"], "partition_values": dict(action.get("partitionValues") or {})}
 
 
 def _add_actions(table) -> list[dict]:
@@ -370,14 +407,22 @@ def _add_actions(table) -> list[dict]:
     rows = pa.table(table.get_add_actions(flatten=True)).to_pylist()
     out = []
     for row in rows:
-        partitions = {k[len("partition."):]: v for k, v in row.items() if k.startswith("partition.")}
-        stats = {kind: {k[len(kind) + 1:]: v for k, v in row.items()
-                        if k.startswith(kind + ".") and v is not None}
-                 for kind in ("min", "max", "null_count")}
-        out.append({"path": row["path"], "size": row["size_bytes"],
-                    "num_records": row.get("num_records"),
-                    "partition_values": {k: None if v is None else str(v)
-                                         for k, v in partitions.items()}, **stats})
+        partitions = {k[len("partition.") :]: v for k, v in row.items() if k.startswith("partition.")}
+        stats = {
+            kind: {
+                k[len(kind) + 1 :]: v for k, v in row.items() if k.startswith(kind + ".") and v is not None
+            }
+            for kind in ("min", "max", "null_count")
+        }
+        out.append(
+            {
+                "path": row["path"],
+                "size": row["size_bytes"],
+                "num_records": row.get("num_records"),
+                "partition_values": {k: None if v is None else str(v) for k, v in partitions.items()},
+                **stats,
+            }
+        )
     return out
 
 
@@ -390,16 +435,18 @@ def _absolute(table_uri: str, path: str) -> str:
 # --------------------------------------------------------------------------------------------
 # the backend
 
+
 class EmbeddedBackend:
     """Tables of one warehouse written by Spark (Parquet) and committed by delta-rs."""
 
     name = "embedded"
 
-    def __init__(self, spark, root: str, storage_options: Optional[dict] = None,
-                 rows_per_file: Optional[int] = None):
-        if rows_per_file is not None and (isinstance(rows_per_file, bool)
-                                          or not isinstance(rows_per_file, int)
-                                          or rows_per_file < 1):
+    def __init__(
+        self, spark, root: str, storage_options: Optional[dict] = None, rows_per_file: Optional[int] = None
+    ):
+        if rows_per_file is not None and (
+            isinstance(rows_per_file, bool) or not isinstance(rows_per_file, int) or rows_per_file < 1
+        ):
             raise ValueError(f"rows_per_file must be a positive integer, not {rows_per_file!r}")
         self.spark = spark
         self.root = root
@@ -450,8 +497,13 @@ class EmbeddedBackend:
             return columns, self.spark.createDataFrame([], schema)
         return columns, self.spark.read.schema(schema).parquet(*files)
 
-    def read_facts(self, name: str, version: Optional[int] = None,
-                   max_rows: Optional[int] = None, with_counts: bool = False):
+    def read_facts(
+        self,
+        name: str,
+        version: Optional[int] = None,
+        max_rows: Optional[int] = None,
+        with_counts: bool = False,
+    ):
         """The facts of ``name`` at ``version`` (declared columns of the rows with a positive
         count, and ``_count`` too ``with_counts``) as a pyarrow Table, read by delta-rs in this
         process, without Spark; None when the table's log counts more than ``max_rows`` stored
@@ -469,12 +521,12 @@ class EmbeddedBackend:
                 return None
         return table.to_pyarrow_dataset().to_table(
             columns=[c for c, _ in columns] + ([COUNT_COLUMN] if with_counts else []),
-            filter=pc.field(COUNT_COLUMN) > 0)
+            filter=pc.field(COUNT_COLUMN) > 0,
+        )
 
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version`` (see ``table_changes``)."""
-        return table_changes(self.spark, self.table_uri(name), from_version, to_version,
-                             self.storage_options)
+        return table_changes(self.spark, self.table_uri(name), from_version, to_version, self.storage_options)
 
     # ---- writing
 
@@ -483,8 +535,9 @@ class EmbeddedBackend:
         """At most this many rows per written data file (``datafiles.ROWS_PER_FILE`` default)."""
         return self.rows_per_file or datafiles.ROWS_PER_FILE
 
-    def replace(self, name: str, columns: Columns, df, txn: tuple, metadata: dict,
-                new_schema: bool = False) -> CommitResult:
+    def replace(
+        self, name: str, columns: Columns, df, txn: tuple, metadata: dict, new_schema: bool = False
+    ) -> CommitResult:
         """Make ``df`` (declared columns + ``_count``) the whole content of ``name`` in one commit.
 
         ``new_schema`` replaces the table's definition too (``CREATE OR REPLACE``, history kept).
@@ -506,19 +559,37 @@ class EmbeddedBackend:
         removed = _add_actions(table) if table is not None else []
         if table is None or new_schema:
             create_table_with_add_actions(
-                self.table_uri(name), delta_schema(columns), adds,
-                mode="error" if table is None else "overwrite", name=name,
+                self.table_uri(name),
+                delta_schema(columns),
+                adds,
+                mode="error" if table is None else "overwrite",
+                name=name,
                 description="spark_datalog relation: declared columns + signed count _count",
-                storage_options=self.storage_options, commit_properties=props)
+                storage_options=self.storage_options,
+                commit_properties=props,
+            )
         else:
-            table.create_write_transaction(adds, "overwrite", delta_schema(columns),
-                                           commit_properties=props)
-        return CommitResult(name, self.version(name), None, len(adds), len(removed),
-                            sum(f.rows for f in written),
-                            sum(r["num_records"] or 0 for r in removed))
+            table.create_write_transaction(adds, "overwrite", delta_schema(columns), commit_properties=props)
+        return CommitResult(
+            name,
+            self.version(name),
+            None,
+            len(adds),
+            len(removed),
+            sum(f.rows for f in written),
+            sum(r["num_records"] or 0 for r in removed),
+        )
 
-    def apply_changes(self, name: str, columns: Columns, changes, txn: tuple, metadata: dict,
-                      new_facts_only: bool = False, netted: bool = False) -> CommitResult:
+    def apply_changes(
+        self,
+        name: str,
+        columns: Columns,
+        changes,
+        txn: tuple,
+        metadata: dict,
+        new_facts_only: bool = False,
+        netted: bool = False,
+    ) -> CommitResult:
         """Add signed counts to ``name``: rewrite only the files holding touched rows.
 
         The net change per fact (the sum of its signed counts) is added to its stored count; rows
@@ -542,44 +613,52 @@ class EmbeddedBackend:
         table = self._open(name)
         if table is None:
             if arrow:
-                return self.replace(name, columns, datafiles.net_rows(change, columns), txn,
-                                    metadata)
-            return self.replace(name, columns, change if netted else net_changes(change, columns),
-                                txn, metadata)
+                return self.replace(name, columns, datafiles.net_rows(change, columns), txn, metadata)
+            return self.replace(
+                name, columns, change if netted else net_changes(change, columns), txn, metadata
+            )
         check_readable(table, self.table_uri(name))
         if table.metadata().partition_columns:
-            raise WarehouseError(f"relation {name}: the Delta table is partitioned, so it was not "
-                                 f"written by spark_datalog; changes cannot be applied to it")
+            raise WarehouseError(
+                f"relation {name}: the Delta table is partitioned, so it was not "
+                f"written by spark_datalog; changes cannot be applied to it"
+            )
         files = _add_actions(table)
         local = change if arrow else datafiles.collect_small(change, datafiles.DRIVER_ROWS)
         if local is None:
             net = change if netted else net_changes(change, columns).localCheckpoint()
-            return self._apply_spark(name, columns, table, files, net, txn, metadata,
-                                     new_facts_only)
+            return self._apply_spark(name, columns, table, files, net, txn, metadata, new_facts_only)
         local = datafiles.net_rows(local, columns)
         if not local.num_rows:
             return CommitResult(name, table.version(), "no change")
         if new_facts_only and _all_positive(local):
-            return self._commit_files(name, columns, table, txn, metadata,
-                                      self._write_files(name, columns, local, txn), [])
+            return self._commit_files(
+                name, columns, table, txn, metadata, self._write_files(name, columns, local, txn), []
+            )
         found = datafiles.candidates(files, local, columns)
         sizes = [f["num_records"] for f in found]
         if None in sizes or sum(sizes) > datafiles.DRIVER_MERGE_ROWS:
             from pyspark.sql import functions as F
 
             change = F.broadcast(self.spark.createDataFrame(local, schema=spark_schema(columns)))
-            return self._apply_spark(name, columns, table, found, change, txn, metadata,
-                                     pruned=True)
-        stored = [datafiles.read_rows(_absolute(self.table_uri(name), f["path"]), columns)
-                  for f in found]
+            return self._apply_spark(name, columns, table, found, change, txn, metadata, pruned=True)
+        stored = [datafiles.read_rows(_absolute(self.table_uri(name), f["path"]), columns) for f in found]
         touched, merged = datafiles.merge_rows(stored, local, columns)
         written = self._write_files(name, columns, merged, txn)
-        return self._commit_files(name, columns, table, txn, metadata, written,
-                                  [found[i] for i in touched])
+        return self._commit_files(name, columns, table, txn, metadata, written, [found[i] for i in touched])
 
-    def _apply_spark(self, name: str, columns: Columns, table, files: list, net, txn: tuple,
-                     metadata: dict, new_facts_only: bool = False,
-                     pruned: bool = False) -> CommitResult:
+    def _apply_spark(
+        self,
+        name: str,
+        columns: Columns,
+        table,
+        files: list,
+        net,
+        txn: tuple,
+        metadata: dict,
+        new_facts_only: bool = False,
+        pruned: bool = False,
+    ) -> CommitResult:
         """``apply_changes`` of a net change with Spark; ``files`` are the candidates when
         ``pruned``, else all files of the table (pruned here by the change's bounds)."""
         from pyspark.sql import functions as F
@@ -600,18 +679,20 @@ class EmbeddedBackend:
                 net = F.broadcast(net)
         touched: list = []
         if files:
-            by_key = {uris.location_key(_absolute(self.table_uri(name), f["path"])): f
-                      for f in files}
+            by_key = {uris.location_key(_absolute(self.table_uri(name), f["path"])): f for f in files}
             stored = self._read_files(name, columns, files).select(
                 *[F.col(c).alias(f"__s{i}") for i, (c, _) in enumerate(columns)],
-                F.col("_metadata.file_path").alias("__file"))
-            key = reduce(lambda a, b: a & b, [stored[f"__s{i}"].eqNullSafe(net[c])
-                                              for i, (c, _) in enumerate(columns)])
+                F.col("_metadata.file_path").alias("__file"),
+            )
+            key = reduce(
+                lambda a, b: a & b, [stored[f"__s{i}"].eqNullSafe(net[c]) for i, (c, _) in enumerate(columns)]
+            )
             holders = stored.join(net, key, "left_semi").select("__file").distinct().collect()
             touched = [by_key[uris.location_key(row["__file"])] for row in holders]
         if touched:  # their rows and the change, summed per fact
-            written = self._write_files(name, columns, self._read_files(
-                name, columns, touched).unionByName(net), txn, net=True)
+            written = self._write_files(
+                name, columns, self._read_files(name, columns, touched).unionByName(net), txn, net=True
+            )
         else:
             written = self._write_files(name, columns, net, txn)
         if not written and not touched:
@@ -620,10 +701,10 @@ class EmbeddedBackend:
 
     def _read_files(self, name: str, columns: Columns, files: list):
         return self.spark.read.schema(spark_schema(columns)).parquet(
-            *[uris.for_spark(_absolute(self.table_uri(name), f["path"])) for f in files])
+            *[uris.for_spark(_absolute(self.table_uri(name), f["path"])) for f in files]
+        )
 
-    def _write_files(self, name: str, columns: Columns, rows, txn: tuple,
-                     net: bool = False) -> list:
+    def _write_files(self, name: str, columns: Columns, rows, txn: tuple, net: bool = False) -> list:
         """Write ``rows`` under a fresh folder of the table; their ``datafiles.DataFile``s.
 
         Arrow tables (one or a list: each gets files of its own) are written with pyarrow on the
@@ -633,22 +714,32 @@ class EmbeddedBackend:
 
         folder = datafiles.new_folder(txn[1])
         if isinstance(rows, (pa.Table, list)):
-            return datafiles.write_with_arrow(rows, columns, self.table_uri(name), folder,
-                                              self.file_rows)
-        return datafiles.write_with_spark(rows, columns, self.table_uri(name), folder,
-                                          self.file_rows, net=net)
+            return datafiles.write_with_arrow(rows, columns, self.table_uri(name), folder, self.file_rows)
+        return datafiles.write_with_spark(
+            rows, columns, self.table_uri(name), folder, self.file_rows, net=net
+        )
 
-    def _commit_files(self, name: str, columns: Columns, table, txn: tuple, metadata: dict,
-                      written: list, touched: list) -> CommitResult:
+    def _commit_files(
+        self, name: str, columns: Columns, table, txn: tuple, metadata: dict, written: list, touched: list
+    ) -> CommitResult:
         """One commit adding the ``written`` files and retiring the ``touched`` ones."""
         now_ms = int(time.time() * 1000)
         removes = [_remove_action(a, now_ms) for a in touched]
-        table.create_write_transaction([f.action for f in written] + removes, "append",
-                                       delta_schema(columns),
-                                       commit_properties=_commit_properties(txn, metadata))
-        return CommitResult(name, self.version(name), None, len(written), len(removes),
-                            sum(f.rows for f in written),
-                            sum(a["num_records"] or 0 for a in touched))
+        table.create_write_transaction(
+            [f.action for f in written] + removes,
+            "append",
+            delta_schema(columns),
+            commit_properties=_commit_properties(txn, metadata),
+        )
+        return CommitResult(
+            name,
+            self.version(name),
+            None,
+            len(written),
+            len(removes),
+            sum(f.rows for f in written),
+            sum(a["num_records"] or 0 for a in touched),
+        )
 
 
 def _all_positive(table) -> bool:
@@ -666,10 +757,10 @@ def _spark_bounds(df, columns: Columns) -> tuple:
     from pyspark.sql import functions as F
 
     bounded = [c for c, t in columns if t != "double"]
-    row = df.agg(F.count(F.lit(1)), *[agg for c in bounded for agg in (
-        F.min(c), F.max(c), F.max(F.col(c).isNull()))]).first()
-    return row[0], {c: (row[1 + 3 * i], row[2 + 3 * i], bool(row[3 + 3 * i]))
-                    for i, c in enumerate(bounded)}
+    row = df.agg(
+        F.count(F.lit(1)), *[agg for c in bounded for agg in (F.min(c), F.max(c), F.max(F.col(c).isNull()))]
+    ).first()
+    return row[0], {c: (row[1 + 3 * i], row[2 + 3 * i], bool(row[3 + 3 * i])) for i, c in enumerate(bounded)}
 
 
 def net_changes(df, columns: Columns):
@@ -677,20 +768,30 @@ def net_changes(df, columns: Columns):
     from pyspark.sql import functions as F
 
     names = [c for c, _ in columns]
-    return (df.groupBy(*names).agg(F.sum(COUNT_COLUMN).cast("long").alias(COUNT_COLUMN))
-            .where(F.col(COUNT_COLUMN) != 0))
+    return (
+        df.groupBy(*names)
+        .agg(F.sum(COUNT_COLUMN).cast("long").alias(COUNT_COLUMN))
+        .where(F.col(COUNT_COLUMN) != 0)
+    )
 
 
 def _remove_action(add: dict, now_ms: int):
     from deltalake.transaction import RemoveAction
 
-    return RemoveAction(path=add["path"], data_change=True, deletion_timestamp=now_ms,
-                        size=add["size"], partition_values=add["partition_values"] or None)
+    return RemoveAction(
+        path=add["path"],
+        data_change=True,
+        deletion_timestamp=now_ms,
+        size=add["size"],
+        partition_values=add["partition_values"] or None,
+    )
 
 
 def _commit_properties(txn: tuple, metadata: dict):
     from deltalake.transaction import CommitProperties, Transaction
 
     app_id, version = txn
-    return CommitProperties(custom_metadata={"userMetadata": json.dumps(metadata, sort_keys=True)},
-                            app_transactions=[Transaction(app_id, version)])
+    return CommitProperties(
+        custom_metadata={"userMetadata": json.dumps(metadata, sort_keys=True)},
+        app_transactions=[Transaction(app_id, version)],
+    )

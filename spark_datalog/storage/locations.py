@@ -36,8 +36,15 @@ class InputTable:
     method: Optional[str] = None
 
 
-def read_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation: str = "input",
-               version: Optional[int] = None, storage_options: Optional[dict] = None):
+def read_input(
+    spark,
+    uri: str,
+    fmt: Optional[str],
+    columns: Iterable,
+    relation: str = "input",
+    version: Optional[int] = None,
+    storage_options: Optional[dict] = None,
+):
     """The rows of the input at ``uri`` as a DataFrame with the declared ``columns`` (typed).
 
     ``fmt`` is ``"delta"``, ``"parquet"``, ``"csv"`` or ``None`` to guess (a Delta log, else the
@@ -50,8 +57,15 @@ def read_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation:
     return load_input(spark, uri, fmt, columns, relation, version, storage_options).df
 
 
-def load_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation: str = "input",
-               version: Optional[int] = None, storage_options: Optional[dict] = None) -> InputTable:
+def load_input(
+    spark,
+    uri: str,
+    fmt: Optional[str],
+    columns: Iterable,
+    relation: str = "input",
+    version: Optional[int] = None,
+    storage_options: Optional[dict] = None,
+) -> InputTable:
     """Like ``read_input``, also returning the Delta version read (to record it in the run)."""
     from .schema import normalise_columns
 
@@ -62,8 +76,9 @@ def load_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation:
     location = uris.normalise(uri)
     fmt = fmt or _guess_format(location, storage_options)
     if fmt not in FORMATS:
-        raise InputError(f"input {relation}: unknown format {fmt!r} for {uri} (expected one of "
-                         f"{', '.join(FORMATS)})")
+        raise InputError(
+            f"input {relation}: unknown format {fmt!r} for {uri} (expected one of {', '.join(FORMATS)})"
+        )
     if fmt == "delta":
         table = open_table(location, version, storage_options, error=InputError)
         if table is None:
@@ -81,15 +96,20 @@ def load_input(spark, uri: str, fmt: Optional[str], columns: Iterable, relation:
         try:
             df = spark.read.parquet(uris.for_spark(location))
         except Exception as exc:  # AnalysisException: not Parquet, no files...
-            raise InputError(f"input {relation}: cannot read Parquet at {uri}: "
-                             f"{_first_line(exc)}") from None
+            raise InputError(f"input {relation}: cannot read Parquet at {uri}: {_first_line(exc)}") from None
         return InputTable(_shape(df, columns, relation, uri), None, location, fmt)
     return InputTable(_read_csv(spark, location, columns, relation, uri), None, location, fmt)
 
 
-def load_input_changes(spark, uri: str, columns: Iterable, relation: str, from_version: int,
-                       to_version: Optional[int] = None,
-                       storage_options: Optional[dict] = None) -> InputTable:
+def load_input_changes(
+    spark,
+    uri: str,
+    columns: Iterable,
+    relation: str,
+    from_version: int,
+    to_version: Optional[int] = None,
+    storage_options: Optional[dict] = None,
+) -> InputTable:
     """The net signed changes of a Delta input between two versions (declared columns + ``_count``).
 
     From the table's change data feed when it is enabled on every commit in between, otherwise
@@ -108,11 +128,9 @@ def load_input_changes(spark, uri: str, columns: Iterable, relation: str, from_v
     table = open_table(location, to_version, storage_options, error=InputError)
     if table is None:
         raise InputError(f"input {relation}: no Delta table at {uri}")
-    found = table_changes(spark, location, from_version, table.version(), storage_options,
-                          error=InputError)
+    found = table_changes(spark, location, from_version, table.version(), storage_options, error=InputError)
     shaped = _shape(found.df, columns, relation, uri, keep=[COUNT_COLUMN])
-    return InputTable(net_changes(shaped, columns), found.version, location, "delta",
-                      found.method)
+    return InputTable(net_changes(shaped, columns), found.version, location, "delta", found.method)
 
 
 def _guess_format(location: str, storage_options: Optional[dict]) -> str:
@@ -139,9 +157,11 @@ def _match(source: list, columns: Columns, relation: str, uri: str) -> list:
         return names
     if len(source) == len(names):
         return list(source)
-    raise InputError(f"input {relation}: {uri} has columns ({', '.join(source) or 'none'}) but "
-                     f"({describe(columns)}) are declared: neither the names nor the number of "
-                     f"columns match")
+    raise InputError(
+        f"input {relation}: {uri} has columns ({', '.join(source) or 'none'}) but "
+        f"({describe(columns)}) are declared: neither the names nor the number of "
+        f"columns match"
+    )
 
 
 def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
@@ -162,8 +182,9 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
         except SchemaError:
             found = data_type.simpleString()
         if found not in _CASTABLE[type_]:
-            raise InputError(f"input {relation}: column {source} of {uri} has type {found} but "
-                             f"{name} is declared {type_}")
+            raise InputError(
+                f"input {relation}: column {source} of {uri} has type {found} but {name} is declared {type_}"
+            )
         exprs.append(F.col(source).cast(spark_type(type_)).alias(name))
     return df.select(*exprs, *keep)
 
@@ -174,21 +195,24 @@ def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
 
     from pyspark.sql import functions as F
 
-    raw = spark.read.option("header", True).option("inferSchema", False).csv(
-        uris.for_spark(location))
+    raw = spark.read.option("header", True).option("inferSchema", False).csv(uris.for_spark(location))
     if not raw.columns or raw.columns == ["_c0"] and len(columns) != 1:
         raise InputError(f"input {relation}: {uri} has no header row with column names")
     chosen = _match(raw.columns, columns, relation, uri)
-    parsed = raw.select(*[F.col(s).alias(f"__raw{i}") for i, s in enumerate(chosen)],
-                        *[_parse(F.col(s), t).alias(n) for s, (n, t) in zip(chosen, columns)])
+    parsed = raw.select(
+        *[F.col(s).alias(f"__raw{i}") for i, s in enumerate(chosen)],
+        *[_parse(F.col(s), t).alias(n) for s, (n, t) in zip(chosen, columns)],
+    )
     bad = [(F.col(f"__raw{i}").isNotNull() & F.col(n).isNull()) for i, (n, _) in enumerate(columns)]
     offending = parsed.where(reduce(lambda a, b: a | b, bad)).limit(1).collect()
     if offending:
         row = offending[0]
         for i, (name, type_) in enumerate(columns):
             if row[f"__raw{i}"] is not None and row[name] is None:
-                raise InputError(f"input {relation}: column {chosen[i]} of {uri} has the value "
-                                 f"{row[f'__raw{i}']!r}, which is not a {type_}")
+                raise InputError(
+                    f"input {relation}: column {chosen[i]} of {uri} has the value "
+                    f"{row[f'__raw{i}']!r}, which is not a {type_}"
+                )
     return parsed.select(*[n for n, _ in columns])
 
 
@@ -201,8 +225,11 @@ def _parse(column, type_name: str):
         return column
     if type_name == "bool":
         lowered = F.lower(text)
-        return (F.when(lowered == "true", F.lit(True)).when(lowered == "false", F.lit(False))
-                .otherwise(F.lit(None).cast("boolean")))
+        return (
+            F.when(lowered == "true", F.lit(True))
+            .when(lowered == "false", F.lit(False))
+            .otherwise(F.lit(None).cast("boolean"))
+        )
     return text.try_cast(spark_type(type_name))
 
 

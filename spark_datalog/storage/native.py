@@ -17,14 +17,16 @@ from functools import reduce
 from typing import Optional
 
 from ..errors import WarehouseError
-from .embedded import (ChangeSet, EmbeddedBackend, change_feed_files, log, net_changes,
-                       signed_change_feed)
+from .embedded import ChangeSet, EmbeddedBackend, change_feed_files, log, net_changes, signed_change_feed
 from . import datafiles
 from .runs import CommitResult
 from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform
 
-_TXN_CONF = ("spark.databricks.delta.write.txnAppId", "spark.databricks.delta.write.txnVersion",
-             "spark.databricks.delta.commitInfo.userMetadata")
+_TXN_CONF = (
+    "spark.databricks.delta.write.txnAppId",
+    "spark.databricks.delta.write.txnVersion",
+    "spark.databricks.delta.commitInfo.userMetadata",
+)
 
 
 class NativeBackend(EmbeddedBackend):
@@ -42,8 +44,13 @@ class NativeBackend(EmbeddedBackend):
             reader = reader.option("versionAsOf", version)
         return columns, reader.load(self.table_uri(name))
 
-    def read_facts(self, name: str, version: Optional[int] = None,
-                   max_rows: Optional[int] = None, with_counts: bool = False):
+    def read_facts(
+        self,
+        name: str,
+        version: Optional[int] = None,
+        max_rows: Optional[int] = None,
+        with_counts: bool = False,
+    ):
         """None: delta-spark tables may use features delta-rs does not read (deletion vectors,
         column mapping), so their facts are read through Spark."""
         return None
@@ -59,30 +66,58 @@ class NativeBackend(EmbeddedBackend):
         uri = self.table_uri(name)
         if from_version >= new.version() or change_feed_files(uri, old, new.version()) is None:
             return super().changes(name, from_version, new.version())
-        rows = (self.spark.read.format("delta").option("readChangeFeed", "true")
-                .option("startingVersion", from_version + 1)
-                .option("endingVersion", new.version()).load(uri))
+        rows = (
+            self.spark.read.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", from_version + 1)
+            .option("endingVersion", new.version())
+            .load(uri)
+        )
         columns, counted = columns_from_delta(new.schema(), name)
-        log.info("changes of the Delta table %s from version %d to %d: change data feed", uri,
-                 from_version, new.version())
-        return ChangeSet(signed_change_feed(rows, [c for c, _ in columns], counted), "cdf",
-                         new.version())
+        log.info(
+            "changes of the Delta table %s from version %d to %d: change data feed",
+            uri,
+            from_version,
+            new.version(),
+        )
+        return ChangeSet(signed_change_feed(rows, [c for c, _ in columns], counted), "cdf", new.version())
 
-    def replace(self, name: str, columns: Columns, df, txn: tuple, metadata: dict,
-                new_schema: bool = False) -> CommitResult:
+    def replace(
+        self, name: str, columns: Columns, df, txn: tuple, metadata: dict, new_schema: bool = False
+    ) -> CommitResult:
         before = self._open(name)
         removed = 0 if before is None else before.count()
-        (conform(df, columns, name).write.format("delta").mode("overwrite")
-         .option("overwriteSchema", str(new_schema).lower())
-         .option("txnAppId", txn[0]).option("txnVersion", txn[1])
-         .option("userMetadata", json.dumps(metadata, sort_keys=True))
-         .save(self.table_uri(name)))
+        (
+            conform(df, columns, name)
+            .write.format("delta")
+            .mode("overwrite")
+            .option("overwriteSchema", str(new_schema).lower())
+            .option("txnAppId", txn[0])
+            .option("txnVersion", txn[1])
+            .option("userMetadata", json.dumps(metadata, sort_keys=True))
+            .save(self.table_uri(name))
+        )
         after = self._open(name)
-        return CommitResult(name, after.version(), None, len(after.file_uris()),
-                            0 if before is None else len(before.file_uris()), after.count(), removed)
+        return CommitResult(
+            name,
+            after.version(),
+            None,
+            len(after.file_uris()),
+            0 if before is None else len(before.file_uris()),
+            after.count(),
+            removed,
+        )
 
-    def apply_changes(self, name: str, columns: Columns, changes, txn: tuple, metadata: dict,
-                      new_facts_only: bool = False, netted: bool = False) -> CommitResult:
+    def apply_changes(
+        self,
+        name: str,
+        columns: Columns,
+        changes,
+        txn: tuple,
+        metadata: dict,
+        new_facts_only: bool = False,
+        netted: bool = False,
+    ) -> CommitResult:
         """One MERGE of the net change; ``new_facts_only`` is not needed by a MERGE (ignored),
         ``netted`` skips netting (see ``EmbeddedBackend.apply_changes``)."""
         from delta.tables import DeltaTable
@@ -106,12 +141,15 @@ class NativeBackend(EmbeddedBackend):
             conf.set(_TXN_CONF[0], txn[0])
             conf.set(_TXN_CONF[1], str(txn[1]))
             conf.set(_TXN_CONF[2], json.dumps(metadata, sort_keys=True))
-            (DeltaTable.forPath(self.spark, self.table_uri(name)).alias("t")
-             .merge(net.alias("s"), on)
-             .whenMatchedUpdate(condition=total != 0, set={COUNT_COLUMN: total})
-             .whenMatchedDelete()
-             .whenNotMatchedInsertAll()
-             .execute())
+            (
+                DeltaTable.forPath(self.spark, self.table_uri(name))
+                .alias("t")
+                .merge(net.alias("s"), on)
+                .whenMatchedUpdate(condition=total != 0, set={COUNT_COLUMN: total})
+                .whenMatchedDelete()
+                .whenNotMatchedInsertAll()
+                .execute()
+            )
         finally:
             for key, value in saved.items():
                 if value is None:

@@ -89,8 +89,13 @@ class RunInfo:
 
     def commit_metadata(self, relation: str) -> dict:
         """What every table commit of this run records (as Delta ``userMetadata``)."""
-        return {"run_id": self.run_id, "run_sequence": self.sequence,
-                "fingerprint": self.fingerprint, "mode": self.mode, "relation": relation}
+        return {
+            "run_id": self.run_id,
+            "run_sequence": self.sequence,
+            "fingerprint": self.fingerprint,
+            "mode": self.mode,
+            "relation": relation,
+        }
 
 
 # --------------------------------------------------------------------------------------------
@@ -103,13 +108,25 @@ def _log_schema():
     import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
-    return pa.schema([
-        ("run_id", pa.string()), ("sequence", pa.int64()), ("status", pa.string()),
-        ("fingerprint", pa.string()), ("mode", pa.string()), ("started_at", ts),
-        ("finished_at", ts), ("base_versions", pa.string()), ("consumed", pa.string()),
-        ("produced", pa.string()), ("sources", pa.string()), ("details", pa.string()),
-        ("replaces_program", pa.bool_()), ("host", pa.string()), ("pid", pa.int64()),
-    ])
+    return pa.schema(
+        [
+            ("run_id", pa.string()),
+            ("sequence", pa.int64()),
+            ("status", pa.string()),
+            ("fingerprint", pa.string()),
+            ("mode", pa.string()),
+            ("started_at", ts),
+            ("finished_at", ts),
+            ("base_versions", pa.string()),
+            ("consumed", pa.string()),
+            ("produced", pa.string()),
+            ("sources", pa.string()),
+            ("details", pa.string()),
+            ("replaces_program", pa.bool_()),
+            ("host", pa.string()),
+            ("pid", pa.int64()),
+        ]
+    )
 
 
 class RunLog:
@@ -135,7 +152,9 @@ class RunLog:
         for row in rows:
             for name in _JSON_FIELDS:
                 row[name] = json.loads(row[name]) if row[name] else {}
-        rows.sort(key=lambda r: (r["sequence"], r["status"] == COMMITTED, r["finished_at"] or r["started_at"]))
+        rows.sort(
+            key=lambda r: (r["sequence"], r["status"] == COMMITTED, r["finished_at"] or r["started_at"])
+        )
         return rows
 
     def runs(self) -> list[dict]:
@@ -154,23 +173,35 @@ class RunLog:
         from deltalake.transaction import CommitProperties
 
         row = {
-            "run_id": run.run_id, "sequence": run.sequence, "status": status,
-            "fingerprint": run.fingerprint, "mode": run.mode, "started_at": run.started_at,
+            "run_id": run.run_id,
+            "sequence": run.sequence,
+            "status": status,
+            "fingerprint": run.fingerprint,
+            "mode": run.mode,
+            "started_at": run.started_at,
             "finished_at": now() if status == COMMITTED else None,
             "replaces_program": run.replaces_program,
-            "host": socket.gethostname(), "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
         }
         for name in _JSON_FIELDS:
             row[name] = json.dumps(getattr(run, name), sort_keys=True, default=str)
         table = pa.Table.from_pylist([row], schema=_log_schema())
-        write_deltalake(self.uri, table, mode="append", storage_options=self.storage_options,
-                        commit_properties=CommitProperties(custom_metadata={
-                            "userMetadata": json.dumps({"run_id": run.run_id, "status": status})}))
+        write_deltalake(
+            self.uri,
+            table,
+            mode="append",
+            storage_options=self.storage_options,
+            commit_properties=CommitProperties(
+                custom_metadata={"userMetadata": json.dumps({"run_id": run.run_id, "status": status})}
+            ),
+        )
         return {**row, **{name: getattr(run, name) for name in _JSON_FIELDS}}
 
 
 # --------------------------------------------------------------------------------------------
 # lock
+
 
 @dataclass
 class LockHolder:
@@ -224,13 +255,22 @@ class WarehouseLock:
                     continue
                 if time.monotonic() >= deadline:
                     what = holder.describe() if holder else "another run"
-                    raise WarehouseError(f"warehouse is being written by {what}; lock file "
-                                         f"{self.path}") from None
+                    raise WarehouseError(
+                        f"warehouse is being written by {what}; lock file {self.path}"
+                    ) from None
                 time.sleep(poll)
                 continue
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump({"run_id": run_id, "pid": os.getpid(), "host": socket.gethostname(),
-                           "since": now().isoformat(timespec="seconds"), "token": token}, handle)
+                json.dump(
+                    {
+                        "run_id": run_id,
+                        "pid": os.getpid(),
+                        "host": socket.gethostname(),
+                        "since": now().isoformat(timespec="seconds"),
+                        "token": token,
+                    },
+                    handle,
+                )
                 handle.flush()
                 os.fsync(handle.fileno())
             self.token = token
@@ -300,7 +340,6 @@ def _guard(path: str):
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
 
 
 @dataclass

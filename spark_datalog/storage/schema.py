@@ -18,8 +18,7 @@ COUNT_COLUMN = "_count"
 TYPES = ("int", "long", "double", "string", "bool")
 
 # Delta primitive type name -> language type name.
-_FROM_DELTA = {"integer": "int", "long": "long", "double": "double", "string": "string",
-               "boolean": "bool"}
+_FROM_DELTA = {"integer": "int", "long": "long", "double": "double", "string": "string", "boolean": "bool"}
 _TO_DELTA = {v: k for k, v in _FROM_DELTA.items()}
 
 Columns = tuple  # tuple[tuple[str, str], ...]: (name, type) pairs in order
@@ -42,11 +41,14 @@ def normalise_columns(columns: Iterable, relation: str) -> Columns:
         else:
             name, type_ = getattr(column, "name"), getattr(column, "type")
         if type_ not in TYPES:
-            raise SchemaError(f"relation {relation}: column {name} has unknown type {type_!r} "
-                              f"(expected one of {', '.join(TYPES)})")
+            raise SchemaError(
+                f"relation {relation}: column {name} has unknown type {type_!r} "
+                f"(expected one of {', '.join(TYPES)})"
+            )
         if name == COUNT_COLUMN:
-            raise SchemaError(f"relation {relation}: column name {COUNT_COLUMN} is reserved for "
-                              f"the signed count")
+            raise SchemaError(
+                f"relation {relation}: column name {COUNT_COLUMN} is reserved for the signed count"
+            )
         if name in seen:
             raise SchemaError(f"relation {relation}: column {name} appears twice")
         seen.add(name)
@@ -60,8 +62,13 @@ def spark_type(type_name: str):
     """The Spark SQL type of a language type (``long`` -> ``LongType()``)."""
     from pyspark.sql import types as T
 
-    return {"int": T.IntegerType(), "long": T.LongType(), "double": T.DoubleType(),
-            "string": T.StringType(), "bool": T.BooleanType()}[type_name]
+    return {
+        "int": T.IntegerType(),
+        "long": T.LongType(),
+        "double": T.DoubleType(),
+        "string": T.StringType(),
+        "bool": T.BooleanType(),
+    }[type_name]
 
 
 def spark_schema(columns: Columns, with_counts: bool = True):
@@ -78,8 +85,13 @@ def arrow_type(type_name: str):
     """The Arrow type of a language type (exact widths: ``int`` is int32, ``long`` int64)."""
     import pyarrow as pa
 
-    return {"int": pa.int32(), "long": pa.int64(), "double": pa.float64(),
-            "string": pa.string(), "bool": pa.bool_()}[type_name]
+    return {
+        "int": pa.int32(),
+        "long": pa.int64(),
+        "double": pa.float64(),
+        "string": pa.string(),
+        "bool": pa.bool_(),
+    }[type_name]
 
 
 def arrow_schema(columns: Columns, with_counts: bool = True):
@@ -111,17 +123,23 @@ def columns_from_delta(schema, relation: str, allow_missing_count: bool = False)
         delta_name = getattr(field.type, "type", None)
         if field.name == COUNT_COLUMN:
             if delta_name != "long":
-                raise SchemaError(f"relation {relation}: column {COUNT_COLUMN} has Delta type "
-                                  f"{delta_name or field.type}, expected long")
+                raise SchemaError(
+                    f"relation {relation}: column {COUNT_COLUMN} has Delta type "
+                    f"{delta_name or field.type}, expected long"
+                )
             has_count = True
             continue
         if delta_name not in _FROM_DELTA:
-            raise SchemaError(f"relation {relation}: column {field.name} has Delta type "
-                              f"{delta_name or field.type}, which has no Datalog type")
+            raise SchemaError(
+                f"relation {relation}: column {field.name} has Delta type "
+                f"{delta_name or field.type}, which has no Datalog type"
+            )
         columns.append((field.name, _FROM_DELTA[delta_name]))
     if not has_count and not allow_missing_count:
-        raise SchemaError(f"relation {relation}: the table has no {COUNT_COLUMN} column; it was "
-                          f"not written by spark_datalog")
+        raise SchemaError(
+            f"relation {relation}: the table has no {COUNT_COLUMN} column; it was "
+            f"not written by spark_datalog"
+        )
     return tuple(columns), has_count
 
 
@@ -129,14 +147,21 @@ def columns_from_spark(struct, relation: str) -> Columns:
     """``(name, type)`` pairs of a Spark ``StructType`` whose fields all have language types."""
     from pyspark.sql import types as T
 
-    names = {T.IntegerType: "int", T.LongType: "long", T.DoubleType: "double",
-             T.StringType: "string", T.BooleanType: "bool"}
+    names = {
+        T.IntegerType: "int",
+        T.LongType: "long",
+        T.DoubleType: "double",
+        T.StringType: "string",
+        T.BooleanType: "bool",
+    }
     out = []
     for field in struct.fields:
         type_name = names.get(type(field.dataType))
         if type_name is None:
-            raise SchemaError(f"relation {relation}: column {field.name} has Spark type "
-                              f"{field.dataType.simpleString()}, which has no Datalog type")
+            raise SchemaError(
+                f"relation {relation}: column {field.name} has Spark type "
+                f"{field.dataType.simpleString()}, which has no Datalog type"
+            )
         out.append((field.name, type_name))
     return tuple(out)
 
@@ -149,8 +174,10 @@ def describe(columns: Sequence) -> str:
 def check_same_columns(relation: str, expected: Columns, actual: Columns, what: str) -> None:
     """Raise ``SchemaError`` naming the relation and both column lists when they differ."""
     if tuple(expected) != tuple(actual):
-        raise SchemaError(f"relation {relation}: {what} has columns ({describe(actual)}) but "
-                          f"({describe(expected)}) are expected")
+        raise SchemaError(
+            f"relation {relation}: {what} has columns ({describe(actual)}) but "
+            f"({describe(expected)}) are expected"
+        )
 
 
 def conform(df, columns: Columns, relation: str, with_counts: bool = True):
@@ -165,8 +192,10 @@ def conform(df, columns: Columns, relation: str, with_counts: bool = True):
     present = set(df.columns)
     missing = [name for name in wanted if name not in present]
     if missing:
-        raise SchemaError(f"relation {relation}: the frame lacks column(s) {', '.join(missing)} "
-                          f"(it has {', '.join(df.columns) or 'none'})")
+        raise SchemaError(
+            f"relation {relation}: the frame lacks column(s) {', '.join(missing)} "
+            f"(it has {', '.join(df.columns) or 'none'})"
+        )
     actual = {field.name: field.dataType for field in df.schema.fields}
     for name, type_ in columns:
         _check_castable(relation, name, actual[name], type_)
@@ -178,8 +207,13 @@ def conform(df, columns: Columns, relation: str, with_counts: bool = True):
 
 # Casts that keep the value: same type, between integer widths (Spark raises on overflow in ANSI
 # mode), integers to double. Anything else (string to long, double to long...) is a schema error.
-_CASTABLE = {"int": {"int", "long"}, "long": {"int", "long"}, "double": {"int", "long", "double"},
-             "string": {"string"}, "bool": {"bool"}}
+_CASTABLE = {
+    "int": {"int", "long"},
+    "long": {"int", "long"},
+    "double": {"int", "long", "double"},
+    "string": {"string"},
+    "bool": {"bool"},
+}
 
 
 def _check_castable(relation: str, name: str, data_type, target: str) -> None:
@@ -188,8 +222,7 @@ def _check_castable(relation: str, name: str, data_type, target: str) -> None:
     except SchemaError:
         source = data_type.simpleString()
     if source not in _CASTABLE[target]:
-        raise SchemaError(f"relation {relation}: column {name} has type {source} but {target} is "
-                          f"declared")
+        raise SchemaError(f"relation {relation}: column {name} has type {source} but {target} is declared")
 
 
 def _single_field_struct(name: str, data_type):

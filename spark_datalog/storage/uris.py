@@ -29,7 +29,7 @@ def normalise(uri: str) -> str:
         path = unquote(urlparse(uri).path) if scheme(uri) == "file" else uri
         return os.path.abspath(os.path.expanduser(path))
     s = scheme(uri)
-    uri = _DELTA_SCHEMES.get(s, s) + uri[len(s):]
+    uri = _DELTA_SCHEMES.get(s, s) + uri[len(s) :]
     return uri.rstrip("/")
 
 
@@ -44,7 +44,7 @@ def for_spark(uri: str) -> str:
     """The location as Spark's Hadoop file systems spell it (``s3://`` becomes ``s3a://``)."""
     s = scheme(uri)
     if s in _SPARK_SCHEMES:
-        return _SPARK_SCHEMES[s] + uri[len(s):]
+        return _SPARK_SCHEMES[s] + uri[len(s) :]
     return uri
 
 

@@ -62,9 +62,16 @@ class Warehouse:
         wh.history("tc")[0]     # {'version': 3, 'operation': 'WRITE', 'run_id': ..., ...}
     """
 
-    def __init__(self, spark, root, backend: str = "auto", storage_options: Optional[dict] = None,
-                 lock_timeout: float = 0.0, lock_stale_after: Optional[float] = None,
-                 rows_per_file: Optional[int] = None):
+    def __init__(
+        self,
+        spark,
+        root,
+        backend: str = "auto",
+        storage_options: Optional[dict] = None,
+        lock_timeout: float = 0.0,
+        lock_stale_after: Optional[float] = None,
+        rows_per_file: Optional[int] = None,
+    ):
         self.spark = spark
         self.root = uris.normalise(root)
         if uris.is_local(self.root) and os.path.exists(self.root) and not os.path.isdir(self.root):
@@ -98,8 +105,7 @@ class Warehouse:
             infos = fs.get_file_info(FileSelector(path, allow_not_found=True))
         except FileNotFoundError:
             return []
-        names = [i.base_name for i in infos
-                 if i.type == FileType.Directory and _valid_name(i.base_name)]
+        names = [i.base_name for i in infos if i.type == FileType.Directory and _valid_name(i.base_name)]
         return sorted(n for n in names if self._backend.exists(n))
 
     def exists(self, name: str) -> bool:
@@ -130,8 +136,13 @@ class Warehouse:
             return df
         return df.where(F.col(COUNT_COLUMN) > 0).select(*[c for c, _ in columns])
 
-    def read_facts(self, name: str, version: Optional[int] = None,
-                   max_rows: Optional[int] = None, with_counts: bool = False):
+    def read_facts(
+        self,
+        name: str,
+        version: Optional[int] = None,
+        max_rows: Optional[int] = None,
+        with_counts: bool = False,
+    ):
         """The facts of ``name`` (with their ``_count`` when ``with_counts``) as a pyarrow Table
         read without Spark, where the backend can (the embedded one, by delta-rs), else None;
         None too when the table stores more than ``max_rows`` rows. For callers that need a
@@ -199,10 +210,12 @@ class Warehouse:
             raise WarehouseError(
                 f"the warehouse {self.root} holds the results of another program (fingerprint "
                 f"{latest['fingerprint'][:12]}, run {latest['run_id']}); this program has "
-                f"fingerprint {fingerprint[:12]}. Pass replace=True to replace it")
+                f"fingerprint {fingerprint[:12]}. Pass replace=True to replace it"
+            )
 
-    def start_run(self, fingerprint: str, run_id: Optional[str] = None, mode: str = "full",
-                  replace: bool = False) -> RunInfo:
+    def start_run(
+        self, fingerprint: str, run_id: Optional[str] = None, mode: str = "full", replace: bool = False
+    ) -> RunInfo:
         """Take the writer lock and begin (or resume) a run; return its ``RunInfo``.
 
         A new ``run_id`` (default: a fresh uuid) gets the next sequence number and a ``started``
@@ -214,8 +227,9 @@ class Warehouse:
         fingerprint, or a non-``full`` run while another run is unfinished.
         """
         if self._active is not None:
-            raise WarehouseError(f"run {self._active.run_id} is still open on this warehouse "
-                                 f"object; commit or abort it first")
+            raise WarehouseError(
+                f"run {self._active.run_id} is still open on this warehouse object; commit or abort it first"
+            )
         run_id = run_id or uuid.uuid4().hex
         self._lock.acquire(run_id, timeout=self.lock_timeout)
         try:
@@ -231,31 +245,49 @@ class Warehouse:
         previous = next((r for r in runs if r["run_id"] == run_id), None)
         if previous is not None:
             if previous["fingerprint"] != fingerprint:
-                raise WarehouseError(f"run {run_id} was started with another program (fingerprint "
-                                     f"{previous['fingerprint'][:12]}); use a new run id")
+                raise WarehouseError(
+                    f"run {run_id} was started with another program (fingerprint "
+                    f"{previous['fingerprint'][:12]}); use a new run id"
+                )
             last = max((r["sequence"] for r in runs if r["status"] == COMMITTED), default=0)
             if previous["status"] != COMMITTED and previous["sequence"] < last:
-                raise WarehouseError(f"run {run_id} did not finish and later runs have committed "
-                                     f"since; it cannot be resumed, use a new run id")
-            return RunInfo(run_id=run_id, sequence=previous["sequence"], fingerprint=fingerprint,
-                           mode=previous["mode"], started_at=previous["started_at"],
-                           base_versions=dict(previous["base_versions"]),
-                           consumed=dict(previous["consumed"]), produced=dict(previous["produced"]),
-                           sources=dict(previous["sources"]), details=dict(previous["details"]),
-                           resumed=previous["status"] != COMMITTED,
-                           already_committed=previous["status"] == COMMITTED,
-                           replaces_program=bool(previous["replaces_program"]))
+                raise WarehouseError(
+                    f"run {run_id} did not finish and later runs have committed "
+                    f"since; it cannot be resumed, use a new run id"
+                )
+            return RunInfo(
+                run_id=run_id,
+                sequence=previous["sequence"],
+                fingerprint=fingerprint,
+                mode=previous["mode"],
+                started_at=previous["started_at"],
+                base_versions=dict(previous["base_versions"]),
+                consumed=dict(previous["consumed"]),
+                produced=dict(previous["produced"]),
+                sources=dict(previous["sources"]),
+                details=dict(previous["details"]),
+                resumed=previous["status"] != COMMITTED,
+                already_committed=previous["status"] == COMMITTED,
+                replaces_program=bool(previous["replaces_program"]),
+            )
         self.check_program(fingerprint, replace)
         pending = self.pending_run()
         if pending is not None and mode != "full":
-            raise WarehouseError(f"run {pending['run_id']} did not finish; re-run it with the same "
-                                 f"run id (or run a full materialization) before a {mode} run")
+            raise WarehouseError(
+                f"run {pending['run_id']} did not finish; re-run it with the same "
+                f"run id (or run a full materialization) before a {mode} run"
+            )
         relations = self.relations()
         table_sequences = [self._backend.transaction_version(n, APP_ID) or 0 for n in relations]
         sequence = 1 + max([r["sequence"] for r in runs] + table_sequences, default=0)
-        run = RunInfo(run_id=run_id, sequence=sequence, fingerprint=fingerprint, mode=mode,
-                      base_versions={n: self._backend.version(n) for n in relations},
-                      replaces_program=bool(replace))
+        run = RunInfo(
+            run_id=run_id,
+            sequence=sequence,
+            fingerprint=fingerprint,
+            mode=mode,
+            base_versions={n: self._backend.version(n) for n in relations},
+            replaces_program=bool(replace),
+        )
         self._log.append(run, "started")
         return run
 
@@ -281,8 +313,7 @@ class Warehouse:
             self._lock.release()
 
     @contextlib.contextmanager
-    def run(self, fingerprint: str, run_id: Optional[str] = None, mode: str = "full",
-            replace: bool = False):
+    def run(self, fingerprint: str, run_id: Optional[str] = None, mode: str = "full", replace: bool = False):
         """``start_run`` … ``commit_run``, or ``abort_run`` when the body raises."""
         info = self.start_run(fingerprint, run_id=run_id, mode=mode, replace=replace)
         try:
@@ -309,16 +340,24 @@ class Warehouse:
         """
         columns = self._prepare(name, columns, run, new_schema_allowed=run.replaces_program)
         new_schema = self._backend.exists(name) and self._backend.columns(name) != columns
-        return self._commit(name, run, lambda txn, meta:
-                            self._backend.replace(name, columns, df, txn, meta, new_schema))
+        return self._commit(
+            name, run, lambda txn, meta: self._backend.replace(name, columns, df, txn, meta, new_schema)
+        )
 
     def write_relations(self, tables: Mapping[str, tuple], run: RunInfo) -> dict[str, CommitResult]:
         """``replace`` every ``name -> (columns, df)`` in order (one commit per table)."""
-        return {name: self.replace(name, columns, df, run)
-                for name, (columns, df) in tables.items()}
+        return {name: self.replace(name, columns, df, run) for name, (columns, df) in tables.items()}
 
-    def apply_changes(self, name: str, columns: Iterable, changes, run: RunInfo, *,
-                      new_facts_only: bool = False, netted: bool = False) -> CommitResult:
+    def apply_changes(
+        self,
+        name: str,
+        columns: Iterable,
+        changes,
+        run: RunInfo,
+        *,
+        new_facts_only: bool = False,
+        netted: bool = False,
+    ) -> CommitResult:
         """Add the signed counts of ``changes`` (declared columns + ``_count``; a Spark frame,
         or a pyarrow Table the caller computed in this process) to ``name``.
 
@@ -334,11 +373,17 @@ class Warehouse:
         one row per fact and no zero count (saves the shuffle that sums a large change).
         """
         columns = self._prepare(name, columns, run)
-        return self._commit(name, run, lambda txn, meta: self._backend.apply_changes(
-            name, columns, changes, txn, meta, new_facts_only=new_facts_only, netted=netted))
+        return self._commit(
+            name,
+            run,
+            lambda txn, meta: self._backend.apply_changes(
+                name, columns, changes, txn, meta, new_facts_only=new_facts_only, netted=netted
+            ),
+        )
 
-    def _prepare(self, name: str, columns: Iterable, run: RunInfo,
-                 new_schema_allowed: bool = False) -> Columns:
+    def _prepare(
+        self, name: str, columns: Iterable, run: RunInfo, new_schema_allowed: bool = False
+    ) -> Columns:
         _check_name(name)
         self._check_active(run)
         columns = normalise_columns(columns, name)
@@ -348,12 +393,13 @@ class Warehouse:
 
     def _commit(self, name: str, run: RunInfo, write) -> CommitResult:
         if name in run.written:
-            raise WarehouseError(f"relation {name} was already written by run {run.run_id}; a "
-                                 f"run writes each table once (combine the changes)")
+            raise WarehouseError(
+                f"relation {name} was already written by run {run.run_id}; a "
+                f"run writes each table once (combine the changes)"
+            )
         if run.already_committed:
             run.written.add(name)
-            return CommitResult(name, run.produced.get(name, self.version(name)),
-                                "already committed")
+            return CommitResult(name, run.produced.get(name, self.version(name)), "already committed")
         done = self._backend.transaction_version(name, APP_ID)
         if done is not None and done >= run.sequence:
             result = CommitResult(name, self._backend.version(name), "already committed")
@@ -371,31 +417,34 @@ class Warehouse:
             self.after_commit(name, version)
         limit = os.environ.get(FAIL_AFTER_COMMITS_ENV)
         if limit and self._commits >= int(limit):
-            raise InjectedFailure(f"{FAIL_AFTER_COMMITS_ENV}={limit}: failing after the commit of "
-                                  f"{name} version {version}")
+            raise InjectedFailure(
+                f"{FAIL_AFTER_COMMITS_ENV}={limit}: failing after the commit of {name} version {version}"
+            )
 
     def _check_active(self, run: RunInfo) -> None:
         if self._active is not run:
-            raise WarehouseError(f"run {run.run_id} is not the open run of this warehouse object; "
-                                 f"writes happen between start_run and commit_run")
+            raise WarehouseError(
+                f"run {run.run_id} is not the open run of this warehouse object; "
+                f"writes happen between start_run and commit_run"
+            )
 
     def _require(self, name: str) -> None:
         _check_name(name)
         if not self._backend.exists(name):
             known = ", ".join(self.relations()) or "none"
-            raise WarehouseError(f"no relation {name} in the warehouse {self.root} "
-                                 f"(relations: {known})")
+            raise WarehouseError(f"no relation {name} in the warehouse {self.root} (relations: {known})")
 
 
 def _valid_name(name: str) -> bool:
-    return bool(name) and name[0] not in "_." and "/" not in name and "\\" not in name \
-        and name != META_DIR
+    return bool(name) and name[0] not in "_." and "/" not in name and "\\" not in name and name != META_DIR
 
 
 def _check_name(name: str) -> None:
     if not _valid_name(name):
-        raise WarehouseError(f"{name!r} cannot be a relation name in a warehouse (names must not "
-                             f"be empty, start with '_' or '.', or contain '/')")
+        raise WarehouseError(
+            f"{name!r} cannot be a relation name in a warehouse (names must not "
+            f"be empty, start with '_' or '.', or contain '/')"
+        )
 
 
 def _history_entry(commit: dict) -> dict:
@@ -409,8 +458,9 @@ def _history_entry(commit: dict) -> dict:
     timestamp = commit.get("timestamp")
     return {
         "version": commit.get("version"),
-        "timestamp": (_dt.datetime.fromtimestamp(timestamp / 1000, _dt.timezone.utc)
-                      if timestamp is not None else None),
+        "timestamp": (
+            _dt.datetime.fromtimestamp(timestamp / 1000, _dt.timezone.utc) if timestamp is not None else None
+        ),
         "operation": commit.get("operation"),
         "operation_parameters": commit.get("operationParameters", {}),
         "run_id": meta.get("run_id"),

@@ -61,8 +61,9 @@ def parse(text: str, filename: Optional[str] = None) -> ast.Program:
 
 
 def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
-    groups: dict[type, list] = {kind: [] for kind in
-                                (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query)}
+    groups: dict[type, list] = {
+        kind: [] for kind in (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query)
+    }
     for statement in statements:
         for node in statement if isinstance(statement, list) else [statement]:
             groups[type(node)].append(node)
@@ -134,8 +135,9 @@ class _ToAst(Transformer):
     def empty_body(self, meta, children):
         neck = _tokens(children)[0]
         self._end_clause()
-        self._error(f"'{neck}' must be followed by at least one body literal "
-                    f"(write 'head.' for a fact)", neck)
+        self._error(
+            f"'{neck}' must be followed by at least one body literal (write 'head.' for a fact)", neck
+        )
         return []
 
     def query(self, meta, children):
@@ -162,8 +164,9 @@ class _ToAst(Transformer):
         keyword, *rest = children
         kind = keyword.type.lower()
         names = [t for t in rest if t.type == "NAME"]
-        return [ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n))
-                for i, n in enumerate(names)]
+        return [
+            ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n)) for i, n in enumerate(names)
+        ]
 
     # -- literals -----------------------------------------------------------------------------
 
@@ -174,8 +177,9 @@ class _ToAst(Transformer):
     def aggregate(self, meta, children):
         func, _lt, variable, _gt = children
         if str(func) not in ast.AGGREGATE_FUNCTIONS:
-            self._error(f"unknown aggregate '{func}<...>'; expected one of "
-                        f"{', '.join(ast.AGGREGATE_FUNCTIONS)}", func)
+            self._error(
+                f"unknown aggregate '{func}<...>'; expected one of {', '.join(ast.AGGREGATE_FUNCTIONS)}", func
+            )
         return ast.Aggregate(str(func), variable, span=_span(func))
 
     def negation(self, meta, children):
@@ -197,13 +201,13 @@ class _ToAst(Transformer):
         if isinstance(operand, ast.Constant) and operand.type in ("long", "double"):
             value = -operand.value
             if operand.type == "long" and operand.value > _LONG_MAX:
-                self.errors = [e for e in self.errors
-                               if (e.line, e.column) != (operand.span.line, operand.span.column)]
+                self.errors = [
+                    e for e in self.errors if (e.line, e.column) != (operand.span.line, operand.span.column)
+                ]
                 if value < _LONG_MIN:
                     self._error(f"integer {value} does not fit in a 64-bit long", minus)
             return ast.Constant(value, operand.type, span=_span(minus))
-        return ast.BinaryOp("-", ast.Constant(0, "long", span=_span(minus)), operand,
-                            span=_span(minus))
+        return ast.BinaryOp("-", ast.Constant(0, "long", span=_span(minus)), operand, span=_span(minus))
 
     def parenthesised(self, meta, children):
         return children[1]
@@ -235,15 +239,19 @@ class _ToAst(Transformer):
     # -- helpers ------------------------------------------------------------------------------
 
     def _text(self, meta) -> str:
-        return self.source[meta.start_pos:meta.end_pos]
+        return self.source[meta.start_pos : meta.end_pos]
 
     def _no_aggregate_outside_head(self, atom: ast.Atom, where: str) -> None:
         for arg in atom.args:
             if isinstance(arg, ast.Aggregate):
-                self.errors.append(ParseError(
-                    f"aggregate '{arg}' is not allowed in a {where}; aggregates "
-                    f"(min/max/sum/avg/count<V>) may only be arguments of a rule head",
-                    arg.span.line, arg.span.column))
+                self.errors.append(
+                    ParseError(
+                        f"aggregate '{arg}' is not allowed in a {where}; aggregates "
+                        f"(min/max/sum/avg/count<V>) may only be arguments of a rule head",
+                        arg.span.line,
+                        arg.span.column,
+                    )
+                )
 
     def _unescape(self, token: Token) -> str:
         body = str(token)[1:-1]
@@ -254,9 +262,13 @@ class _ToAst(Transformer):
             if char == "\\":
                 escaped = body[i + 1]
                 if escaped not in _ESCAPES:
-                    self.errors.append(ParseError(
-                        f"unknown escape '\\{escaped}' in string; use \\\" \\\\ \\n \\t or \\r",
-                        token.line, token.column + 1 + i))
+                    self.errors.append(
+                        ParseError(
+                            f"unknown escape '\\{escaped}' in string; use \\\" \\\\ \\n \\t or \\r",
+                            token.line,
+                            token.column + 1 + i,
+                        )
+                    )
                 out.append(_ESCAPES.get(escaped, escaped))
                 i += 2
             else:
@@ -270,13 +282,39 @@ class _ToAst(Transformer):
 
 
 _DESCRIBE = {
-    "DECL": "'.decl'", "INPUT": "'.input'", "OUTPUT": "'.output'", "QUERY": "'?-'",
-    "NECK": "':-'", "DOT": "'.'", "COMMA": "','", "COLON": "':'", "LPAR": "'('", "RPAR": "')'",
-    "NOT": "'not'", "BANG": "'!'", "TILDE": "'~'", "EQ": "'='", "NE": "'!='", "LE": "'<='",
-    "GE": "'>='", "LT": "'<'", "GT": "'>'", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'",
-    "SLASH": "'/'", "MOD": "'mod'", "TRUE": "'true'", "FALSE": "'false'",
-    "NAME": "a name", "VAR": "a variable", "QVAR": "a variable", "DECIMAL": "a number",
-    "INT": "a number", "STRING": "a string", "$END": "the end of the program",
+    "DECL": "'.decl'",
+    "INPUT": "'.input'",
+    "OUTPUT": "'.output'",
+    "QUERY": "'?-'",
+    "NECK": "':-'",
+    "DOT": "'.'",
+    "COMMA": "','",
+    "COLON": "':'",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "NOT": "'not'",
+    "BANG": "'!'",
+    "TILDE": "'~'",
+    "EQ": "'='",
+    "NE": "'!='",
+    "LE": "'<='",
+    "GE": "'>='",
+    "LT": "'<'",
+    "GT": "'>'",
+    "PLUS": "'+'",
+    "MINUS": "'-'",
+    "STAR": "'*'",
+    "SLASH": "'/'",
+    "MOD": "'mod'",
+    "TRUE": "'true'",
+    "FALSE": "'false'",
+    "NAME": "a name",
+    "VAR": "a variable",
+    "QVAR": "a variable",
+    "DECIMAL": "a number",
+    "INT": "a number",
+    "STRING": "a string",
+    "$END": "the end of the program",
 }
 _STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT"}
 
@@ -293,13 +331,13 @@ def _syntax_error(error: UnexpectedInput, text: str, filename: Optional[str]) ->
 
 def _bad_character(error: UnexpectedCharacters, text: str):
     char = error.char
-    rest = text[error.pos_in_stream:]
+    rest = text[error.pos_in_stream :]
     if char == '"':
         message = "unterminated string: a '\"' has no closing '\"' on the same line"
     elif rest.startswith("/*"):
         message = "unterminated comment: '/*' has no closing '*/'"
     elif char == "'":
-        message = "unexpected character \"'\"; strings are written in double quotes"
+        message = 'unexpected character "\'"; strings are written in double quotes'
     elif char.isspace() or not char.isprintable():
         message = f"unexpected character {char!r}"
     else:
@@ -317,35 +355,51 @@ def _bad_token(error: UnexpectedToken, text: str):
         return "unterminated comment: '/*' has no closing '*/'", token.line, token.column
 
     if token.type == "LT" and previous is not None and str(previous) in ast.AGGREGATE_FUNCTIONS:
-        return (f"aggregate '{previous}<...>' is only allowed as an argument of a rule head",
-                previous.line, previous.column)
-    if "DOT" in expected and previous is not None and (
-            token.type == "$END" or token.line > previous.end_line):
+        return (
+            f"aggregate '{previous}<...>' is only allowed as an argument of a rule head",
+            previous.line,
+            previous.column,
+        )
+    if (
+        "DOT" in expected
+        and previous is not None
+        and (token.type == "$END" or token.line > previous.end_line)
+    ):
         # The clause ended on an earlier line: point just after it, where the '.' belongs.
         what = _clause_kind(text, previous)
-        return (f"expected '.' at the end of the {what}, found {found}",
-                previous.end_line, previous.end_column)
+        return (
+            f"expected '.' at the end of the {what}, found {found}",
+            previous.end_line,
+            previous.end_column,
+        )
     if "DOT" in expected and token.type in _STARTS_STATEMENT:
         what = _clause_kind(text, previous)
         between = "',' between body literals or " if "COMMA" in expected and what == "rule" else ""
-        return (f"expected {between}'.' at the end of the {what}, found {found}",
-                token.line, token.column)
-    if "RPAR" in expected and previous is not None and (
-            token.type == "$END" or token.line > previous.end_line):
-        return (f"expected ')' to close the argument list, found {found}",
-                previous.end_line, previous.end_column)
+        return (f"expected {between}'.' at the end of the {what}, found {found}", token.line, token.column)
+    if (
+        "RPAR" in expected
+        and previous is not None
+        and (token.type == "$END" or token.line > previous.end_line)
+    ):
+        return (
+            f"expected ')' to close the argument list, found {found}",
+            previous.end_line,
+            previous.end_column,
+        )
     if token.type == "$END":
         line, column = _end_position(text, previous)
         return f"unexpected end of the program; expected {_describe_set(expected)}", line, column
     if token.type == "DOT" and previous is not None and previous.type == "COMMA":
         return "expected a body literal after ',' (remove the trailing ',')", token.line, token.column
-    if token.type == "VAR" and "NAME" in expected and (
-            previous is None or previous.type in ("DOT", "RPAR")):
-        return (f"unexpected variable '{token}' at the start of a clause; predicate names start "
-                f"with a lower-case letter", token.line, token.column)
+    if token.type == "VAR" and "NAME" in expected and (previous is None or previous.type in ("DOT", "RPAR")):
+        return (
+            f"unexpected variable '{token}' at the start of a clause; predicate names start "
+            f"with a lower-case letter",
+            token.line,
+            token.column,
+        )
     if previous is not None and previous.type == "DECL" and token.type == "VAR":
-        return (f"relation name '{token}' must start with a lower-case letter",
-                token.line, token.column)
+        return (f"relation name '{token}' must start with a lower-case letter", token.line, token.column)
     return (f"unexpected {found}; expected {_describe_set(expected)}", token.line, token.column)
 
 
@@ -391,7 +445,7 @@ def _clause_kind(text: str, previous: Token) -> str:
     """'rule', 'fact', 'query' or 'declaration': what the statement ending at ``previous`` is."""
     kind = "fact"
     try:
-        for candidate in _parser().lex(text[:previous.end_pos]):
+        for candidate in _parser().lex(text[: previous.end_pos]):
             if candidate.type == "DOT":
                 kind = "fact"
             elif candidate.type == "NECK":

@@ -17,8 +17,10 @@ def body_kinds(rule) -> list:
 def test_unbound_head_variable_is_reported_at_its_position_with_the_rule():
     [error] = errors("p(X, Y) :- q(X).", SafetyError)
     assert (error.line, error.column) == (1, 6)
-    assert error.message == ("variable Y in the head of rule 'p(X, Y) :- q(X).' is not bound "
-                             "by a positive body atom or an assignment")
+    assert error.message == (
+        "variable Y in the head of rule 'p(X, Y) :- q(X).' is not bound "
+        "by a positive body atom or an assignment"
+    )
 
 
 def test_variable_only_in_a_negated_atom_is_unsafe():
@@ -128,13 +130,16 @@ def test_all_safety_errors_of_all_rules_are_collected():
     assert [(e.line, e.column) for e in found] == [(1, 6), (2, 21), (3, 15)]
 
 
-@pytest.mark.parametrize("text", [
-    "p(X) :- q(X).",
-    "p(X) :- q(X, _).",
-    "p(X) :- q(X), not r(_, X).",
-    "p(X, count<Y>) :- q(X, Y).",
-    "p(X, Y) :- q(X), r(Y), X < Y.",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "p(X) :- q(X).",
+        "p(X) :- q(X, _).",
+        "p(X) :- q(X), not r(_, X).",
+        "p(X, count<Y>) :- q(X, Y).",
+        "p(X, Y) :- q(X), r(Y), X < Y.",
+    ],
+)
 def test_safe_rules_pass(text):
     assert check(text).rules
 

@@ -29,8 +29,9 @@ def test_arity_mismatch_against_the_declaration():
 
 
 def test_arity_checked_in_facts_heads_negations_and_queries():
-    text = "e(1, 2).\ne(3).\np(X, Y) :- e(X, Y).\np(X) :- e(X, _).\n" \
-           "r(X) :- e(X, _), not e(X).\n?- p(1, 2, 3).\n"
+    text = (
+        "e(1, 2).\ne(3).\np(X, Y) :- e(X, Y).\np(X) :- e(X, _).\nr(X) :- e(X, _), not e(X).\n?- p(1, 2, 3).\n"
+    )
     found = errors(text, SchemaError)
     assert [(e.line, e.column) for e in found] == [(2, 1), (4, 1), (5, 22), (6, 4)]
 
@@ -63,11 +64,7 @@ def test_input_relation_with_rules_is_rejected():
 
 
 def test_edb_and_idb_classification():
-    checked = check(".decl d(x: long)\n.input i\n"
-                    "f(1).\ni(2).\n"
-                    "p(X) :- i(X), f(X), b(X).\n"
-                    "p(7).\n"
-                    "?- q(X).\n")
+    checked = check(".decl d(x: long)\n.input i\nf(1).\ni(2).\np(X) :- i(X), f(X), b(X).\np(7).\n?- q(X).\n")
     kinds = {name: schema.kind for name, schema in checked.relations.items()}
     assert kinds == {"d": "edb", "i": "edb", "f": "edb", "p": "idb", "b": "edb", "q": "edb"}
     assert list(checked.relations) == ["d", "i", "f", "p", "b", "q"]
@@ -101,34 +98,43 @@ def test_aggregate_spec_of_a_relation():
 
 
 def test_describe_lists_relations_and_strata():
-    checked = check(".decl arc(src: long, dst: long)\n"
-                    "tc(X, Y) :- arc(X, Y).\ntc(X, Z) :- tc(X, Y), arc(Y, Z).\n"
-                    "sp(X, Y, min<D>) :- arc(X, Y), D = 1.\n"
-                    "sp(X, Y, min<D>) :- sp(X, Z, D1), arc(Z, Y), D = D1 + 1.\n"
-                    "out(X, count<Y>) :- tc(X, Y).\n")
-    assert describe(checked) == "\n".join([
-        "relations:",
-        "  EDB arc(src: long, dst: long)",
-        "  IDB tc(c0: long, c1: long)",
-        "  IDB sp(c0: long, c1: long, c2: long) [min on column 2]",
-        "  IDB out(c0: long, c1: long) [count on column 1]",
-        "strata:",
-        "  stratum 0: tc (recursive)",
-        "  stratum 1: sp (recursive, min/max in recursion (PreM))",
-        "  stratum 2: out",
-        "outputs: tc, sp, out",
-    ])
+    checked = check(
+        ".decl arc(src: long, dst: long)\n"
+        "tc(X, Y) :- arc(X, Y).\ntc(X, Z) :- tc(X, Y), arc(Y, Z).\n"
+        "sp(X, Y, min<D>) :- arc(X, Y), D = 1.\n"
+        "sp(X, Y, min<D>) :- sp(X, Z, D1), arc(Z, Y), D = D1 + 1.\n"
+        "out(X, count<Y>) :- tc(X, Y).\n"
+    )
+    assert describe(checked) == "\n".join(
+        [
+            "relations:",
+            "  EDB arc(src: long, dst: long)",
+            "  IDB tc(c0: long, c1: long)",
+            "  IDB sp(c0: long, c1: long, c2: long) [min on column 2]",
+            "  IDB out(c0: long, c1: long) [count on column 1]",
+            "strata:",
+            "  stratum 0: tc (recursive)",
+            "  stratum 1: sp (recursive, min/max in recursion (PreM))",
+            "  stratum 2: out",
+            "outputs: tc, sp, out",
+        ]
+    )
 
 
 def test_errors_of_every_pass_are_collected_and_sorted():
-    text = ("p(X, Y) :- q(X).\n"           # safety
-            "r(X) :- s(X), not r(X).\n"    # stratification
-            "t(X) :- q(X, X).\n")          # arity
+    text = (
+        "p(X, Y) :- q(X).\n"  # safety
+        "r(X) :- s(X), not r(X).\n"  # stratification
+        "t(X) :- q(X, X).\n"
+    )  # arity
     with pytest.raises(DatalogError) as caught:
         check(text)
     found = caught.value.errors
     assert [(type(e), e.line, e.column) for e in found] == [
-        (SafetyError, 1, 6), (StratificationError, 2, 15), (SchemaError, 3, 9)]
+        (SafetyError, 1, 6),
+        (StratificationError, 2, 15),
+        (SchemaError, 3, 9),
+    ]
     assert isinstance(caught.value, SafetyError)
     assert "(3 errors)" in str(caught.value)
 

@@ -150,7 +150,8 @@ def test_sum_of_itself_is_rejected():
 def test_min_in_recursion_is_accepted_with_prem():
     checked = check(
         "path(X, Y, min<D>) :- arc(X, Y, D).\n"
-        "path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.\n")
+        "path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.\n"
+    )
     assert shape(checked) == [(("path",), True, True)]
     assert checked.relations["path"].aggregate == AggregateSpec(2, "min")
 
@@ -163,8 +164,8 @@ def test_max_outside_recursion_is_not_prem():
 def test_min_relation_may_mix_plain_rules():
     # Seed 002's coin change: a plain rule beside the min rule.
     checked = check(
-        "num(C, 1) :- coins(C).\n"
-        "num(V, min<N>) :- num(V1, N1), coins(C), V = V1 + C, N = N1 + 1, V <= 100.\n")
+        "num(C, 1) :- coins(C).\nnum(V, min<N>) :- num(V1, N1), coins(C), V = V1 + C, N = N1 + 1, V <= 100.\n"
+    )
     assert checked.relations["num"].aggregate == AggregateSpec(1, "min")
     assert shape(checked) == [(("num",), True, True)]
 
@@ -182,16 +183,19 @@ def test_aggregates_at_different_positions_conflict():
 
 
 def test_count_relation_with_plain_rule_or_fact_is_rejected():
-    found = errors("b(X, count<Y>) :- e(X, Y).\nb(1, 2).\nb(X, Y) :- e(X, Y).\n",
-                   StratificationError)
+    found = errors("b(X, count<Y>) :- e(X, Y).\nb(1, 2).\nb(X, Y) :- e(X, Y).\n", StratificationError)
     assert [(e.line, "facts" in e.message, "plain rules" in e.message) for e in found] == [
-        (2, True, False), (3, False, True)]
+        (2, True, False),
+        (3, False, True),
+    ]
 
 
 def test_all_stratification_errors_are_collected():
-    text = ("p(X) :- e(X), not p(X).\n"
-            "c(X, count<Y>) :- c(X, Y).\n"
-            "a(X, min<Y>) :- f(X, Y).\na(X, max<Y>) :- f(X, Y).\n")
+    text = (
+        "p(X) :- e(X), not p(X).\n"
+        "c(X, count<Y>) :- c(X, Y).\n"
+        "a(X, min<Y>) :- f(X, Y).\na(X, max<Y>) :- f(X, Y).\n"
+    )
     found = errors(text, StratificationError)
     assert [e.line for e in found] == [1, 2, 4]
     assert all(isinstance(e, StratificationError) for e in found)

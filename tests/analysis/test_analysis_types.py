@@ -21,8 +21,7 @@ def test_declared_types_and_names_are_kept():
 
 
 def test_types_propagate_through_variables_to_undeclared_relations():
-    checked = check(".decl e(a: string, b: double)\n"
-                    "p(Y, X) :- e(X, Y).\nq(A) :- p(A, _).\nr(B) :- q(B).\n")
+    checked = check(".decl e(a: string, b: double)\np(Y, X) :- e(X, Y).\nq(A) :- p(A, _).\nr(B) :- q(B).\n")
     assert checked.relations["p"].column_names == ("c0", "c1")
     assert types(checked, "p") == ("double", "string")
     assert types(checked, "r") == ("double",)
@@ -60,30 +59,38 @@ def test_union_of_long_and_double_rules_is_double():
 
 
 def test_arithmetic_types():
-    checked = check(".decl e(a: long, b: double)\n"
-                    "p(Y) :- e(X, _), Y = X + 1.\n"
-                    "q(Y) :- e(X, D), Y = X * D.\n"
-                    "r(Y) :- e(X, _), Y = X / 2.\n"
-                    "s(X + 1) :- e(_, X).\n")
+    checked = check(
+        ".decl e(a: long, b: double)\n"
+        "p(Y) :- e(X, _), Y = X + 1.\n"
+        "q(Y) :- e(X, D), Y = X * D.\n"
+        "r(Y) :- e(X, _), Y = X / 2.\n"
+        "s(X + 1) :- e(_, X).\n"
+    )
     assert [types(checked, n) for n in "pqrs"] == [("long",), ("double",), ("long",), ("double",)]
 
 
 def test_types_flow_around_recursion():
-    checked = check(".decl arc(x: int, y: int, d: double)\n"
-                    "path(X, Y, min<D>) :- arc(X, Y, D).\n"
-                    "path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.\n")
+    checked = check(
+        ".decl arc(x: int, y: int, d: double)\n"
+        "path(X, Y, min<D>) :- arc(X, Y, D).\n"
+        "path(X, Y, min<D>) :- path(X, Z, D1), arc(Z, Y, D2), D = D1 + D2.\n"
+    )
     assert types(checked, "path") == ("int", "int", "double")
 
 
-@pytest.mark.parametrize("func, expected", [
-    ("count", "long"), ("avg", "double"), ("sum", "double"), ("min", "double"), ("max", "double")])
+@pytest.mark.parametrize(
+    "func, expected",
+    [("count", "long"), ("avg", "double"), ("sum", "double"), ("min", "double"), ("max", "double")],
+)
 def test_aggregate_types_of_a_double(func, expected):
     checked = check(f".decl e(k: string, v: double)\na(K, {func}<V>) :- e(K, V).\n")
     assert types(checked, "a") == ("string", expected)
 
 
-@pytest.mark.parametrize("func, expected", [
-    ("count", "long"), ("avg", "double"), ("sum", "long"), ("min", "string"), ("max", "string")])
+@pytest.mark.parametrize(
+    "func, expected",
+    [("count", "long"), ("avg", "double"), ("sum", "long"), ("min", "string"), ("max", "string")],
+)
 def test_aggregate_types_of_other_values(func, expected):
     value = "int" if func in ("sum", "avg") else "string"
     checked = check(f".decl e(k: long, v: {value})\na(K, {func}<V>) :- e(K, V).\n")
@@ -141,7 +148,7 @@ def test_arithmetic_on_a_string_literal():
 
 
 def test_comparing_a_string_with_a_number():
-    [error] = errors('.decl q(a: string)\np(X) :- q(X), X < 3.\n', SchemaError)
+    [error] = errors(".decl q(a: string)\np(X) :- q(X), X < 3.\n", SchemaError)
     assert "string" in error.message and "compared with 3" in error.message
 
 
@@ -155,7 +162,7 @@ def test_bool_equality_is_fine():
 
 
 def test_type_conflict_through_a_chain_of_rules():
-    found = errors('.decl s(x: string)\np(X) :- s(X).\nq(X) :- p(X), X > 1.\n', SchemaError)
+    found = errors(".decl s(x: string)\np(X) :- s(X).\nq(X) :- p(X), X > 1.\n", SchemaError)
     assert len(found) == 1 and "string" in found[0].message
 
 
@@ -167,13 +174,15 @@ def test_double_into_declared_long_column_is_rejected():
 
 def test_count_into_declared_string_column_is_rejected():
     [error] = errors(".decl c(k: long, n: string)\nc(K, count<V>) :- e(K, V).\n", SchemaError)
-    assert "column 'n' of relation 'c' has type string but is given count<V> of type long" \
-        == error.message
+    assert "column 'n' of relation 'c' has type string but is given count<V> of type long" == error.message
 
 
 def test_input_types_conflicting_with_the_declaration():
-    [error] = errors(".decl e(a: long, b: long)\n.input e\np(X) :- e(X, _).\n", SchemaError,
-                     input_types={"e": ("long", "string")})
+    [error] = errors(
+        ".decl e(a: long, b: long)\n.input e\np(X) :- e(X, _).\n",
+        SchemaError,
+        input_types={"e": ("long", "string")},
+    )
     assert error.message == "column 'b' of relation 'e' is declared long but its input has type string"
     assert (error.line, error.column) == (1, 18)
 
@@ -190,9 +199,7 @@ def test_input_types_with_the_wrong_arity():
 
 
 def test_all_type_errors_are_collected():
-    text = ('.decl p(x: long)\np("a").\n'
-            'q(1).\nq("b").\n'
-            '.decl s(x: string)\nr(Z) :- s(X), Z = X * 2.\n')
+    text = '.decl p(x: long)\np("a").\nq(1).\nq("b").\n.decl s(x: string)\nr(Z) :- s(X), Z = X * 2.\n'
     found = errors(text, SchemaError)
     assert [e.line for e in found] == [2, 4, 6]
 

@@ -70,7 +70,11 @@ def test_points_to_facts():
     facts = w.points_to(100, seed=4)
     assert facts == w.points_to(100, seed=4)
     assert {name: len(rows) for name, rows in facts.items()} == {
-        "alloc": 50, "assign": 100, "load": 25, "store": 25}
+        "alloc": 50,
+        "assign": 100,
+        "load": 25,
+        "store": 25,
+    }
     objects = {o for _, o in facts["alloc"]}
     assert all(o >= 100 for o in objects)
 

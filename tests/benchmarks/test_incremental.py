@@ -40,9 +40,12 @@ def test_deletions_are_existing_edges_and_at_least_one():
 
 
 def test_counting_is_measured_only_where_a_non_recursive_stratum_exists():
-    for name, expected in (("tc-tree", ("auto", "recompute")), ("sg-tree", ("auto", "recompute")),
-                           ("reach-gnm", ("auto", "recompute")),
-                           ("cc-gnm", ("auto", "counting", "recompute"))):
+    for name, expected in (
+        ("tc-tree", ("auto", "recompute")),
+        ("sg-tree", ("auto", "recompute")),
+        ("reach-gnm", ("auto", "recompute")),
+        ("cc-gnm", ("auto", "counting", "recompute")),
+    ):
         program = sd.Program.from_file(inc.WORKLOADS[name].program_path)
         assert inc.methods_for(program) == expected, name
 
@@ -50,7 +53,11 @@ def test_counting_is_measured_only_where_a_non_recursive_stratum_exists():
 def test_smaller_scales_come_first_and_explicit_sizes_replace_them():
     plan = inc.plan_sizes(("tc-tree", "cc-gnm"), ("small", "medium"))
     assert [(wl.name, size) for wl, size in plan] == [
-        ("tc-tree", 10), ("cc-gnm", (2_000, 2_000)), ("tc-tree", 13), ("cc-gnm", (10_000, 10_000))]
+        ("tc-tree", 10),
+        ("cc-gnm", (2_000, 2_000)),
+        ("tc-tree", 13),
+        ("cc-gnm", (10_000, 10_000)),
+    ]
     plan = inc.plan_sizes(("tc-tree",), explicit={"tc-tree": [5, 5, 6]})
     assert [size for _, size in plan] == [5, 6]
     assert inc.parse_size(inc.WORKLOADS["tc-tree"], "14") == 14
@@ -92,27 +99,59 @@ def test_a_size_is_skipped_when_its_estimate_overruns_the_budget():
 
 
 def _record(workload, size, edges, direction, fraction, method, seconds, jobs=10):
-    return {"workload": workload, "program": "programs/x.dl", "size": size, "edges": edges,
-            "facts_before": 100, "output": "tc", "direction": direction, "fraction": fraction,
-            "changed_edges": max(1, round(edges * fraction)), "method": method,
-            "seconds": seconds, "runs": [seconds], "jobs": jobs,
-            "strata": [[0, ["tc"], "dred" if method != "recompute" else "recompute", seconds]],
-            "facts_after": 101, "relations_after": {"tc": [101, 7]}}
+    return {
+        "workload": workload,
+        "program": "programs/x.dl",
+        "size": size,
+        "edges": edges,
+        "facts_before": 100,
+        "output": "tc",
+        "direction": direction,
+        "fraction": fraction,
+        "changed_edges": max(1, round(edges * fraction)),
+        "method": method,
+        "seconds": seconds,
+        "runs": [seconds],
+        "jobs": jobs,
+        "strata": [[0, ["tc"], "dred" if method != "recompute" else "recompute", seconds]],
+        "facts_after": 101,
+        "relations_after": {"tc": [101, 7]},
+    }
 
 
 def _payload(records, skipped=()):
-    meta = {"command": "python -m benchmarks.incremental", "started": "s", "finished": "f",
-            "wall_seconds": 12.0,
-            "load_average": {"start": [0.5, 0.4, 0.3], "end": [0.6, 0.5, 0.4]},
-            "machine": {"logical_cores": 2, "cpu": "cpu", "memory_gib": 24, "python": "3.11"},
-            "versions": {"pyspark": "4.2.0", "java": "17", "deltalake": "1.6.6",
-                         "spark-datalog": "0.1.0"},
-            "spark": {"master": "local[2]", "spark.sql.shuffle.partitions": "4",
-                      "spark.sql.adaptive.enabled": "true", "spark.driver.memory": "4g"},
-            "git_commit": None, "repeats": 1, "budget_seconds": 1440, "json": "r.json"}
-    sizes = [{"workload": "tc-tree", "size": s, "edges": e, "facts": {"tc": [100, 7]},
-              "output": "tc", "materialize_seconds": 1.0, "materialize_jobs": 9, "seconds": 30.0}
-             for s, e in (("small", 1000), ("big", 10000))]
+    meta = {
+        "command": "python -m benchmarks.incremental",
+        "started": "s",
+        "finished": "f",
+        "wall_seconds": 12.0,
+        "load_average": {"start": [0.5, 0.4, 0.3], "end": [0.6, 0.5, 0.4]},
+        "machine": {"logical_cores": 2, "cpu": "cpu", "memory_gib": 24, "python": "3.11"},
+        "versions": {"pyspark": "4.2.0", "java": "17", "deltalake": "1.6.6", "spark-datalog": "0.1.0"},
+        "spark": {
+            "master": "local[2]",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.sql.adaptive.enabled": "true",
+            "spark.driver.memory": "4g",
+        },
+        "git_commit": None,
+        "repeats": 1,
+        "budget_seconds": 1440,
+        "json": "r.json",
+    }
+    sizes = [
+        {
+            "workload": "tc-tree",
+            "size": s,
+            "edges": e,
+            "facts": {"tc": [100, 7]},
+            "output": "tc",
+            "materialize_seconds": 1.0,
+            "materialize_jobs": 9,
+            "seconds": 30.0,
+        }
+        for s, e in (("small", 1000), ("big", 10000))
+    ]
     return {"meta": meta, "sizes": sizes, "skipped": list(skipped), "results": records}
 
 
@@ -122,8 +161,7 @@ def _records():
         for direction, auto in (("insert", 2.0), ("delete", 10.0)):
             for fraction in (0.001, 0.01, 0.1):
                 records.append(_record("tc-tree", size, edges, direction, fraction, "auto", auto))
-                records.append(_record("tc-tree", size, edges, direction, fraction, "recompute",
-                                       recompute))
+                records.append(_record("tc-tree", size, edges, direction, fraction, "recompute", recompute))
     return records
 
 
@@ -138,8 +176,10 @@ def test_markdown_states_the_targets_at_the_largest_size_and_lists_skipped_sizes
     skipped = [{"workload": "tc-tree", "size": "huge", "edges": 10**6, "reason": "budget"}]
     text = inc.markdown(_payload(_records(), skipped), "plots/incremental.png")
     # big: insert 40/2 = 20 >= 5 met; delete 40/10 = 4 >= 3 met; the small size is not judged
-    assert ("tc-tree · big · insert: ratio 20.00 (target 5): **met**; by size: 2.00 (1,000 "
-            "edges) → 20.00 (10,000 edges)") in text
+    assert (
+        "tc-tree · big · insert: ratio 20.00 (target 5): **met**; by size: 2.00 (1,000 "
+        "edges) → 20.00 (10,000 edges)"
+    ) in text
     assert "tc-tree · big · delete: ratio 4.00 (target 3): **met**" in text
     assert "tc-tree · small · insert: ratio" not in text
     assert "| small | insert | 1% | 10 | 2.00 (10) | n/a | 4.00 (10) | 2.00 | n/a |" in text
@@ -149,8 +189,10 @@ def test_markdown_states_the_targets_at_the_largest_size_and_lists_skipped_sizes
 
 
 def test_a_missed_target_says_not_met():
-    records = [_record("tc-tree", "small", 1000, "insert", 0.01, "auto", 2.0),
-               _record("tc-tree", "small", 1000, "insert", 0.01, "recompute", 3.0)]
+    records = [
+        _record("tc-tree", "small", 1000, "insert", 0.01, "auto", 2.0),
+        _record("tc-tree", "small", 1000, "insert", 0.01, "recompute", 3.0),
+    ]
     text = inc.markdown(_payload(records), None)
     assert "ratio 1.50 (target 5): **not met**" in text
 
@@ -169,17 +211,30 @@ def test_tiny_matrix_end_to_end(spark, tmp_path):
     the recompute baseline agree; outputs written. (Deletions take the same path; kept out for
     time: each update is ~60 Spark jobs.)"""
     pytest.importorskip("matplotlib")
-    out = {"out_md": tmp_path / "INCREMENTAL.md", "out_json": tmp_path / "incremental.json",
-           "out_plot": tmp_path / "plots" / "incremental.png"}
-    payload = inc.run(workloads=("cc-gnm",), explicit={"cc-gnm": [(12, 10)]}, fractions=(0.2,),
-                      directions=("insert",), spark=spark, warm_up=False,
-                      log=lambda *args: None, command="test", **out)
+    out = {
+        "out_md": tmp_path / "INCREMENTAL.md",
+        "out_json": tmp_path / "incremental.json",
+        "out_plot": tmp_path / "plots" / "incremental.png",
+    }
+    payload = inc.run(
+        workloads=("cc-gnm",),
+        explicit={"cc-gnm": [(12, 10)]},
+        fractions=(0.2,),
+        directions=("insert",),
+        spark=spark,
+        warm_up=False,
+        log=lambda *args: None,
+        command="test",
+        **out,
+    )
     records = payload["results"]
     assert len(records) == 3  # auto, counting, recompute
     used = {r["method"]: {s[1][0]: s[2] for s in r["strata"]} for r in records}
-    assert used == {"auto": {"edge": "counting", "cc": "dred"},
-                    "counting": {"edge": "counting", "cc": "dred"},
-                    "recompute": {"edge": "recompute", "cc": "recompute"}}
+    assert used == {
+        "auto": {"edge": "counting", "cc": "dred"},
+        "counting": {"edge": "counting", "cc": "dred"},
+        "recompute": {"edge": "recompute", "cc": "recompute"},
+    }
     after = {json.dumps(r["relations_after"], sort_keys=True) for r in records}
     assert len(after) == 1 and records[0]["facts_after"] == records[0]["relations_after"]["cc"][0]
     assert all(r["jobs"] > 0 and r["seconds"] > 0 for r in records)

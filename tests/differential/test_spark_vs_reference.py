@@ -19,17 +19,23 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spark_datalog as sd
-from programs import (aggregate_programs, any_program, positive_programs, prem_programs,
-                      stratified_programs)
+from programs import aggregate_programs, any_program, positive_programs, prem_programs, stratified_programs
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.plan.partitioning import decomposition
 from spark_datalog.spark.types import schema as spark_schema
 
 SPARK_EXAMPLES = int(os.environ.get("SD_SPARK_EXAMPLES", "4"))
 
-spark_settings = settings(max_examples=SPARK_EXAMPLES, deadline=None, derandomize=True,
-                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                                 HealthCheck.function_scoped_fixture])
+spark_settings = settings(
+    max_examples=SPARK_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 
 def _normal(value):
@@ -52,10 +58,14 @@ def input_frames(spark, program, edb: dict) -> dict:
     return frames
 
 
-def spark_result(spark, program, edb: dict, strategy: str = "seminaive", decompose: bool = True
-                 ) -> dict:
-    result = program.materialize(spark, inputs=input_frames(spark, program, edb), strategy=strategy,
-                                 max_iterations=500, decompose=decompose)
+def spark_result(spark, program, edb: dict, strategy: str = "seminaive", decompose: bool = True) -> dict:
+    result = program.materialize(
+        spark,
+        inputs=input_frames(spark, program, edb),
+        strategy=strategy,
+        max_iterations=500,
+        decompose=decompose,
+    )
     return {name: _normal_set(tuple(row) for row in result[name].collect()) for name in result}
 
 
@@ -63,8 +73,7 @@ def reference_result(program, edb: dict) -> dict:
     return {name: _normal_set(rows) for name, rows in sd.reference.evaluate(program, edb).items()}
 
 
-def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive",
-                decompose: bool = True) -> None:
+def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive", decompose: bool = True) -> None:
     program = sd.Program.parse(text)
     expected = reference_result(program, edb)
     actual = spark_result(spark, program, edb, strategy, decompose)
@@ -73,7 +82,8 @@ def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive",
         assert actual[name] == expected[name], (
             f"relation {name} differs on\n{text}\nEDB {edb}\n"
             f"only Spark: {sorted(actual[name] - expected[name])[:10]}\n"
-            f"only reference: {sorted(expected[name] - actual[name])[:10]}")
+            f"only reference: {sorted(expected[name] - actual[name])[:10]}"
+        )
 
 
 @pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=str)
@@ -84,8 +94,11 @@ def test_seed_program_on_spark_equals_reference(spark, seed):
     assert actual == {name: _normal_set(rows) for name, rows in seed.expected.items()}
 
 
-@pytest.mark.parametrize("seed", [s for s in SEED_PROGRAMS if s.name in (
-    "same_generation", "shortest_paths", "mutual_recursion")], ids=str)
+@pytest.mark.parametrize(
+    "seed",
+    [s for s in SEED_PROGRAMS if s.name in ("same_generation", "shortest_paths", "mutual_recursion")],
+    ids=str,
+)
 def test_naive_strategy_on_spark_equals_reference(spark, seed):
     assert_same(spark, seed.text, seed.edb, strategy="naive")
 

@@ -56,8 +56,9 @@ def arcs(spark, edges):
 def test_transitive_closure_of_a_chain(spark):
     edges = {(i, i + 1) for i in range(6)}
     result, stats = run(spark, TC, {"arc": arcs(spark, edges)})
-    assertDataFrameEqual(result["tc"], spark.createDataFrame(sorted(closure(edges)), "c0 long, c1 long"),
-                         checkRowOrder=False)
+    assertDataFrameEqual(
+        result["tc"], spark.createDataFrame(sorted(closure(edges)), "c0 long, c1 long"), checkRowOrder=False
+    )
     stratum = stats[0]
     assert stratum.recursive and stratum.relations == ("tc",)
     # semi-naive: paths of length 1, 2, ..., 6 are new in rounds 0..5; round 6 finds nothing
@@ -72,19 +73,28 @@ def test_a_cycle_terminates(spark):
     assert stats[0].rows_per_iteration[-1] == 0
 
 
-@pytest.mark.parametrize("text, inputs", [
-    (TC, {"arc": {(1, 2), (2, 3), (3, 1), (3, 4), (5, 5)}}),
-    ("""
+@pytest.mark.parametrize(
+    "text, inputs",
+    [
+        (TC, {"arc": {(1, 2), (2, 3), (3, 1), (3, 4), (5, 5)}}),
+        (
+            """
      .decl arc(src: long, dst: long)
      tc(X, Y) :- arc(X, Y).
      tc(X, Z) :- tc(X, Y), tc(Y, Z).
-     """, {"arc": {(1, 2), (2, 3), (3, 4), (4, 5), (5, 2)}}),
-    ("""
+     """,
+            {"arc": {(1, 2), (2, 3), (3, 4), (4, 5), (5, 2)}},
+        ),
+        (
+            """
      .decl arc(src: long, dst: long)
      sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
      sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
-     """, {"arc": {(1, 2), (1, 3), (2, 4), (3, 5), (4, 6), (5, 7)}}),
-])
+     """,
+            {"arc": {(1, 2), (1, 3), (2, 4), (3, 5), (4, 6), (5, 7)}},
+        ),
+    ],
+)
 def test_naive_equals_seminaive(spark, text, inputs):
     frames = {name: arcs(spark, rows) for name, rows in inputs.items()}
     seminaive, _ = run(spark, text, frames)
@@ -111,12 +121,15 @@ def test_mutual_recursion(spark):
 
 
 def test_negation_against_a_completed_lower_stratum(spark):
-    text = TC + """
+    text = (
+        TC
+        + """
     node(1). node(2). node(3). node(4).
     arc(1, 2). arc(2, 3). arc(3, 2).
     unreachable(X, Y) :- node(X), node(Y), not tc(X, Y).
     sink(X) :- node(X), not arc(X, _).
     """
+    )
     result, stats = run(spark, text)
     reach = closure({(1, 2), (2, 3), (3, 2)})
     nodes = range(1, 5)
@@ -138,7 +151,8 @@ def test_stratified_aggregates(spark):
     """
     sales = spark.createDataFrame(
         [("a", "x", 3), ("a", "y", 3), ("a", "z", 6), ("b", "x", 10), ("b", "x", 10)],
-        "shop string, item string, price long")
+        "shop string, item string, price long",
+    )
     result, _ = run(spark, text, {"sale": sales})
     # sum/avg range over the distinct assignments of the named variables: (S, P) for total —
     # a: 3 + 6 — and (S, I, P) for turnover — a: 3 + 3 + 6; b's duplicate sale counts once
@@ -152,9 +166,12 @@ def test_stratified_aggregates(spark):
 
 
 def test_aggregate_over_a_recursive_relation(spark):
-    text = TC + """
+    text = (
+        TC
+        + """
     reach(X, count<Y>) :- tc(X, Y).
     """
+    )
     edges = {(1, 2), (2, 3), (3, 4), (10, 11)}
     result, _ = run(spark, text, {"arc": arcs(spark, edges)})
     counts = {}
@@ -243,8 +260,7 @@ def test_max_iterations_is_not_hit_by_a_fixpoint_within_it(spark):
 
 def test_checkpointing_every_round(spark):
     edges = {(i, i + 1) for i in range(12)} | {(12, 0)}
-    result, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=1,
-                        decompose=False)
+    result, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=1, decompose=False)
     assert as_set(result["tc"]) == closure(edges)
     assert stats[0].rows == {"tc": 13 * 13}
 
@@ -265,8 +281,7 @@ def test_one_materialisation_per_iteration(spark):
     context = spark.sparkContext
     context.setJobGroup("driver-cost", "driver cost")
     try:
-        _, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=100,
-                       decompose=False)
+        _, stats = run(spark, TC, {"arc": arcs(spark, edges)}, checkpoint_interval=100, decompose=False)
     finally:
         context.setJobGroup("", "")
     jobs = len(context.statusTracker().getJobIdsForGroup("driver-cost"))
@@ -309,8 +324,7 @@ def _round_plans(monkeypatch):
     original = driver.materialise
 
     def recording(frames, flags=None):
-        plans.extend(frame._jdf.queryExecution().executedPlan().toString()
-                     for frame in frames.values())
+        plans.extend(frame._jdf.queryExecution().executedPlan().toString() for frame in frames.values())
         return original(frames, flags)
 
     monkeypatch.setattr(driver, "materialise", recording)
@@ -324,8 +338,7 @@ def test_rounds_shuffle_only_where_a_column_moves(spark, monkeypatch, text, rela
     moves both columns, so its rounds shuffle the candidates — but never the known facts."""
     plans = _round_plans(monkeypatch)
     edges = {(i, i + 1) for i in range(12)} | {(0, 20), (20, 21), (21, 22)}
-    results, _ = run(spark, text, {"arc": arcs(spark, edges)}, checkpoint_interval=4,
-                     decompose=False)
+    results, _ = run(spark, text, {"arc": arcs(spark, edges)}, checkpoint_interval=4, decompose=False)
     assert len(plans) >= 3
     delta_rounds = plans[1:]
     exchanges = [plan.count("Exchange hashpartitioning") for plan in delta_rounds]

@@ -88,14 +88,20 @@ GRAPH = {(1, 2), (2, 3), (3, 4), (4, 2), (4, 5), (5, 6), (6, 7), (7, 8), (9, 9),
 CASES = [
     ("right-linear tc", TC, {"arc": GRAPH}),
     ("left-linear tc", LEFT_LINEAR_TC, {"arc": GRAPH}),
-    ("min in recursion", SHORTEST,
-     {"arc": {(a, b, (a * 7 + b) % 5 + 1) for a, b in GRAPH} | {(1, 5, 1), (2, 8, 20)}}),
+    (
+        "min in recursion",
+        SHORTEST,
+        {"arc": {(a, b, (a * 7 + b) % 5 + 1) for a, b in GRAPH} | {(1, 5, 1), (2, 8, 20)}},
+    ),
     ("negation and comparison", AVOIDING, {"arc": GRAPH}),
     ("arithmetic, doubles", COUNTDOWN, {"start": {(1,), (2,), (5,)}}),
     ("strings", NAMES, {"link": {("a", "b"), ("b", "c"), ("c", "a"), ("d", "é")}}),
     ("non-linear tc, one partition", NON_LINEAR_TC, {"arc": GRAPH}),
-    ("same generation, one partition", SAME_GENERATION,
-     {"arc": {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (6, 7), (4, 8)}}),
+    (
+        "same generation, one partition",
+        SAME_GENERATION,
+        {"arc": {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (6, 7), (4, 8)}},
+    ),
     ("mutual recursion, one partition", EVEN_ODD, {"arc": GRAPH}),
     ("min label propagation, one partition", COMPONENTS, {"arc": GRAPH}),
 ]
@@ -106,8 +112,9 @@ def _frames(spark, text, edb):
     frames = {}
     for name, rows in edb.items():
         schema = program.relations[name]
-        columns = ", ".join(f"{c} {'double' if t == 'double' else t}"
-                            for c, t in zip(schema.column_names, schema.types))
+        columns = ", ".join(
+            f"{c} {'double' if t == 'double' else t}" for c, t in zip(schema.column_names, schema.types)
+        )
         frames[name] = spark.createDataFrame(sorted(rows), columns)
     return program, frames
 

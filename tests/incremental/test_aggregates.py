@@ -29,8 +29,11 @@ tc(X, Y) :- arc(X, Y).
 tc(X, Z) :- tc(X, Y), arc(Y, Z).
 succ(X, count<Y>) :- tc(X, Y).
 """
-AGGREGATES_EDB = {"arc": [(1, 2), (2, 3), (3, 1), (2, 4)],
-                  "w": [(1, 10), (2, 20), (3, 5), (4, 7)], "bad": [(4,)]}
+AGGREGATES_EDB = {
+    "arc": [(1, 2), (2, 3), (3, 1), (2, 4)],
+    "w": [(1, 10), (2, 20), (3, 5), (4, 7)],
+    "bad": [(4,)],
+}
 
 # group arguments that are constants, arithmetic, or bound by an assignment; stated facts
 GROUP_ARGUMENTS = """
@@ -44,11 +47,20 @@ konst(3, 7, 5).
 """
 GROUP_ARGUMENTS_EDB = {"e": [(1, 2), (2, 2), (3, 1)]}
 
-SCHEMAS = {"arc": "x long, y long", "w": "x long, v long", "bad": "x long", "e": "x long, y long",
-           "a": "x long, y long", "b": "y long, v long", "blocked": "x long"}
+SCHEMAS = {
+    "arc": "x long, y long",
+    "w": "x long, v long",
+    "bad": "x long",
+    "e": "x long, y long",
+    "a": "x long, y long",
+    "b": "y long, v long",
+    "blocked": "x long",
+}
 
-BASES = {"aggregates": (AGGREGATES, AGGREGATES_EDB, SCHEMAS),
-         "groups": (GROUP_ARGUMENTS, GROUP_ARGUMENTS_EDB, SCHEMAS)}
+BASES = {
+    "aggregates": (AGGREGATES, AGGREGATES_EDB, SCHEMAS),
+    "groups": (GROUP_ARGUMENTS, GROUP_ARGUMENTS_EDB, SCHEMAS),
+}
 
 
 @pytest.fixture(scope="module")
@@ -100,11 +112,13 @@ def test_groups_appear_change_and_disappear(spark, bases, tmp_path):
 def test_multiplicities_alone_touch_no_aggregate(spark, bases, tmp_path):
     program, wh = bases.copy("aggregates", tmp_path / "wh")
     versions = {name: wh.version(name) for name in wh.relations()}
-    report = program.update(spark, wh, changes={"arc": change(
-        spark, "arc", inserts=[(1, 2), (2, 3)], schema=SCHEMAS["arc"])})
+    report = program.update(
+        spark, wh, changes={"arc": change(spark, "arc", inserts=[(1, 2), (2, 3)], schema=SCHEMAS["arc"])}
+    )
     assert report.changed == ["arc"]  # the counts of arc, nothing above it
     assert {name: wh.version(name) for name in wh.relations() if name != "arc"} == {
-        name: version for name, version in versions.items() if name != "arc"}
+        name: version for name, version in versions.items() if name != "arc"
+    }
     assert set(methods(report).values()) == {"unchanged"}
 
 
@@ -137,10 +151,10 @@ reach(X, Z) :- reach(X, Y), arc(Y, Z), not blocked(Z).
 n(X, count<Y>) :- reach(X, Y).
 mid(X, avg<Y>) :- reach(X, Y), X < 3.
 """
-RANDOM_BASES = {"join_negation": (JOIN_NEGATION, {"a": [(1, 2), (2, 3)], "b": [(2, 1), (3, 4)]},
-                                  SCHEMAS),
-                "above_recursion": (ABOVE_RECURSION, {"arc": [(1, 2), (2, 3)],
-                                                      "blocked": [(4,)]}, SCHEMAS)}
+RANDOM_BASES = {
+    "join_negation": (JOIN_NEGATION, {"a": [(1, 2), (2, 3)], "b": [(2, 1), (3, 4)]}, SCHEMAS),
+    "above_recursion": (ABOVE_RECURSION, {"arc": [(1, 2), (2, 3)], "blocked": [(4,)]}, SCHEMAS),
+}
 _EXAMPLES = int(os.environ.get("SD_SPARK_EXAMPLES", "2"))
 
 
@@ -153,13 +167,19 @@ def scenarios(draw):
         arity = SCHEMAS[name].count(",") + 1
         return st.sets(st.tuples(*[st.integers(1, 4)] * arity), max_size=4)
 
-    batches = [{name: (draw(facts(name)), draw(facts(name))) for name in inputs}
-               for _ in range(draw(st.integers(1, 2)))]
+    batches = [
+        {name: (draw(facts(name)), draw(facts(name))) for name in inputs}
+        for _ in range(draw(st.integers(1, 2)))
+    ]
     return key, batches
 
 
-@settings(max_examples=_EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(scenarios())
 def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scenario):
     """Random insert/delete/mixed batches (deletes of absent facts dropped, the first batch
@@ -168,8 +188,10 @@ def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scen
     program, wh = bases.copy(key, tmp_path_factory.mktemp("random") / "wh")
     edb = {name: list(rows) for name, rows in RANDOM_BASES[key][1].items()}
     for batch in batches:
-        batch = {name: (sorted(inserts - set(edb[name])), sorted(deletes & set(edb[name])))
-                 for name, (inserts, deletes) in batch.items()}
+        batch = {
+            name: (sorted(inserts - set(edb[name])), sorted(deletes & set(edb[name])))
+            for name, (inserts, deletes) in batch.items()
+        }
         batch = {name: pair for name, pair in batch.items() if pair[0] or pair[1]}
         if not batch:
             continue

@@ -76,8 +76,9 @@ def test_telescoping_sum_equals_the_change_of_full_counts(case):
             delta = {f: c for f, c in delta.items() if c}
             if delta:
                 changes[n] = _counted_table(relations[n], delta, delta.get)
-        counts = local_counting_changes(program.checked, plan, reads, changes,
-                                        lambda name, limit: old[name], 1_000)
+        counts = local_counting_changes(
+            program.checked, plan, reads, changes, lambda name, limit: old[name], 1_000
+        )
         if counts is None:  # a changed relation occurs negated: left to Spark
             continue
         full_old, full_new = _full_counts(plan, old), _full_counts(plan, new)
@@ -87,10 +88,16 @@ def test_telescoping_sum_equals_the_change_of_full_counts(case):
             assert counts.get(name, {}) == {f: c for f, c in expected.items() if c}, name
 
 
-@hypothesis_settings(max_examples=int(os.environ.get("SD_SPARK_EXAMPLES", "4")), deadline=None,
-                     derandomize=True, suppress_health_check=[HealthCheck.too_slow,
-                                                              HealthCheck.filter_too_much,
-                                                              HealthCheck.function_scoped_fixture])
+@hypothesis_settings(
+    max_examples=int(os.environ.get("SD_SPARK_EXAMPLES", "4")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 @given(case=programs_with_changes())
 def test_local_weights_are_spark_weights(spark, case):
     text, old_edb, _ = case
@@ -101,11 +108,10 @@ def test_local_weights_are_spark_weights(spark, case):
         reads = _reads(plan)
         if any(relations[n].arity == 0 for n in reads):
             continue
-        tables = {n: _counted_table(relations[n], before.get(n, set()), lambda f: len(f))
-                  for n in reads}
+        tables = {n: _counted_table(relations[n], before.get(n, set()), lambda f: len(f)) for n in reads}
         for rule_plan in plan.rules:
             local = count_derivations(rule_plan.plan, {(n, "full"): t for n, t in tables.items()})
             by_spark = spark_count_derivations(
-                rule_plan.plan, {(n, "full"): spark.createDataFrame(t) for n, t in tables.items()},
-                spark).collect()
+                rule_plan.plan, {(n, "full"): spark.createDataFrame(t) for n, t in tables.items()}, spark
+            ).collect()
             assert local == {tuple(row)[:-1]: row[-1] for row in by_spark}

@@ -24,16 +24,21 @@ from spark_datalog.errors import NonTerminationError
 from spark_datalog.eval import partitioned
 from spark_datalog.incremental import levels
 from spark_datalog.incremental.dred import dred_applies
-from spark_datalog.incremental.dred_linear import (linear_dred_applies, linear_dred_changes,
-                                                    repairs_groups)
+from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes, repairs_groups
 from spark_datalog.local import arrow, compile
 from spark_datalog.plan.ir import scans
 from spark_datalog.spark.inputs import facts_frame
 
 spark_settings = hypothesis_settings(
-    max_examples=int(os.environ.get("SD_SPARK_EXAMPLES", "4")), deadline=None, derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
-                           HealthCheck.function_scoped_fixture])
+    max_examples=int(os.environ.get("SD_SPARK_EXAMPLES", "4")),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.function_scoped_fixture,
+    ],
+)
 
 
 def _has_linear_stratum(case) -> bool:
@@ -41,8 +46,7 @@ def _has_linear_stratum(case) -> bool:
 
 
 def _reads(plan) -> set:
-    return {scan.relation for rule_plan in plan.rules for scan in scans(rule_plan.plan)
-            } - set(plan.relations)
+    return {scan.relation for rule_plan in plan.rules for scan in scans(rule_plan.plan)} - set(plan.relations)
 
 
 def _changes(spark, program, plan, before: dict, after: dict, max_iterations=500):
@@ -54,12 +58,17 @@ def _changes(spark, program, plan, before: dict, after: dict, max_iterations=500
 
     lower = _reads(plan)
     old = {n: frame(n, before.get(n, ())) for n in set(plan.relations) | lower}
-    inserted = {n: frame(n, after.get(n, set()) - before.get(n, set())) for n in lower
-                if after.get(n, set()) - before.get(n, set())}
-    deleted = {n: frame(n, before.get(n, set()) - after.get(n, set())) for n in lower
-               if before.get(n, set()) - after.get(n, set())}
-    return linear_dred_changes(spark, program.checked, plan, old, inserted, deleted,
-                               max_iterations)
+    inserted = {
+        n: frame(n, after.get(n, set()) - before.get(n, set()))
+        for n in lower
+        if after.get(n, set()) - before.get(n, set())
+    }
+    deleted = {
+        n: frame(n, before.get(n, set()) - after.get(n, set()))
+        for n in lower
+        if before.get(n, set()) - after.get(n, set())
+    }
+    return linear_dred_changes(spark, program.checked, plan, old, inserted, deleted, max_iterations)
 
 
 def _states(text, old_edb, new_edb):
@@ -105,18 +114,22 @@ def _held_changes(spark, program, plan, before: dict, after: dict):
 
     def table(name, facts):
         schema = relations[name]
-        return arrow.table(sorted(facts, key=repr), schema.column_names,
-                           [c.type for c in schema.columns])
+        return arrow.table(sorted(facts, key=repr), schema.column_names, [c.type for c in schema.columns])
 
     lower = _reads(plan)
     names = set(plan.relations) | lower
     inserted = {n: table(n, after.get(n, set()) - before.get(n, set())) for n in lower}
     deleted = {n: table(n, before.get(n, set()) - after.get(n, set())) for n in lower}
     return linear_dred_changes(
-        spark, program.checked, plan, dict.fromkeys(names),
+        spark,
+        program.checked,
+        plan,
+        dict.fromkeys(names),
         {n: t for n, t in inserted.items() if t.num_rows},
-        {n: t for n, t in deleted.items() if t.num_rows}, None,  # no round limit: by value
-        stored=lambda name, limit: table(name, before.get(name, ())))
+        {n: t for n, t in deleted.items() if t.num_rows},
+        None,  # no round limit: by value
+        stored=lambda name, limit: table(name, before.get(name, ())),
+    )
 
 
 @contextlib.contextmanager
@@ -124,8 +137,13 @@ def _evaluated(columnar: bool):
     """Plans evaluated as by default (on tuples, small deltas being small, the level plans of
     ``incremental.levels`` too), or with ``columnar`` over Arrow tables (``local.columnar``),
     Arrow joins for every delta, and held tables probed by sorted keys from the first probe."""
-    thresholds = (compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS, levels.LEVEL_COLUMNAR_ROWS,
-                  arrow.SORT_AFTER_PROBES, arrow.SORT_MIN_ROWS)
+    thresholds = (
+        compile.COLUMNAR_ROWS,
+        compile.BULK_JOIN_ROWS,
+        levels.LEVEL_COLUMNAR_ROWS,
+        arrow.SORT_AFTER_PROBES,
+        arrow.SORT_MIN_ROWS,
+    )
     if columnar:
         compile.COLUMNAR_ROWS = compile.BULK_JOIN_ROWS = arrow.SORT_MIN_ROWS = 0
         arrow.SORT_AFTER_PROBES = 1
@@ -134,8 +152,13 @@ def _evaluated(columnar: bool):
     try:
         yield
     finally:
-        (compile.COLUMNAR_ROWS, compile.BULK_JOIN_ROWS, levels.LEVEL_COLUMNAR_ROWS,
-         arrow.SORT_AFTER_PROBES, arrow.SORT_MIN_ROWS) = thresholds
+        (
+            compile.COLUMNAR_ROWS,
+            compile.BULK_JOIN_ROWS,
+            levels.LEVEL_COLUMNAR_ROWS,
+            arrow.SORT_AFTER_PROBES,
+            arrow.SORT_MIN_ROWS,
+        ) = thresholds
 
 
 @pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
@@ -154,8 +177,7 @@ def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, columnar, cas
 def prem_insertions(draw):
     """A min/max-in-recursion program whose inputs only gain facts."""
     text, new_edb = draw(prem_programs())
-    old_edb = {name: {row for row in rows if draw(st.integers(0, 2)) > 0}
-               for name, rows in new_edb.items()}
+    old_edb = {name: {row for row in rows if draw(st.integers(0, 2)) > 0} for name, rows in new_edb.items()}
     return text, old_edb, new_edb
 
 
@@ -174,8 +196,9 @@ def test_linear_dred_of_min_max_recursion_under_insertions(spark, case):
 def prem_batches(draw):
     """A min/max-in-recursion program whose inputs gain and lose facts in one batch."""
     text, edb = draw(prem_programs())
-    old_edb, new_edb = ({name: {row for row in rows if draw(st.booleans())}
-                         for name, rows in edb.items()} for _ in range(2))
+    old_edb, new_edb = (
+        {name: {row for row in rows if draw(st.booleans())} for name, rows in edb.items()} for _ in range(2)
+    )
     return text, old_edb, new_edb
 
 
@@ -205,8 +228,9 @@ def test_groups_are_repaired_only_for_linear_integer_min_max_strata():
         reach(Y) :- arc(0, Y, _).
         reach(Y) :- reach(X), arc(X, Y, _).
     """)
-    repaired = {plan.relations[0]: repairs_groups(program.checked, plan)
-                for plan in program.plans if plan.recursive}
+    repaired = {
+        plan.relations[0]: repairs_groups(program.checked, plan) for plan in program.plans if plan.recursive
+    }
     assert repaired == {"dist": True, "wdist": False, "path": False, "reach": False}
 
 
@@ -218,16 +242,18 @@ tc(X, Z) :- tc(X, Y), arc(Y, Z).
 
 
 def test_applies_to_linear_strata_only():
-    program = sd.Program.parse(TC + """
+    program = sd.Program.parse(
+        TC
+        + """
         sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
         sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
         path(X, Y) :- arc(X, Y).
         path(X, Z) :- path(X, Y), path(Y, Z).
         cc(X, min<X>) :- arc(X, _).
         cc(Y, min<L>) :- cc(X, L), arc(X, Y).
-    """)
-    applies = {plan.relations[0]: linear_dred_applies(plan) for plan in program.plans
-               if plan.recursive}
+    """
+    )
+    applies = {plan.relations[0]: linear_dred_applies(plan) for plan in program.plans if plan.recursive}
     assert applies == {"tc": True, "sg": True, "path": False, "cc": True}
 
 
@@ -237,7 +263,8 @@ def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
     new_edb = {"arc": {(1, 2), (3, 1), (1, 3), (2, 4), (4, 1)}}
     program, before, after = _states(TC, old_edb, new_edb)
     inserted, deleted = (
-        set(facts) for facts in _changes(spark, program, program.plans[0], before, after)["tc"])
+        set(facts) for facts in _changes(spark, program, program.plans[0], before, after)["tc"]
+    )
     assert inserted == after["tc"] - before["tc"] and deleted == before["tc"] - after["tc"]
     assert (before["tc"] - deleted) | inserted == after["tc"]
 

@@ -22,8 +22,16 @@ from spark_datalog.incremental import dred_linear
 from spark_datalog.incremental import levels as levels_module
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import linear_dred_changes
-from spark_datalog.incremental.levels import (LevelPlans, Levels, bootstrap, dropped, flooded,
-                                              levels_apply, pays_off, stored_levels)
+from spark_datalog.incremental.levels import (
+    LevelPlans,
+    Levels,
+    bootstrap,
+    dropped,
+    flooded,
+    levels_apply,
+    pays_off,
+    stored_levels,
+)
 from spark_datalog.local import arrow
 from spark_datalog.plan.ir import scans
 from spark_datalog.reference.body import head_tuple, order_body, substitutions
@@ -36,14 +44,12 @@ from .test_update import TC, assert_matches_reference, change, materialized, sto
 
 
 def _reads(plan) -> set:
-    return {scan.relation for rule_plan in plan.rules for scan in scans(rule_plan.plan)
-            } - set(plan.relations)
+    return {scan.relation for rule_plan in plan.rules for scan in scans(rule_plan.plan)} - set(plan.relations)
 
 
 def _table(checked, name, facts):
     schema = checked.relations[name]
-    return arrow.table(sorted(facts, key=repr), schema.column_names,
-                       [c.type for c in schema.columns])
+    return arrow.table(sorted(facts, key=repr), schema.column_names, [c.type for c in schema.columns])
 
 
 def _facts(table) -> dict:
@@ -58,8 +64,9 @@ def _assert_valid(checked, plan, levels: dict, state: dict) -> None:
     by_level = {name: _facts(table) for name, table in levels.items()}
     for level in sorted({lv for facts in by_level.values() for lv in facts.values()}):
         db = {name: Relation(set(state.get(name, ()))) for name in _reads(plan)}
-        db.update({name: Relation({f for f, lv in facts.items() if lv < level})
-                   for name, facts in by_level.items()})
+        db.update(
+            {name: Relation({f for f, lv in facts.items() if lv < level}) for name, facts in by_level.items()}
+        )
         derived = {name: set(checked.facts.get(name, ())) for name in own}
         for rule in (rule_plan.rule for rule_plan in plan.rules):
             schema = checked.relations[rule.head.predicate]
@@ -71,8 +78,9 @@ def _assert_valid(checked, plan, levels: dict, state: dict) -> None:
 
             for subst in substitutions(rule.body, order_body(rule.body), relation_for):
                 try:
-                    derived[rule.head.predicate].add(tuple(
-                        coerce(v, t) for v, t in zip(head_tuple(rule.head, subst), schema.types)))
+                    derived[rule.head.predicate].add(
+                        tuple(coerce(v, t) for v, t in zip(head_tuple(rule.head, subst), schema.types))
+                    )
                 except Undefined:
                     continue
         for name, facts in by_level.items():
@@ -89,8 +97,7 @@ def histories(draw):
     for name, rows in second.items():
         arity = len(relations[name].column_names)
         kept = {row for row in rows if draw(st.integers(0, 2)) > 0}
-        third[name] = kept | draw(st.sets(st.tuples(*[st.integers(*DOMAIN)] * arity),
-                                          max_size=3))
+        third[name] = kept | draw(st.sets(st.tuples(*[st.integers(*DOMAIN)] * arity), max_size=3))
     return text, [first, second, third, first]
 
 
@@ -98,8 +105,11 @@ def _levelled_strata(text: str, best: bool) -> list:
     """The strata of the program maintained with levels: of min/max relations (``best``) or of
     sets."""
     program = sd.Program.parse(text)
-    return [plan for plan in program.plans
-            if levels_apply(program.checked, plan) and bool(plan.aggregates) == best]
+    return [
+        plan
+        for plan in program.plans
+        if levels_apply(program.checked, plan) and bool(plan.aggregates) == best
+    ]
 
 
 @pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
@@ -113,15 +123,13 @@ def test_levels_maintain_random_programs_through_histories(spark, columnar, case
 @pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
 @settings(default=30)
 @given(case=histories().filter(lambda case: _levelled_strata(case[0], best=True)))
-def test_levels_of_min_max_groups_maintain_random_programs_through_histories(
-        spark, columnar, proposed, case):
+def test_levels_of_min_max_groups_maintain_random_programs_through_histories(spark, columnar, proposed, case):
     """A min/max row's level is that of a derivation of its best value (the reference's rule
     evaluation derives that very row from rows of smaller level). New rows get the rounds that
     added them as levels, or (``tight``: no rounds proposed) levels found anew."""
     with pytest.MonkeyPatch.context() as patch:
         if not proposed:
-            patch.setattr(dred_linear, "added_rounds",
-                          lambda added, sizes: {name: {} for name in added})
+            patch.setattr(dred_linear, "added_rounds", lambda added, sizes: {name: {} for name in added})
         _assert_maintained(spark, columnar, case, best=True)
 
 
@@ -134,8 +142,7 @@ def _assert_maintained(spark, columnar: bool, case, best: bool) -> None:
         for plan in _levelled_strata(text, best):
             lower = _reads(plan)
             first = states[0]
-            old = bootstrap(checked, plan, {n: _table(checked, n, first.get(n, ()))
-                                            for n in lower})
+            old = bootstrap(checked, plan, {n: _table(checked, n, first.get(n, ())) for n in lower})
             for name in plan.relations:
                 assert set(_facts(old[name])) == first[name], name
             _assert_valid(checked, plan, old, first)
@@ -148,10 +155,16 @@ def _assert_maintained(spark, columnar: bool, case, best: bool) -> None:
                     break
                 levels = Levels(old)
                 changes = linear_dred_changes(
-                    spark, checked, plan, dict.fromkeys(set(plan.relations) | lower), appeared,
-                    gone, None, stored=lambda name, limit, b=before: _table(checked, name,
-                                                                            b.get(name, ())),
-                    levels=levels)
+                    spark,
+                    checked,
+                    plan,
+                    dict.fromkeys(set(plan.relations) | lower),
+                    appeared,
+                    gone,
+                    None,
+                    stored=lambda name, limit, b=before: _table(checked, name, b.get(name, ())),
+                    levels=levels,
+                )
                 for name in plan.relations:
                     added, removed = (set(facts) for facts in changes[name])
                     assert (before[name] - removed) | added == after[name], name
@@ -173,8 +186,10 @@ def _reach_levels(arcs, sources=(0,)):
     program = sd.Program.parse(REACH)
     checked = program.checked
     (plan,) = [p for p in program.plans if p.recursive]
-    lower = {"arc": _table(checked, "arc", arcs),
-             "source": _table(checked, "source", [(s,) for s in sources])}
+    lower = {
+        "arc": _table(checked, "arc", arcs),
+        "source": _table(checked, "source", [(s,) for s in sources]),
+    }
     return checked, plan, lower, bootstrap(checked, plan, lower)
 
 
@@ -214,15 +229,22 @@ def test_only_the_facts_that_lose_their_support_are_dropped(spark):
     assert lost == {"reach": {(3,), (4,)}}
     levels_after = Levels(levels)
     changes = linear_dred_changes(
-        spark, checked, plan, {"arc": None, "source": None, "reach": None}, {},
-        {"arc": _table(checked, "arc", [(2, 3)])}, None,
+        spark,
+        checked,
+        plan,
+        {"arc": None, "source": None, "reach": None},
+        {},
+        {"arc": _table(checked, "arc", [(2, 3)])},
+        None,
         stored=lambda name, limit: _table(checked, name, arcs if name == "arc" else [(0,)]),
-        levels=levels_after)
+        levels=levels_after,
+    )
     assert sorted(changes["reach"][1]) == [(3,), (4,)] and not changes["reach"][0]
     assert LEVEL in levels_after.new["reach"].column_names
 
 
 # -- through the warehouse: kept where they pay off, used and maintained by update ---------
+
 
 def _random_arcs(nodes: int, edges: int, seed: int) -> list:
     rng = random.Random(seed)
@@ -253,13 +275,15 @@ def test_levels_are_kept_used_and_maintained_through_updates(spark, tmp_path, mo
     edb = {"arc": list(arcs), "source": [(0,)]}
     program, wh = materialized(spark, tmp_path / "wh", REACH, edb, REACH_SCHEMAS)
     assert _kept(wh, program, "reach") is not None
-    over_deleted = _updated_through_levels(spark, monkeypatch, program, wh, edb, "reach",
-                                           nodes=120, deletes=6, inserts=8, seed=4)
+    over_deleted = _updated_through_levels(
+        spark, monkeypatch, program, wh, edb, "reach", nodes=120, deletes=6, inserts=8, seed=4
+    )
     assert all(n < len(stored(wh, "reach")) for n in over_deleted), over_deleted
 
 
-def _updated_through_levels(spark, monkeypatch, program, wh, edb: dict, name: str, nodes: int,
-                            deletes: int, inserts: int, seed: int) -> list:
+def _updated_through_levels(
+    spark, monkeypatch, program, wh, edb: dict, name: str, nodes: int, deletes: int, inserts: int, seed: int
+) -> list:
     """Three updates of ``edb["arc"]`` (random deletions and insertions), each checked against
     the reference and leaving ``name``'s levels stored for its facts; the number of facts
     ``dropped`` by each (at least one call per update asserted)."""
@@ -276,8 +300,7 @@ def _updated_through_levels(spark, monkeypatch, program, wh, edb: dict, name: st
     rng = random.Random(seed)
     for step in range(3):
         gone = rng.sample(edb["arc"], deletes)
-        added = [a for a in _random_arcs(nodes, inserts, seed=seed + 10 + step)
-                 if a not in edb["arc"]]
+        added = [a for a in _random_arcs(nodes, inserts, seed=seed + 10 + step) if a not in edb["arc"]]
         program.update(spark, wh, changes={"arc": change(spark, "arc", added, gone)})
         edb["arc"] = sorted(set(edb["arc"]) - set(gone) | set(added))
         assert_matches_reference(program, wh, edb)
@@ -297,8 +320,7 @@ cc(Y, min<L>) :- cc(X, L), edge(X, Y).
 """
 
 
-def test_min_max_levels_are_kept_used_and_maintained_through_updates(spark, tmp_path,
-                                                                     monkeypatch):
+def test_min_max_levels_are_kept_used_and_maintained_through_updates(spark, tmp_path, monkeypatch):
     """Connected components by min label over a random graph with one large component: levels
     are kept for the labels, each update re-evaluates only the groups whose label loses its
     support (not the whole component, as without levels), and stores the new levels; the
@@ -307,8 +329,9 @@ def test_min_max_levels_are_kept_used_and_maintained_through_updates(spark, tmp_
     edb = {"arc": list(arcs)}
     program, wh = materialized(spark, tmp_path / "wh", CC, edb, {"arc": "x long, y long"})
     assert set(_facts(_kept(wh, program, "cc"))) == stored(wh, "cc")
-    dropped_groups = _updated_through_levels(spark, monkeypatch, program, wh, edb, "cc",
-                                             nodes=150, deletes=4, inserts=6, seed=6)
+    dropped_groups = _updated_through_levels(
+        spark, monkeypatch, program, wh, edb, "cc", nodes=150, deletes=4, inserts=6, seed=6
+    )
     assert all(n < len(stored(wh, "cc")) // 2 for n in dropped_groups), dropped_groups
 
 
@@ -325,7 +348,7 @@ def test_no_levels_where_every_fact_has_one_derivation(spark, tmp_path, caplog):
     assert _kept(wh, program, "tc") is None
 
 
-@pytest.mark.parametrize("flood_min", [1, 10 ** 9])
+@pytest.mark.parametrize("flood_min", [1, 10**9])
 def test_levels_computed_after_a_flooded_dred(spark, tmp_path, monkeypatch, flood_min):
     """Levels gone stale (here: removed) are computed again by the first update whose DRed
     re-derived most of what it over-deleted, and only then."""

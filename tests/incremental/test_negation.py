@@ -44,15 +44,27 @@ dist(Y, min<D>) :- dist(X, D1), road(X, Y, L), not closed(Y), D = D1 + L.
 """
 SHORTEST_EDB = {"start": [(1,)], "road": [(1, 2, 1), (2, 3, 1), (1, 3, 5)], "closed": [(2,)]}
 
-SCHEMAS = {"start": "x long", "arc": "x long, y long", "blocked": "x long",
-           "owner": "x long, o long", "road": "x long, y long, d long", "closed": "x long"}
+SCHEMAS = {
+    "start": "x long",
+    "arc": "x long, y long",
+    "blocked": "x long",
+    "owner": "x long, o long",
+    "road": "x long, y long, d long",
+    "closed": "x long",
+}
 
 
 @pytest.fixture(scope="module")
 def bases(spark, tmp_path_factory):
-    return Bases(spark, tmp_path_factory.mktemp("bases"),
-                 {"blocked": (BLOCKED, BLOCKED_EDB, SCHEMAS), "owner": (OWNER, OWNER_EDB, SCHEMAS),
-                  "shortest": (SHORTEST, SHORTEST_EDB, SCHEMAS)})
+    return Bases(
+        spark,
+        tmp_path_factory.mktemp("bases"),
+        {
+            "blocked": (BLOCKED, BLOCKED_EDB, SCHEMAS),
+            "owner": (OWNER, OWNER_EDB, SCHEMAS),
+            "shortest": (SHORTEST, SHORTEST_EDB, SCHEMAS),
+        },
+    )
 
 
 class Inputs:
@@ -64,14 +76,12 @@ class Inputs:
 
     @property
     def facts(self) -> dict:
-        return {name: [f for f, c in counts.items() if c > 0]
-                for name, counts in self.counts.items()}
+        return {name: [f for f, c in counts.items() if c > 0] for name, counts in self.counts.items()}
 
     def update(self, decompose=True, **batch):
         changes = {}
         for name, (inserts, deletes) in batch.items():
-            changes[name] = change(self.spark, name, inserts=inserts, deletes=deletes,
-                                   schema=SCHEMAS[name])
+            changes[name] = change(self.spark, name, inserts=inserts, deletes=deletes, schema=SCHEMAS[name])
             self.counts[name].update(inserts)
             self.counts[name].subtract(deletes)
         report = self.program.update(self.spark, self.wh, changes=changes, decompose=decompose)

@@ -69,8 +69,7 @@ def test_promised_changes_store_one_row_per_fact(spark, tmp_path, monkeypatch):
         with pytest.raises(InputError, match="holds nulls"):
             program.update(spark, wh, changes={"arc": refused})
     with pytest.raises(InputError, match=r"arc\(5, 6\): deleting 1 of 0 copies"):
-        program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(7, 8)],
-                                                         deletes=[(5, 6)])})
+        program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(7, 8)], deletes=[(5, 6)])})
     assert wh.pending_run() is None and not promises
 
     # insertions only: a new component (new tc facts, new reach groups), an arc whose closure
@@ -80,15 +79,18 @@ def test_promised_changes_store_one_row_per_fact(spark, tmp_path, monkeypatch):
     arcs.update(inserts)
     assert_stored_like_recomputation(program, wh, arcs)
     assert {n: p["new_facts_only"] for n, p in promises.items()} == {
-        "arc": False, "two": False, "tc": True, "reach": True}
+        "arc": False,
+        "two": False,
+        "tc": True,
+        "reach": True,
+    }
     assert all(p["netted"] for p in promises.values())
 
     # then deletions (of facts the insertions added, and one of two copies) and a join of the
     # components: duplicates left by a broken promise would survive here
     promises.clear()
     deletes = [(21, 22), (1, 2)]
-    program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(3, 20)],
-                                                     deletes=deletes)})
+    program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(3, 20)], deletes=deletes)})
     arcs.update([(3, 20)])
     arcs.subtract(deletes)
     assert_stored_like_recomputation(program, wh, arcs)

@@ -60,8 +60,13 @@ JOIN_EDB = {"a": [(1, 2), (2, 1)], "b": [(2, 1), (1, 2)]}
 SHORTEST_SCHEMAS = {"arc": "x long, y long, d long"}
 SHORTEST_EDB = {"arc": [(1, 2, 5), (2, 3, 1), (1, 3, 9)]}
 
-SCHEMAS = {"arc": "x long, y long", "r": "x long", "q": "x long", "a": "x long, y long",
-           "b": "y long, z long"}
+SCHEMAS = {
+    "arc": "x long, y long",
+    "r": "x long",
+    "q": "x long",
+    "a": "x long, y long",
+    "b": "y long, z long",
+}
 
 
 def frame(spark, name, rows, schema=None):
@@ -96,8 +101,7 @@ def assert_matches_reference(program, wh, edb: dict):
 def derivation_counts(key, edb: dict) -> dict:
     """The stored counts a fresh materialization gives: EDB multiplicities, and derivation
     counts of the non-recursive, non-aggregate relations (computed here in Python)."""
-    edb = {name: Counter({f: c for f, c in Counter(rows).items() if c > 0})
-           for name, rows in edb.items()}
+    edb = {name: Counter({f: c for f, c in Counter(rows).items() if c > 0}) for name, rows in edb.items()}
     counts = {name: dict(c) for name, c in edb.items()}
     if key == "tc":
         arc = edb["arc"]
@@ -145,8 +149,12 @@ def bases(spark, tmp_path_factory):
     return Bases(spark, tmp_path_factory.mktemp("bases"))
 
 
-BASES = {"tc": (TC, TC_EDB, None), "negation": (NEGATION, NEGATION_EDB, None),
-         "join": (JOIN, JOIN_EDB, None), "shortest": (SHORTEST, SHORTEST_EDB, SHORTEST_SCHEMAS)}
+BASES = {
+    "tc": (TC, TC_EDB, None),
+    "negation": (NEGATION, NEGATION_EDB, None),
+    "join": (JOIN, JOIN_EDB, None),
+    "shortest": (SHORTEST, SHORTEST_EDB, SHORTEST_SCHEMAS),
+}
 
 
 DRED_PATHS = ("linear dred in the driver", "dred in one task", "dred in rounds")
@@ -155,19 +163,22 @@ DRED_PATHS = ("linear dred in the driver", "dred in one task", "dred in rounds")
 def dred_path(monkeypatch, path: str) -> bool:
     """Make ``update`` take one DRed path of ``DRED_PATHS``; returns its ``decompose``."""
     if path != DRED_PATHS[0]:
-        monkeypatch.setattr(importlib.import_module("spark_datalog.incremental.update"),
-                            "linear_dred_applies", lambda plan: False)
+        monkeypatch.setattr(
+            importlib.import_module("spark_datalog.incremental.update"),
+            "linear_dred_applies",
+            lambda plan: False,
+        )
     return path != DRED_PATHS[2]
 
 
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, monkeypatch,
-                                                         path):
+def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, monkeypatch, path):
     decompose = dred_path(monkeypatch, path)
     program, wh = bases.copy("tc", tmp_path / "wh")
     # src(1) has two derivations (arc(1,2), arc(1,3)); tc(1,3) two (direct, via 2)
-    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])},
-                            decompose=decompose)
+    report = program.update(
+        spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])}, decompose=decompose
+    )
     edb = {"arc": [(2, 3), (1, 3), (3, 1)]}
     assert_matches_reference(program, wh, edb)
     assert (1,) in stored(wh, "src") and (1, 3) in stored(wh, "tc")
@@ -176,8 +187,7 @@ def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path,
     assert methods[("tc",)] == "dred" and methods[("src",)] == "counting"
     assert report.relations["arc"].deleted == 1
     # the cycle 1 -> 3 -> 1 loses its closure when 3 -> 1 goes (no self-support)
-    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])},
-                   decompose=decompose)
+    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])}, decompose=decompose)
     edb = {"arc": [(2, 3), (1, 3)]}
     assert_matches_reference(program, wh, edb)
     assert (1, 1) not in stored(wh, "tc") and (3, 3) not in stored(wh, "tc")
@@ -190,15 +200,27 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypat
     program, wh = bases.copy("tc", tmp_path / "wh")
     # 10 -> 11 -> 12 -> 13 -> 14 and 10 -> 15 -> 16 -> 13: inserting takes several rounds
     chain = [(10, 11), (11, 12), (12, 13), (13, 14), (10, 15), (15, 16), (16, 13)]
-    report = update(program, spark, wh, changes={"arc": change(spark, "arc", inserts=chain)},
-                    checkpoint_interval=1, decompose=decompose)
+    report = update(
+        program,
+        spark,
+        wh,
+        changes={"arc": change(spark, "arc", inserts=chain)},
+        checkpoint_interval=1,
+        decompose=decompose,
+    )
     edb = {"arc": TC_EDB["arc"] + chain}
     assert_matches_reference(program, wh, edb)
     assert report.relations["tc"].inserted == 6 + 3 + 2 + 1 + 3 + 2  # from 10, 11, 12, 13, 15, 16
     # cutting 11 -> 12 over-deletes tc(10, 12..14) and tc(11, 12..14) over three rounds;
     # tc(10, 13) and tc(10, 14) come back through 15 and 16 (re-derived, then re-inserted)
-    report = update(program, spark, wh, changes={"arc": change(spark, "arc", deletes=[(11, 12)])},
-                    checkpoint_interval=1, decompose=decompose)
+    report = update(
+        program,
+        spark,
+        wh,
+        changes={"arc": change(spark, "arc", deletes=[(11, 12)])},
+        checkpoint_interval=1,
+        decompose=decompose,
+    )
     edb["arc"].remove((11, 12))
     assert_matches_reference(program, wh, edb)
     tc = stored(wh, "tc")
@@ -208,8 +230,7 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypat
     assert_counts(wh, "tc", edb)
 
 
-def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, tmp_path,
-                                                                 monkeypatch, caplog):
+def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, tmp_path, monkeypatch, caplog):
     from spark_datalog.incremental import dred_linear
 
     monkeypatch.setattr(dred_linear, "OVER_DELETION_MIN", 1)
@@ -223,8 +244,7 @@ def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, t
     assert_matches_reference(program, wh, edb)
     assert_counts(wh, "tc", edb)
     # method="dred" keeps DRed however much it over-deletes
-    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])},
-                            method="dred")
+    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])}, method="dred")
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
     edb["arc"].remove((1, 2))
     assert_matches_reference(program, wh, edb)
@@ -248,13 +268,16 @@ def test_delete_and_reinsert_is_a_no_op_and_absent_delete_fails(spark, bases, tm
     assert {n: wh.version(n) for n in wh.relations()} == versions
     assert report.changed == []
     with pytest.raises(InputError, match=r"arc\(5, 6\)"):
-        program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(7, 8)],
-                                                         deletes=[(5, 6)])})
+        program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(7, 8)], deletes=[(5, 6)])})
     assert {n: wh.version(n) for n in wh.relations()} == versions
     assert wh.pending_run() is None
     # idempotent deletes: the absent one is dropped, the insert goes through
-    program.update(spark, wh, on_missing_delete="ignore",
-                   changes={"arc": change(spark, "arc", inserts=[(7, 8)], deletes=[(5, 6)])})
+    program.update(
+        spark,
+        wh,
+        on_missing_delete="ignore",
+        changes={"arc": change(spark, "arc", inserts=[(7, 8)], deletes=[(5, 6)])},
+    )
     edb = {"arc": TC_EDB["arc"] + [(7, 8)]}
     assert_matches_reference(program, wh, edb)
     assert_counts(wh, "tc", edb)
@@ -264,14 +287,16 @@ def test_negation_and_aggregate_across_strata(spark, bases, tmp_path):
     program, wh = bases.copy("negation", tmp_path / "wh")
     edb = {name: list(rows) for name, rows in NEGATION_EDB.items()}
     assert stored(wh, "p") == {(2,)}
-    report = program.update(spark, wh, changes={"q": change(spark, "q", deletes=[(1,)],
-                                                            inserts=[(4,)])})
+    report = program.update(spark, wh, changes={"q": change(spark, "q", deletes=[(1,)], inserts=[(4,)])})
     edb["q"] = [(3,), (4,)]
     assert_matches_reference(program, wh, edb)
     assert (1,) in stored(wh, "p")  # deleting q(1) inserted p(1)
     assert report.relations["p"].inserted == 1
-    report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(2, 1)]),
-                                                 "r": change(spark, "r", deletes=[(2,)])})
+    report = program.update(
+        spark,
+        wh,
+        changes={"arc": change(spark, "arc", deletes=[(2, 1)]), "r": change(spark, "r", deletes=[(2,)])},
+    )
     edb["arc"], edb["r"] = [(1, 3), (2, 3), (3, 4)], [(1,)]
     assert_matches_reference(program, wh, edb)
     assert_counts(wh, "negation", edb)
@@ -281,8 +306,9 @@ def test_min_in_recursion_insert_and_delete(spark, bases, tmp_path):
     program, wh = bases.copy("shortest", tmp_path / "wh")
     schema = SHORTEST_SCHEMAS["arc"]
     edb = {"arc": list(SHORTEST_EDB["arc"])}
-    report = program.update(spark, wh, changes={"arc": change(
-        spark, "arc", inserts=[(1, 2, 1), (3, 4, 1)], schema=schema)})
+    report = program.update(
+        spark, wh, changes={"arc": change(spark, "arc", inserts=[(1, 2, 1), (3, 4, 1)], schema=schema)}
+    )
     assert {s.relations: s.method for s in report.strata}[("path",)] == "dred"
     edb["arc"] += [(1, 2, 1), (3, 4, 1)]
     assert_matches_reference(program, wh, edb)
@@ -290,20 +316,25 @@ def test_min_in_recursion_insert_and_delete(spark, bases, tmp_path):
     # a deletion: the affected groups are computed again in the driver, or, without it, the
     # stratum is recomputed
     for decompose, method in ((True, "dred"), (False, "recompute")):
-        report = program.update(spark, wh, changes={"arc": change(
-            spark, "arc", deletes=[(1, 2, 1)], schema=schema)}, decompose=decompose)
+        report = program.update(
+            spark,
+            wh,
+            changes={"arc": change(spark, "arc", deletes=[(1, 2, 1)], schema=schema)},
+            decompose=decompose,
+        )
         assert {s.relations: s.method for s in report.strata}[("path",)] == method
         edb["arc"].remove((1, 2, 1))
         assert_matches_reference(program, wh, edb)
-        program.update(spark, wh, changes={"arc": change(
-            spark, "arc", inserts=[(1, 2, 1)], schema=schema)})
+        program.update(spark, wh, changes={"arc": change(spark, "arc", inserts=[(1, 2, 1)], schema=schema)})
         edb["arc"].append((1, 2, 1))
 
 
 def test_crash_between_commits_then_rerun(spark, bases, tmp_path):
     program, wh = bases.copy("join", tmp_path / "wh")
-    changes = {"a": change(spark, "a", inserts=[(3, 2)], deletes=[(2, 1)]),
-               "b": change(spark, "b", inserts=[(2, 3)])}
+    changes = {
+        "a": change(spark, "a", inserts=[(3, 2)], deletes=[(2, 1)]),
+        "b": change(spark, "b", inserts=[(2, 3)]),
+    }
     commits = []
 
     def crash(name, version):
@@ -333,8 +364,9 @@ def test_changes_since_last_consumed_version(spark, bases, tmp_path):
     program, wh = bases.copy("join", tmp_path / "wh")
     # someone changes the warehouse's own input table, then asks for an update
     with wh.run(program.fingerprint, mode="incremental") as run:
-        wh.apply_changes("b", [("y", "long"), ("z", "long")],
-                         change(spark, "b", inserts=[(2, 6)], deletes=[(2, 1)]), run)
+        wh.apply_changes(
+            "b", [("y", "long"), ("z", "long")], change(spark, "b", inserts=[(2, 6)], deletes=[(2, 1)]), run
+        )
     report = program.update(spark, wh)
     edb = {"a": JOIN_EDB["a"], "b": [(1, 2), (2, 6)]}
     assert_matches_reference(program, wh, edb)
@@ -358,22 +390,26 @@ def scenarios(draw):
         arity = SCHEMAS[name].count(",") + 1
         return st.sets(st.tuples(*[st.integers(1, 4)] * arity), max_size=size)
 
-    batches = [{name: (draw(facts(name, 4)), draw(facts(name, 4))) for name in inputs}
-               for _ in range(draw(st.integers(1, 2)))]
-    return key, batches, draw(st.sampled_from(["auto", "recompute"])), draw(
-        st.sampled_from(DRED_PATHS))
+    batches = [
+        {name: (draw(facts(name, 4)), draw(facts(name, 4))) for name in inputs}
+        for _ in range(draw(st.integers(1, 2)))
+    ]
+    return key, batches, draw(st.sampled_from(["auto", "recompute"])), draw(st.sampled_from(DRED_PATHS))
 
 
-@settings(max_examples=_EXAMPLES, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(scenarios())
 def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scenario):
     """Random insert/delete/mixed batches (deletes of absent facts are dropped) from a base
     warehouse; after each, the facts equal the reference's and the counts a fresh run's."""
     key, batches, method, path = scenario
     with pytest.MonkeyPatch.context() as monkeypatch:
-        _random_batches(spark, bases, tmp_path_factory, key, batches, method,
-                        dred_path(monkeypatch, path))
+        _random_batches(spark, bases, tmp_path_factory, key, batches, method, dred_path(monkeypatch, path))
 
 
 def _random_batches(spark, bases, tmp_path_factory, key, batches, method, decompose):

@@ -46,16 +46,29 @@ LOAD_DAGBAG = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def dagbag_report(tmp_path_factory):
     if importlib.util.find_spec("airflow") is None:
-        pytest.skip("Airflow is not installed: install the optional extra "
-                    "`pip install -e '.[airflow]'` to test the example DAG")
+        pytest.skip(
+            "Airflow is not installed: install the optional extra "
+            "`pip install -e '.[airflow]'` to test the example DAG"
+        )
     home = tmp_path_factory.mktemp("airflow_home")
-    env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
-           "AIRFLOW__CORE__DAGS_FOLDER": str(DAG_FOLDER), "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", LOAD_DAGBAG, str(DAG_FOLDER)], capture_output=True,
-                          text=True, env=env, cwd=home, timeout=300)
+    env = {
+        **os.environ,
+        "AIRFLOW_HOME": str(home),
+        "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+        "AIRFLOW__CORE__DAGS_FOLDER": str(DAG_FOLDER),
+        "PYTHONPATH": str(ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", LOAD_DAGBAG, str(DAG_FOLDER)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home,
+        timeout=300,
+    )
     lines = [line for line in done.stdout.splitlines() if line.startswith("REPORT ")]
     assert done.returncode == 0 and lines, done.stdout + done.stderr
-    return json.loads(lines[-1][len("REPORT "):])
+    return json.loads(lines[-1][len("REPORT ") :])
 
 
 def test_the_dag_imports_without_errors(dagbag_report):

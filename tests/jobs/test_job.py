@@ -38,24 +38,37 @@ def write(path: Path, text: str) -> Path:
 # ---------------------------------------------------------------------------------- locations
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("data/arcs.csv", InputSpec("data/arcs.csv")),
-    ("data/arcs.csv:csv", InputSpec("data/arcs.csv", "csv")),
-    ("s3a://lake/arcs", InputSpec("s3a://lake/arcs")),
-    ("s3a://lake/arcs:delta", InputSpec("s3a://lake/arcs", "delta")),
-    ("file:///data/arcs:PARQUET", InputSpec("file:///data/arcs", "parquet")),
-    ("C:\\data\\arcs.csv", InputSpec("C:\\data\\arcs.csv")),
-    ("C:\\data\\arcs:csv", InputSpec("C:\\data\\arcs", "csv")),
-    ("hdfs://nn:8020/arcs", InputSpec("hdfs://nn:8020/arcs")),
-    ("/data/arcs:json", InputSpec("/data/arcs:json")),  # not a format: part of the path
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("data/arcs.csv", InputSpec("data/arcs.csv")),
+        ("data/arcs.csv:csv", InputSpec("data/arcs.csv", "csv")),
+        ("s3a://lake/arcs", InputSpec("s3a://lake/arcs")),
+        ("s3a://lake/arcs:delta", InputSpec("s3a://lake/arcs", "delta")),
+        ("file:///data/arcs:PARQUET", InputSpec("file:///data/arcs", "parquet")),
+        ("C:\\data\\arcs.csv", InputSpec("C:\\data\\arcs.csv")),
+        ("C:\\data\\arcs:csv", InputSpec("C:\\data\\arcs", "csv")),
+        ("hdfs://nn:8020/arcs", InputSpec("hdfs://nn:8020/arcs")),
+        ("/data/arcs:json", InputSpec("/data/arcs:json")),  # not a format: part of the path
+    ],
+)
 def test_only_a_trailing_known_format_is_split_off(text, expected):
     assert job.parse_location(text) == expected
 
 
 def test_input_flags_map_relations_to_locations():
-    args = job.parse_args(["--program", "p.dl", "--warehouse", "wh",
-                           "--input", "arc=s3a://b/arcs:delta", "--input", "node = nodes.csv"])
+    args = job.parse_args(
+        [
+            "--program",
+            "p.dl",
+            "--warehouse",
+            "wh",
+            "--input",
+            "arc=s3a://b/arcs:delta",
+            "--input",
+            "node = nodes.csv",
+        ]
+    )
     assert args.inputs == {"arc": InputSpec("s3a://b/arcs", "delta"), "node": InputSpec("nodes.csv")}
     assert args.inputs["arc"].location() == ("s3a://b/arcs", "delta")
     assert args.inputs["node"].location() == "nodes.csv"
@@ -82,29 +95,68 @@ def test_defaults_when_only_program_and_warehouse_are_given():
 
 
 def test_every_flag_is_parsed():
-    args = job.parse_args([
-        "--program", "p.dl", "--warehouse", "s3a://lake/wh", "--output", "tc,sg", "--output", "path",
-        "--run-id", "scheduled__2024-06-01T00:00:00+00:00", "--mode", "full", "--replace",
-        "--strategy", "naive", "--max-iterations", "50", "--checkpoint-interval", "3",
-        "--on-null", "drop", "--show", "0", "--no-decompose"])
+    args = job.parse_args(
+        [
+            "--program",
+            "p.dl",
+            "--warehouse",
+            "s3a://lake/wh",
+            "--output",
+            "tc,sg",
+            "--output",
+            "path",
+            "--run-id",
+            "scheduled__2024-06-01T00:00:00+00:00",
+            "--mode",
+            "full",
+            "--replace",
+            "--strategy",
+            "naive",
+            "--max-iterations",
+            "50",
+            "--checkpoint-interval",
+            "3",
+            "--on-null",
+            "drop",
+            "--show",
+            "0",
+            "--no-decompose",
+        ]
+    )
     assert args.outputs == ("tc", "sg", "path")
     assert args.decompose is False
     assert args.run_id == "scheduled__2024-06-01T00:00:00+00:00"
-    assert (args.replace, args.strategy, args.max_iterations, args.checkpoint_interval,
-            args.on_null, args.show) == (True, "naive", 50, 3, "drop", 0)
+    assert (
+        args.replace,
+        args.strategy,
+        args.max_iterations,
+        args.checkpoint_interval,
+        args.on_null,
+        args.show,
+    ) == (True, "naive", 50, 3, "drop", 0)
 
 
-@pytest.mark.parametrize("argv", [
-    ["--mode", "sideways"], ["--method", "magic"], ["--strategy", "magic"], ["--max-iterations", "0"],
-    ["--checkpoint-interval", "-1"], ["--show", "-1"], ["--on-null", "keep"], ["--frobnicate"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--mode", "sideways"],
+        ["--method", "magic"],
+        ["--strategy", "magic"],
+        ["--max-iterations", "0"],
+        ["--checkpoint-interval", "-1"],
+        ["--show", "-1"],
+        ["--on-null", "keep"],
+        ["--frobnicate"],
+    ],
+)
 def test_bad_flags_exit_with_status_2(argv, capsys):
     assert job.main(["--program", "p.dl", "--warehouse", "wh", *argv]) == 2
     assert "usage:" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, missing", [
-    (["--warehouse", "wh"], "program"), (["--program", "p.dl"], "warehouse")])
+@pytest.mark.parametrize(
+    "argv, missing", [(["--warehouse", "wh"], "program"), (["--program", "p.dl"], "warehouse")]
+)
 def test_program_and_warehouse_are_required(argv, missing, capsys):
     assert job.main(argv) == 2
     assert f"no {missing} given" in capsys.readouterr().err
@@ -121,7 +173,9 @@ def test_default_run_ids_are_timestamps_that_sort_in_time_order():
 
 
 def test_config_values_with_paths_relative_to_the_config_file(tmp_path):
-    config = write(tmp_path / "conf" / "job.yaml", """
+    config = write(
+        tmp_path / "conf" / "job.yaml",
+        """
         program: ../programs/tc.dl
         warehouse: ../wh
         inputs:
@@ -136,21 +190,33 @@ def test_config_values_with_paths_relative_to_the_config_file(tmp_path):
         checkpoint_interval: 5
         on_null: drop
         show: 3
-    """)
+    """,
+    )
     args = job.parse_args(["--config", str(config)])
     assert args.program == str(tmp_path / "programs" / "tc.dl")
     assert args.warehouse == str(tmp_path / "wh")
-    assert args.inputs == {"arc": InputSpec(str(tmp_path / "data" / "arcs.csv"), "csv"),
-                           "node": InputSpec("s3a://lake/nodes", "delta"),
-                           "edge": InputSpec("/abs/edges.parquet")}
+    assert args.inputs == {
+        "arc": InputSpec(str(tmp_path / "data" / "arcs.csv"), "csv"),
+        "node": InputSpec("s3a://lake/nodes", "delta"),
+        "edge": InputSpec("/abs/edges.parquet"),
+    }
     assert args.outputs == ("tc", "sg")
-    assert (args.run_id, args.replace, args.strategy, args.max_iterations, args.checkpoint_interval,
-            args.on_null, args.show) == ("nightly", True, "naive", 20, 5, "drop", 3)
+    assert (
+        args.run_id,
+        args.replace,
+        args.strategy,
+        args.max_iterations,
+        args.checkpoint_interval,
+        args.on_null,
+        args.show,
+    ) == ("nightly", True, "naive", 20, 5, "drop", 3)
     assert args.config == str(config)
 
 
 def test_flags_override_the_config_and_inputs_merge_per_relation(tmp_path):
-    config = write(tmp_path / "job.yaml", """
+    config = write(
+        tmp_path / "job.yaml",
+        """
         program: tc.dl
         warehouse: wh
         input:
@@ -160,48 +226,72 @@ def test_flags_override_the_config_and_inputs_merge_per_relation(tmp_path):
         strategy: naive
         decompose: false
         show: 3
-    """)
-    args = job.parse_args(["--config", str(config), "--warehouse", "/elsewhere",
-                           "--input", "arc=/new/arcs:parquet", "--output", "sg", "--show", "0",
-                           "--run-id", "r1"])
+    """,
+    )
+    args = job.parse_args(
+        [
+            "--config",
+            str(config),
+            "--warehouse",
+            "/elsewhere",
+            "--input",
+            "arc=/new/arcs:parquet",
+            "--output",
+            "sg",
+            "--show",
+            "0",
+            "--run-id",
+            "r1",
+        ]
+    )
     assert args.program == str(tmp_path / "tc.dl")
     assert args.warehouse == "/elsewhere"
-    assert args.inputs == {"arc": InputSpec("/new/arcs", "parquet"),
-                           "node": InputSpec(str(tmp_path / "nodes.csv"))}
+    assert args.inputs == {
+        "arc": InputSpec("/new/arcs", "parquet"),
+        "node": InputSpec(str(tmp_path / "nodes.csv")),
+    }
     assert args.outputs == ("sg",)
     assert (args.strategy, args.show, args.run_id) == ("naive", 0, "r1")
     assert args.decompose is False
 
 
 def test_null_config_values_mean_the_default(tmp_path):
-    config = write(tmp_path / "job.yaml", """
+    config = write(
+        tmp_path / "job.yaml",
+        """
         program: p.dl
         warehouse: wh
         run_id: null
         max_iterations: null
         strategy: null
-    """)
+    """,
+    )
     args = job.parse_args(["--config", str(config)])
     assert (args.run_id, args.max_iterations, args.strategy) == (None, None, "seminaive")
 
 
-@pytest.mark.parametrize("body, message", [
-    ("colour: blue", "unknown key 'colour'"),
-    ("show: many", "show must be an integer >= 0"),
-    ("max_iterations: 0", "max_iterations must be an integer >= 1"),
-    ("replace: yes please", "replace must be true or false"),
-    ("mode: sideways", "mode must be one of full, incremental"),
-    ("inputs: [a.csv]", "must map relation names"),
-    ("inputs: {arc: {path: a.csv}}", "takes 'uri' and optionally 'format'"),
-    ("inputs: {arc: {uri: a.csv, format: json}}", "format must be one of"),
-    ("- a\n- b", "a job config is a mapping"),
-    ("program: [", "not valid YAML"),
-    ("run_id: a\nrun-id: b", "'run-id' is given twice"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("colour: blue", "unknown key 'colour'"),
+        ("show: many", "show must be an integer >= 0"),
+        ("max_iterations: 0", "max_iterations must be an integer >= 1"),
+        ("replace: yes please", "replace must be true or false"),
+        ("mode: sideways", "mode must be one of full, incremental"),
+        ("inputs: [a.csv]", "must map relation names"),
+        ("inputs: {arc: {path: a.csv}}", "takes 'uri' and optionally 'format'"),
+        ("inputs: {arc: {uri: a.csv, format: json}}", "format must be one of"),
+        ("- a\n- b", "a job config is a mapping"),
+        ("program: [", "not valid YAML"),
+        ("run_id: a\nrun-id: b", "'run-id' is given twice"),
+    ],
+)
 def test_config_mistakes_are_usage_errors_naming_the_file(tmp_path, body, message):
     config = tmp_path / "job.yaml"
-    config.write_text("program: p.dl\nwarehouse: wh\n" + body + "\n" if not body.startswith("-")
-                      else body + "\n", encoding="utf-8")
+    config.write_text(
+        "program: p.dl\nwarehouse: wh\n" + body + "\n" if not body.startswith("-") else body + "\n",
+        encoding="utf-8",
+    )
     with pytest.raises(UsageError) as err:
         job.parse_args(["--config", str(config)])
     assert message in str(err.value)
@@ -227,9 +317,11 @@ def test_the_example_config_names_the_bundled_example_and_a_local_warehouse():
 def test_input_and_output_names_are_checked_against_the_program(tmp_path):
     program = write(tmp_path / "tc.dl", TC)
     base = ["--program", str(program), "--warehouse", str(tmp_path / "wh")]
-    for argv, message in [(["--input", "edge=e.csv"], "no relation 'edge'"),
-                          (["--input", "tc=t.csv"], "derived by rules"),
-                          (["--output", "path"], "no relation 'path'")]:
+    for argv, message in [
+        (["--input", "edge=e.csv"], "no relation 'edge'"),
+        (["--input", "tc=t.csv"], "derived by rules"),
+        (["--output", "path"], "no relation 'path'"),
+    ]:
         with pytest.raises(UsageError, match=message):
             job.load_program(job.parse_args(base + argv))
     loaded, outputs = job.load_program(job.parse_args(base))
@@ -237,10 +329,13 @@ def test_input_and_output_names_are_checked_against_the_program(tmp_path):
 
 
 def test_a_wrong_program_exits_1_with_a_caret_before_any_jvm_starts(tmp_path):
-    bad = write(tmp_path / "bad.dl", """
+    bad = write(
+        tmp_path / "bad.dl",
+        """
         .decl arc(src: long, dst: long)
         tc(X, Y) :- arc(X, Z).
-    """)
+    """,
+    )
     warehouse = tmp_path / "wh"
     # A fresh interpreter: no JVM may be launched by the job when the program is wrong.
     code = textwrap.dedent(f"""
@@ -250,8 +345,14 @@ def test_a_wrong_program_exits_1_with_a_caret_before_any_jvm_starts(tmp_path):
         from pyspark import SparkContext
         print("status", status, "gateway", SparkContext._gateway is not None, file=sys.stderr)
     """)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=120,
+    )
     assert "status 1 gateway False" in done.stderr, done.stderr
     assert "safety error" in done.stderr and "^" in done.stderr
     assert f"{bad}:3:" in done.stderr
@@ -259,9 +360,20 @@ def test_a_wrong_program_exits_1_with_a_caret_before_any_jvm_starts(tmp_path):
 
 
 def test_the_job_script_reports_a_missing_program_as_a_usage_error(tmp_path):
-    done = subprocess.run([sys.executable, str(JOB_SCRIPT), "--program", str(tmp_path / "none.dl"),
-                           "--warehouse", str(tmp_path / "wh")],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(JOB_SCRIPT),
+            "--program",
+            str(tmp_path / "none.dl"),
+            "--warehouse",
+            str(tmp_path / "wh"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert "cannot read the program" in done.stderr
 
@@ -269,8 +381,10 @@ def test_the_job_script_reports_a_missing_program_as_a_usage_error(tmp_path):
 def test_cli_materialize_takes_the_same_flags(tmp_path, capsys):
     from spark_datalog import cli
 
-    assert cli.main(["materialize", "--program", str(tmp_path / "none.dl"),
-                     "--warehouse", str(tmp_path / "wh")]) == 2
+    assert (
+        cli.main(["materialize", "--program", str(tmp_path / "none.dl"), "--warehouse", str(tmp_path / "wh")])
+        == 2
+    )
     assert "cannot read the program" in capsys.readouterr().err
     assert cli.main(["materialize", "--warehouse", "wh", "--mode", "incremental"]) == 2
     bad = write(tmp_path / "bad.dl", "p(X) :- q(Y).\n")
@@ -289,8 +403,18 @@ def test_run_job_in_process_with_a_csv_input(spark, tmp_path):
     program_path = write(tmp_path / "tc.dl", TC)
     write(tmp_path / "arcs.csv", "src,dst\n1,2\n2,3\n3,4\n4,2\n")
     warehouse = tmp_path / "wh"
-    argv = ["--program", str(program_path), "--warehouse", str(warehouse),
-            "--input", f"arc={tmp_path / 'arcs.csv'}:csv", "--run-id", "first", "--show", "3"]
+    argv = [
+        "--program",
+        str(program_path),
+        "--warehouse",
+        str(warehouse),
+        "--input",
+        f"arc={tmp_path / 'arcs.csv'}:csv",
+        "--run-id",
+        "first",
+        "--show",
+        "3",
+    ]
     out = io.StringIO()
     summary = job.run_job(job.parse_args(argv), spark=spark, out=out)
 
@@ -311,8 +435,9 @@ def test_run_job_in_process_with_a_csv_input(spark, tmp_path):
     assert text.startswith("run first:") and f"(Spark {spark.version}, local[2])" in text
     assert "(partition-local)" in text
     assert "... 9 more" in text and "tc(1, 2)" in text
-    assert any(line.split()[:4] == ["tc", "idb", "12", str(by_name["tc"].version)]
-               for line in text.splitlines())
+    assert any(
+        line.split()[:4] == ["tc", "idb", "12", str(by_name["tc"].version)] for line in text.splitlines()
+    )
 
     # The same run id again: already committed, nothing new is written.
     again = job.run_job(job.parse_args(argv), spark=spark, out=False)
@@ -320,13 +445,22 @@ def test_run_job_in_process_with_a_csv_input(spark, tmp_path):
 
     # Another program into the same warehouse is refused (exit 1) unless --replace.
     other = write(tmp_path / "sym.dl", TC.replace(".output tc", ".output tc\ntc(Y, X) :- arc(X, Y)."))
-    other_argv = ["--program", str(other), "--warehouse", str(warehouse),
-                  "--input", f"arc={tmp_path / 'arcs.csv'}:csv", "--show", "0"]
+    other_argv = [
+        "--program",
+        str(other),
+        "--warehouse",
+        str(warehouse),
+        "--input",
+        f"arc={tmp_path / 'arcs.csv'}:csv",
+        "--show",
+        "0",
+    ]
     with pytest.raises(sd.WarehouseError, match="another program"):
         job.run_job(job.parse_args(other_argv), spark=spark, out=False)
     replaced = job.run_job(job.parse_args(other_argv + ["--replace"]), spark=spark, out=False)
-    expected_other = sd.reference.evaluate(sd.Program.from_file(other),
-                                           {"arc": {(1, 2), (2, 3), (3, 4), (4, 2)}})
+    expected_other = sd.reference.evaluate(
+        sd.Program.from_file(other), {"arc": {(1, 2), (2, 3), (3, 4), (4, 2)}}
+    )
     assert {tuple(r) for r in wh.read("tc").collect()} == expected_other["tc"] != expected["tc"]
     assert {r.name: r.facts for r in replaced.relations}["tc"] == len(expected_other["tc"])
     assert wh.version("tc") > by_name["tc"].version
@@ -344,16 +478,37 @@ def test_spark_submit_runs_the_bundled_example_into_a_warehouse(tmp_path):
     if not spark_submit.exists():
         pytest.skip(f"no spark-submit next to {sys.executable}")
     warehouse = tmp_path / "wh"
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1", "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYTHONPATH": str(ROOT),
+    }
     command = [
-        str(spark_submit), "--properties-file", str(ROOT / "conf" / "local-spark-defaults.conf"),
-        "--driver-java-options", f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}",
+        str(spark_submit),
+        "--properties-file",
+        str(ROOT / "conf" / "local-spark-defaults.conf"),
+        "--driver-java-options",
+        f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}",
         # Command-line settings win over the properties file: keep the test small and port-free.
-        "--master", "local[1]", "--driver-memory", "1g", "--conf", "spark.ui.enabled=false",
-        "--conf", f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
-        str(JOB_SCRIPT), "--config", str(EXAMPLE_CONFIG),
-        "--warehouse", str(warehouse), "--run-id", "submit-1", "--show", "2",
+        "--master",
+        "local[1]",
+        "--driver-memory",
+        "1g",
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
+        str(JOB_SCRIPT),
+        "--config",
+        str(EXAMPLE_CONFIG),
+        "--warehouse",
+        str(warehouse),
+        "--run-id",
+        "submit-1",
+        "--show",
+        "2",
     ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=480)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -383,16 +538,29 @@ def test_spark_submit_runs_the_bundled_example_into_a_warehouse(tmp_path):
         assert table.transaction_version(APP_ID) == 1  # the warehouse's first run
     # Every stratum appears in the summary with its time.
     for stratum in program.strata:
-        assert any(", ".join(stratum) in line and line.rstrip().endswith(" s")
-                   for line in done.stdout.splitlines()), stratum
+        assert any(
+            ", ".join(stratum) in line and line.rstrip().endswith(" s") for line in done.stdout.splitlines()
+        ), stratum
 
 
 # ---------------------------------------------------------------------------------- incremental
 
 
 def test_incremental_flags_are_parsed_and_only_for_that_mode():
-    args = job.parse_args(["--program", "p.dl", "--warehouse", "wh", "--mode", "incremental",
-                           "--changes", "arc=ch.parquet", "--method", "dred"])
+    args = job.parse_args(
+        [
+            "--program",
+            "p.dl",
+            "--warehouse",
+            "wh",
+            "--mode",
+            "incremental",
+            "--changes",
+            "arc=ch.parquet",
+            "--method",
+            "dred",
+        ]
+    )
     assert args.mode == "incremental" and args.method == "dred"
     assert args.changes == {"arc": InputSpec("ch.parquet")}
     with pytest.raises(UsageError, match="--changes is for --mode incremental"):
@@ -404,8 +572,12 @@ def test_run_job_incremental_from_delta_changes_change_sets_and_snapshots(spark,
     from deltalake import write_deltalake
 
     def arcs(rows):
-        return pa.table({"src": pa.array([r[0] for r in rows], pa.int64()),
-                         "dst": pa.array([r[1] for r in rows], pa.int64())})
+        return pa.table(
+            {
+                "src": pa.array([r[0] for r in rows], pa.int64()),
+                "dst": pa.array([r[1] for r in rows], pa.int64()),
+            }
+        )
 
     def tc_of(rows):
         return sd.reference.evaluate(sd.Program.parse(TC), {"arc": set(rows)})["tc"]
@@ -420,8 +592,9 @@ def test_run_job_incremental_from_delta_changes_change_sets_and_snapshots(spark,
     # 1. no flags: the Delta input's changes since the version the warehouse consumed
     write_deltalake(source, arcs([(3, 4)]), mode="append")
     out = io.StringIO()
-    summary = job.run_job(job.parse_args(base + ["--mode", "incremental", "--run-id", "inc-1"]),
-                          spark=spark, out=out)
+    summary = job.run_job(
+        job.parse_args(base + ["--mode", "incremental", "--run-id", "inc-1"]), spark=spark, out=out
+    )
     edb = {(1, 2), (2, 3), (3, 4)}
     assert {tuple(r) for r in wh.read("tc").collect()} == tc_of(edb)
     assert summary.update.relations["tc"].inserted == 3 and summary.update.run_id == "inc-1"
@@ -432,20 +605,25 @@ def test_run_job_incremental_from_delta_changes_change_sets_and_snapshots(spark,
 
     # 2. an explicit change set (Parquet, signed counts), with a chosen method
     changes = str(tmp_path / "changes.parquet")
-    spark.createDataFrame([(2, 3, -1), (4, 1, 1)], "src long, dst long, _count long") \
-        .write.parquet(changes)
-    summary = job.run_job(job.parse_args(base + ["--mode", "incremental", "--changes",
-                                                 f"arc={changes}", "--method", "recompute"]),
-                          spark=spark, out=False)
+    spark.createDataFrame([(2, 3, -1), (4, 1, 1)], "src long, dst long, _count long").write.parquet(changes)
+    summary = job.run_job(
+        job.parse_args(
+            base + ["--mode", "incremental", "--changes", f"arc={changes}", "--method", "recompute"]
+        ),
+        spark=spark,
+        out=False,
+    )
     edb = {(1, 2), (3, 4), (4, 1)}
     assert {tuple(r) for r in wh.read("tc").collect()} == tc_of(edb)
     assert [s.method for s in summary.update.strata] == ["recompute"]
 
     # 3. a new snapshot of the input (CSV): its difference with the stored table is the change
     write(tmp_path / "arcs.csv", "src,dst\n1,2\n3,4\n")
-    summary = job.run_job(job.parse_args(base + ["--mode", "incremental", "--input",
-                                                 f"arc={tmp_path / 'arcs.csv'}:csv"]),
-                          spark=spark, out=False)
+    summary = job.run_job(
+        job.parse_args(base + ["--mode", "incremental", "--input", f"arc={tmp_path / 'arcs.csv'}:csv"]),
+        spark=spark,
+        out=False,
+    )
     assert {tuple(r) for r in wh.read("tc").collect()} == tc_of({(1, 2), (3, 4)})
     assert summary.update.relations["arc"].deleted == 1
     assert {tuple(r) for r in wh.read("arc", with_counts=True).collect()} == {(1, 2, 1), (3, 4, 1)}

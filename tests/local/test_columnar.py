@@ -50,43 +50,49 @@ def _plans():
 
 def _held(facts, type_):
     facts = sorted(set(facts))
-    return pa.Table.from_arrays([pa.array([f[i] for f in facts], type_) for i in range(2)],
-                                names=["a", "b"])
+    return pa.Table.from_arrays([pa.array([f[i] for f in facts], type_) for i in range(2)], names=["a", "b"])
 
 
 @settings(default=100)
-@given(delta=pairs, r=pairs, s=pairs, held=st.sampled_from([None, pa.int32(), pa.int64()]),
-       text=st.booleans())
+@given(
+    delta=pairs, r=pairs, s=pairs, held=st.sampled_from([None, pa.int32(), pa.int64()]), text=st.booleans()
+)
 def test_columnar_rows_are_the_rows_of_tuples(delta, r, s, held, text):
     """Integers (full relations as tuples, or held as int32/int64 tables) or strings."""
     if text:
         delta, r, s = ([(str(a), str(b)) for a, b in rows] for rows in (delta, r, s))
-    frames = {("d", "delta"): delta, ("r", "full"): sorted(set(r)),
-              ("s", "full"): sorted(set(s))}
+    frames = {("d", "delta"): delta, ("r", "full"): sorted(set(r)), ("s", "full"): sorted(set(s))}
     if held is not None and not text:
         frames[("r", "full")] = _held(r, held)
         frames[("s", "full")] = _held(s, held)
-    tuple_frames = {key: sorted(set(r if key[0] == "r" else s)) if key[1] == "full" else rows
-                    for key, rows in frames.items()}
+    tuple_frames = {
+        key: sorted(set(r if key[0] == "r" else s)) if key[1] == "full" else rows
+        for key, rows in frames.items()
+    }
     for node in _plans():
-        if text and any(isinstance(c.right, ir.Literal)
-                        for c in getattr(node, "conditions", ())):
+        if text and any(isinstance(c.right, ir.Literal) for c in getattr(node, "conditions", ())):
             continue  # a string column against an integer literal: declined, tested below
         table = ColumnarPlan(node, DYNAMIC).table(frames)
         assert table is not None, node
         assert table.column_names == list(node.columns)
         expected = Counter(compile_plan(node, DYNAMIC).rows(tuple_frames))
-        assert Counter(zip(*[c.to_pylist() for c in table.columns])) == expected \
-            if table.num_rows else not expected
+        assert (
+            Counter(zip(*[c.to_pylist() for c in table.columns])) == expected
+            if table.num_rows
+            else not expected
+        )
 
 
-@pytest.mark.parametrize("rows, why", [
-    ([(1.5, 2)], "doubles"),
-    ([(True, 2)], "booleans"),
-    ([(1, "a"), ("b", 2)], "mixed types"),
-    ([(2 ** 70, 1)], "an integer beyond 64 bits"),
-    ([("\ud800", "a")], "a string without a UTF-8 form"),
-])
+@pytest.mark.parametrize(
+    "rows, why",
+    [
+        ([(1.5, 2)], "doubles"),
+        ([(True, 2)], "booleans"),
+        ([(1, "a"), ("b", 2)], "mixed types"),
+        ([(2**70, 1)], "an integer beyond 64 bits"),
+        ([("\ud800", "a")], "a string without a UTF-8 form"),
+    ],
+)
 def test_values_it_cannot_hold_exactly_are_declined(rows, why):
     node = ir.Join(ir.Scan("d", ("x", "y"), "delta"), ir.Scan("r", ("y", "z")), ("y",))
     frames = {("d", "delta"): rows, ("r", "full"): [(2, 3)]}
@@ -95,9 +101,11 @@ def test_values_it_cannot_hold_exactly_are_declined(rows, why):
 
 def test_nodes_it_does_not_evaluate_are_declined():
     delta = ir.Scan("d", ("x", "y"), "delta")
-    for node in (ir.Project(delta, (("x", ir.Arithmetic("+", _x(), _x("y"))),)),
-                 ir.Aggregate(delta, ("x",), "min", "y", "m"),
-                 ir.Join(delta, ir.Scan("r", ("z",)), ())):  # a product
+    for node in (
+        ir.Project(delta, (("x", ir.Arithmetic("+", _x(), _x("y"))),)),
+        ir.Aggregate(delta, ("x",), "min", "y", "m"),
+        ir.Join(delta, ir.Scan("r", ("z",)), ()),
+    ):  # a product
         assert not ColumnarPlan(node, DYNAMIC).supported
         assert ColumnarPlan(node, DYNAMIC).table({}) is None
     compared = ir.Select(delta, (ir.Compare("<", _x(), ir.Literal(1, "long")),))
@@ -111,8 +119,7 @@ def test_a_compiled_plan_runs_columnar_from_its_threshold(monkeypatch):
     frames = {("d", "delta"): [(1, 2), (3, 2)], ("r", "full"): [(2, 5), (2, 6)]}
     evaluated = []
     original = ColumnarPlan.table
-    monkeypatch.setattr(ColumnarPlan, "table",
-                        lambda self, f: evaluated.append(1) or original(self, f))
+    monkeypatch.setattr(ColumnarPlan, "table", lambda self, f: evaluated.append(1) or original(self, f))
     expected = Counter(compile_plan(node, DYNAMIC).rows(frames))
     for threshold, runs in ((3, 0), (2, 1)):
         monkeypatch.setattr(compile, "COLUMNAR_ROWS", threshold)

@@ -25,8 +25,9 @@ pairs = st.lists(st.tuples(values, values), max_size=30)
 
 def _table(facts, types=(pa.int64(), pa.int64()), names=("a", "b")):
     facts = sorted(set(facts))
-    return pa.Table.from_arrays([pa.array([f[i] for f in facts], t) for i, t in enumerate(types)],
-                                names=list(names))
+    return pa.Table.from_arrays(
+        [pa.array([f[i] for f in facts], t) for i, t in enumerate(types)], names=list(names)
+    )
 
 
 def _rows(node, frames) -> Counter:
@@ -49,13 +50,13 @@ def test_a_join_probing_a_held_table_gives_the_rows_of_tuples(left, right, text,
     for bulk in (original, 0):
         compile.BULK_JOIN_ROWS = bulk
         try:
-            for node in (ir.Join(delta, ir.Scan("r", ("y", "z")), ("y",)),      # one key column
-                         ir.Join(delta, ir.Scan("r", ("x", "y")), ("x", "y")),  # whole rows
-                         ir.Join(delta, ir.Scan("r", ("y", "x")), ("x", "y"))):  # reordered
-                as_tuples = _rows(node, {("l", "delta"): left,
-                                         ("r", "full"): sorted(set(right))})
-                held = _rows(node, {("l", "delta"): left,
-                                    ("r", "full"): _table(right, types=types)})
+            for node in (
+                ir.Join(delta, ir.Scan("r", ("y", "z")), ("y",)),  # one key column
+                ir.Join(delta, ir.Scan("r", ("x", "y")), ("x", "y")),  # whole rows
+                ir.Join(delta, ir.Scan("r", ("y", "x")), ("x", "y")),
+            ):  # reordered
+                as_tuples = _rows(node, {("l", "delta"): left, ("r", "full"): sorted(set(right))})
+                held = _rows(node, {("l", "delta"): left, ("r", "full"): _table(right, types=types)})
                 assert held == as_tuples
         finally:
             compile.BULK_JOIN_ROWS = original
@@ -70,11 +71,12 @@ def test_a_held_table_probed_many_times_gives_the_rows_of_tuples(right, probes):
     node = ir.Join(ir.Scan("l", ("x", "y"), "delta"), ir.Scan("r", ("y", "z")), ("y",))
     held, as_tuples = (compile_plan(node, frozenset({"l"})) for _ in range(2))
     table, facts = _table(right), sorted(set(right))
-    original, compile.BULK_JOIN_ROWS = compile.BULK_JOIN_ROWS, 10 ** 9  # probes, never bulk
+    original, compile.BULK_JOIN_ROWS = compile.BULK_JOIN_ROWS, 10**9  # probes, never bulk
     try:
         for delta in probes:
-            assert (Counter(held.rows({("l", "delta"): delta, ("r", "full"): table}))
-                    == Counter(as_tuples.rows({("l", "delta"): delta, ("r", "full"): facts})))
+            assert Counter(held.rows({("l", "delta"): delta, ("r", "full"): table})) == Counter(
+                as_tuples.rows({("l", "delta"): delta, ("r", "full"): facts})
+            )
     finally:
         compile.BULK_JOIN_ROWS = original
     keys = {y for delta in probes for _, y in delta}
@@ -92,14 +94,15 @@ def _index_of(plan) -> "compile._Index":
 @given(arcs=pairs, start=pairs, known=pairs)
 def test_a_fixpoint_knowing_a_held_table_adds_what_a_set_adds(arcs, start, known):
     """tc from ``start`` over ``arcs``, ``known`` facts held before: the same new facts."""
-    step = ir.Project(ir.Join(ir.Scan("tc", ("x", "y"), "delta"), ir.Scan("arc", ("y", "z")),
-                              ("y",)), (("x", ir.ColumnRef("x")), ("y", ir.ColumnRef("z"))))
+    step = ir.Project(
+        ir.Join(ir.Scan("tc", ("x", "y"), "delta"), ir.Scan("arc", ("y", "z")), ("y",)),
+        (("x", ir.ColumnRef("x")), ("y", ir.ColumnRef("z"))),
+    )
     variants = [("tc", compile_plan(step, frozenset({"tc"})))]
     for static in ({("arc", "full"): sorted(set(arcs))}, {("arc", "full"): _table(arcs)}):
         results = []
         for held in (set(known), _table(known)):
-            outcome = fixpoint({"tc": list(start)}, variants, static,
-                               known={"tc": held}, only_new=True)
+            outcome = fixpoint({"tc": list(start)}, variants, static, known={"tc": held}, only_new=True)
             results.append(sorted(outcome.facts["tc"]))
         assert results[0] == results[1]
         assert not set(results[0]) & set(known)
@@ -107,12 +110,12 @@ def test_a_fixpoint_knowing_a_held_table_adds_what_a_set_adds(arcs, start, known
 
 def test_values_a_column_cannot_hold_match_nothing():
     small = _table([(1, 2), (3, 4)], types=(pa.int32(), pa.int32()))
-    assert arrow.matching(small, [0], {1, 2 ** 40}) is None  # the caller compares tuples
+    assert arrow.matching(small, [0], {1, 2**40}) is None  # the caller compares tuples
     node = ir.Join(ir.Scan("l", ("x",), "delta"), ir.Scan("r", ("x", "y")), ("x",))
-    frames = {("l", "delta"): [(1,), (2 ** 40,)], ("r", "full"): small}
+    frames = {("l", "delta"): [(1,), (2**40,)], ("r", "full"): small}
     assert _rows(node, frames) == Counter({(1, 2): 1})
-    assert arrow.among(small, [(1, 2), (2 ** 40, 2), (3, 5)]) == {(1, 2)}
-    assert arrow.table_rows(arrow.without(small, [(1, 2), (2 ** 40, 2)])) == [(3, 4)]
+    assert arrow.among(small, [(1, 2), (2**40, 2), (3, 5)]) == {(1, 2)}
+    assert arrow.table_rows(arrow.without(small, [(1, 2), (2**40, 2)])) == [(3, 4)]
 
 
 def test_strings_and_single_columns_are_held():
@@ -132,19 +135,27 @@ def test_floating_point_and_columnless_tables_are_not_held():
 
 
 @settings(default=100)
-@given(edges=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), max_size=25),
-       labels=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 20)), min_size=1,
-                       max_size=9),
-       func=st.sampled_from(["min", "max"]))
+@given(
+    edges=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), max_size=25),
+    labels=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 20)), min_size=1, max_size=9),
+    func=st.sampled_from(["min", "max"]),
+)
 def test_a_fixpoint_by_value_reaches_the_same_best_values(edges, labels, func):
     """Label propagation (``label(Y, min<L>) :- label(X, L), edge(X, Y)``) from random seeds:
     propagating the best pending value first gives every group the same best value."""
-    step = ir.Project(ir.Join(ir.Scan("label", ("x", "l"), "delta"), ir.Scan("edge", ("x", "y")),
-                              ("x",)), (("x", ir.ColumnRef("y")), ("l", ir.ColumnRef("l"))))
+    step = ir.Project(
+        ir.Join(ir.Scan("label", ("x", "l"), "delta"), ir.Scan("edge", ("x", "y")), ("x",)),
+        (("x", ir.ColumnRef("y")), ("l", ir.ColumnRef("l"))),
+    )
     variants = [("label", compile_plan(step, frozenset({"label"})))]
     results = []
     for by_value in (False, True):
-        outcome = fixpoint({"label": list(labels)}, variants, {("edge", "full"): edges},
-                           best={"label": (func, 1)}, by_value=by_value)
+        outcome = fixpoint(
+            {"label": list(labels)},
+            variants,
+            {("edge", "full"): edges},
+            best={"label": (func, 1)},
+            by_value=by_value,
+        )
         results.append(sorted(outcome.facts["label"]))
     assert results[0] == results[1]

@@ -17,8 +17,9 @@ from spark_datalog.local.dred import dred
 
 
 def _reads(plan) -> set:
-    return {scan.relation for rule_plan in plan.rules for scan in _scans(rule_plan.plan)
-            } - set(plan.relations)
+    return {scan.relation for rule_plan in plan.rules for scan in _scans(rule_plan.plan)} - set(
+        plan.relations
+    )
 
 
 def _scans(node):
@@ -47,10 +48,14 @@ def test_dred_of_every_recursive_stratum_gives_the_new_facts(case):
             changed[("inserted", name)] = list(after[name] - before.get(name, set()))
         for name in deleted:
             changed[("deleted", name)] = list(before[name] - after.get(name, set()))
-        outcome = dred(dred_plans(program.checked, plan, inserted, deleted),
-                       {n: list(before[n]) for n in plan.relations},
-                       {n: list(before.get(n, ())) for n in lower},
-                       {n: list(after.get(n, ())) for n in lower}, changed, max_rounds=500)
+        outcome = dred(
+            dred_plans(program.checked, plan, inserted, deleted),
+            {n: list(before[n]) for n in plan.relations},
+            {n: list(before.get(n, ())) for n in lower},
+            {n: list(after.get(n, ())) for n in lower},
+            changed,
+            max_rounds=500,
+        )
         assert not outcome.exceeded
         for name in plan.relations:
             added, removed = (set(rows) for rows in outcome.changes[name])

@@ -77,8 +77,10 @@ def _full(db):
 def _naive(stratum, db, max_iterations):
     for _ in range(max_iterations):
         derived = _derive(stratum, stratum.rules, _full(db), db)
-        new = {name: derived[name] if stratum.aggregates.get(name) else db[name] | derived[name]
-               for name in stratum.relations}
+        new = {
+            name: derived[name] if stratum.aggregates.get(name) else db[name] | derived[name]
+            for name in stratum.relations
+        }
         if all(new[name] == db[name] for name in stratum.relations):
             return
         db.update(new)

@@ -22,6 +22,12 @@ def test_importing_plan_modules_leaves_pyspark_unloaded():
     modules = sorted(f"spark_datalog.plan.{p.stem}" for p in PLAN_DIR.glob("*.py") if p.stem != "__init__")
     code = "import sys\n" + "".join(f"import {m}\n" for m in modules) + "print('pyspark' in sys.modules)"
     root = str(PLAN_DIR.parent.parent)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
-                         env={"PYTHONPATH": root}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env={"PYTHONPATH": root},
+        check=True,
+    )
     assert out.stdout.strip() == "False"

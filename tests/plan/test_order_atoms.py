@@ -43,8 +43,12 @@ def test_ground_atom_counts_as_connected_filter():
 
 
 def test_assignment_connects_atoms():
-    body = (atom("a", X), atom("c", Z, 5), ast.Assignment(Y, ast.BinaryOp("+", X, ast.Constant(1, "long"))),
-            atom("b", Y))
+    body = (
+        atom("a", X),
+        atom("c", Z, 5),
+        ast.Assignment(Y, ast.BinaryOp("+", X, ast.Constant(1, "long"))),
+        atom("b", Y),
+    )
     # c shares nothing, so it comes last despite its constant; after a, Y = X + 1 binds Y and
     # b is connected
     assert order_atoms(body) == (0, 3, 1)

@@ -44,13 +44,16 @@ def test_idb_facts_are_unconditional():
     assert run("q(7). q(X) :- a(X).", {"a": {(1,)}}) == {"q": {(1,), (7,)}}
 
 
-@pytest.mark.parametrize("edb, message", [
-    ({"nope": {(1,)}}, "not a relation"),
-    ({"q": {(1,)}}, "derived by rules"),
-    ({"a": {(1, 2)}}, "arity"),
-    ({"a": {("x",)}}, "not a long"),
-    ({"a": {(None,)}}, "not a long"),
-])
+@pytest.mark.parametrize(
+    "edb, message",
+    [
+        ({"nope": {(1,)}}, "not a relation"),
+        ({"q": {(1,)}}, "derived by rules"),
+        ({"a": {(1, 2)}}, "arity"),
+        ({"a": {("x",)}}, "not a long"),
+        ({"a": {(None,)}}, "not a long"),
+    ],
+)
 def test_bad_inputs(edb, message):
     with pytest.raises(sd.InputError, match=message):
         run("q(X) :- a(X).", edb)
@@ -104,7 +107,7 @@ def test_an_equality_between_bound_variables_is_a_test():
 
 
 def test_strings_and_bools():
-    text = ".decl person(name: symbol, adult: bool)\nq(N) :- person(N, true), N >= \"b\"."
+    text = '.decl person(name: symbol, adult: bool)\nq(N) :- person(N, true), N >= "b".'
     edb = {"person": {("ann", True), ("bob", True), ("cid", False)}}
     assert run(text, edb) == {"q": {("bob",)}}
 
@@ -124,8 +127,10 @@ def test_aggregate_without_contributions_has_no_group():
 
 
 def test_avg_is_a_float_and_sum_of_doubles_is_exact():
-    result = run(".decl a(k: long, x: double)\nm(K, avg<X>) :- a(K, X).  s(K, sum<X>) :- a(K, X).",
-                 {"a": {(1, 0.1), (1, 0.2), (1, 0.3), (2, 1.0)}})
+    result = run(
+        ".decl a(k: long, x: double)\nm(K, avg<X>) :- a(K, X).  s(K, sum<X>) :- a(K, X).",
+        {"a": {(1, 0.1), (1, 0.2), (1, 0.3), (2, 1.0)}},
+    )
     assert dict(result["m"]) == {1: pytest.approx(0.2), 2: 1.0}
     assert result["s"] == {(1, 0.6), (2, 1.0)}  # math.fsum: exactly rounded, order-independent
     assert run("m(avg<X>) :- a(X).", {"a": {(1,), (2,)}}) == {"m": {(1.5,)}}

@@ -87,8 +87,7 @@ def test_result_is_a_supported_model(drawn):
     is a fact or the head of a rule instance over the result (supported)."""
     program, edb, result = _both(drawn)
     checked = program.checked
-    db = {name: Relation(set(edb.get(name, ())) | set(checked.facts.get(name, ())))
-          for name in checked.edb}
+    db = {name: Relation(set(edb.get(name, ())) | set(checked.facts.get(name, ()))) for name in checked.edb}
     db.update({name: Relation(rows) for name, rows in result.items()})
     derived = {name: set(checked.facts.get(name, ())) for name in checked.idb}
     for rule in checked.rules:
@@ -135,12 +134,15 @@ LABELS = """
 
 
 @settings()
-@given(st.sets(st.integers(0, 7), min_size=1, max_size=6),
-       st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=12),
-       st.sampled_from(("naive", "seminaive")))
+@given(
+    st.sets(st.integers(0, 7), min_size=1, max_size=6),
+    st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=12),
+    st.sampled_from(("naive", "seminaive")),
+)
 def test_min_label_propagation_is_the_smallest_node_reaching(nodes, edges, strategy):
-    result = evaluate(sd.Program.parse(LABELS), {"node": {(n,) for n in nodes}, "edge": edges},
-                      strategy=strategy)
+    result = evaluate(
+        sd.Program.parse(LABELS), {"node": {(n,) for n in nodes}, "edge": edges}, strategy=strategy
+    )
     reaches = {(n, n) for n in nodes}
     while True:
         more = {(x, z) for (x, y) in reaches for (y2, z) in edges if y == y2} - reaches

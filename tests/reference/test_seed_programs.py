@@ -30,7 +30,7 @@ def _dijkstra(arcs, source):
         if node in best:
             continue
         best[node] = dist
-        for (x, y, d) in arcs:
+        for x, y, d in arcs:
             if x == node and y not in best:
                 heapq.heappush(queue, (dist + d, y))
     return best

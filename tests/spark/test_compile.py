@@ -24,13 +24,15 @@ def frames(spark):
     return {
         ("edge", "full"): spark.createDataFrame([(1, 2), (2, 3), (3, 4)], "c0 long, c1 long"),
         ("edge", "delta"): spark.createDataFrame([(3, 4)], "c0 long, c1 long"),
-        ("num", "full"): spark.createDataFrame([(7, 2), (-7, 2), (7, -2), (-7, -2), (7, 0)],
-                                               "c0 long, c1 long"),
+        ("num", "full"): spark.createDataFrame(
+            [(7, 2), (-7, 2), (7, -2), (-7, -2), (7, 0)], "c0 long, c1 long"
+        ),
         ("real", "full"): spark.createDataFrame([(7.0, 2.0), (1.0, 0.0)], "c0 double, c1 double"),
         ("node", "full"): spark.createDataFrame([(1,), (2,), (5,)], "c0 long"),
         ("empty", "full"): spark.createDataFrame([], "c0 long"),
-        ("label", "full"): spark.createDataFrame([(1, "a"), (1, "b"), (2, "a"), (2, "a")],
-                                                 "c0 long, c1 string"),
+        ("label", "full"): spark.createDataFrame(
+            [(1, "a"), (1, "b"), (2, "a"), (2, "a")], "c0 long, c1 string"
+        ),
     }
 
 
@@ -60,27 +62,36 @@ def test_select_by_value_and_by_column(frames):
 
 
 def test_project_with_constants_and_computed_columns(spark, frames):
-    plan = ir.Project(ir.Scan("edge", ("X", "Y")), (
-        ("a", C("Y")),
-        ("b", arith("+", C("X"), L(10, "long"))),
-        ("c", L("k", "string")),
-        ("d", L(True, "bool")),
-    ))
+    plan = ir.Project(
+        ir.Scan("edge", ("X", "Y")),
+        (
+            ("a", C("Y")),
+            ("b", arith("+", C("X"), L(10, "long"))),
+            ("c", L("k", "string")),
+            ("d", L(True, "bool")),
+        ),
+    )
     result = compile_node(plan, frames)
     assertDataFrameEqual(
         result,
-        spark.createDataFrame([(2, 11, "k", True), (3, 12, "k", True), (4, 13, "k", True)],
-                              "a long, b long, c string, d boolean"),
-        checkRowOrder=False)
+        spark.createDataFrame(
+            [(2, 11, "k", True), (3, 12, "k", True), (4, 13, "k", True)],
+            "a long, b long, c string, d boolean",
+        ),
+        checkRowOrder=False,
+    )
 
 
-@pytest.mark.parametrize("type_name, spark_type, value", [
-    ("int", T.IntegerType(), 3),
-    ("long", T.LongType(), 3),
-    ("double", T.DoubleType(), 2.5),
-    ("string", T.StringType(), "x"),
-    ("bool", T.BooleanType(), False),
-])
+@pytest.mark.parametrize(
+    "type_name, spark_type, value",
+    [
+        ("int", T.IntegerType(), 3),
+        ("long", T.LongType(), 3),
+        ("double", T.DoubleType(), 2.5),
+        ("string", T.StringType(), "x"),
+        ("bool", T.BooleanType(), False),
+    ],
+)
 def test_literal_types_map_to_spark_types(frames, type_name, spark_type, value):
     plan = ir.Project(ir.Scan("node", ("X",)), (("v", L(value, type_name)),))
     result = compile_node(plan, frames)
@@ -89,11 +100,15 @@ def test_literal_types_map_to_spark_types(frames, type_name, spark_type, value):
 
 
 def test_integer_division_truncates_toward_zero_and_mod_takes_the_dividend_sign(frames):
-    plan = ir.Project(ir.Scan("num", ("A", "B")), (
-        ("A", C("A")), ("B", C("B")),
-        ("Q", arith("/", C("A"), C("B"))),
-        ("R", arith("mod", C("A"), C("B"))),
-    ))
+    plan = ir.Project(
+        ir.Scan("num", ("A", "B")),
+        (
+            ("A", C("A")),
+            ("B", C("B")),
+            ("Q", arith("/", C("A"), C("B"))),
+            ("R", arith("mod", C("A"), C("B"))),
+        ),
+    )
     result = compile_node(plan, frames)
     assert result.schema["Q"].dataType == T.LongType()
     # 7/0 and 7 mod 0 are undefined: the row is gone, not an error, not a null
@@ -110,18 +125,22 @@ def test_division_with_a_double_operand_is_true_division(frames):
 def test_division_by_zero_in_a_selection_drops_the_row(frames):
     # 10 / (X - X) is undefined for every X; 10 / (X - 1) only for X = 1
     scan = ir.Scan("node", ("X",))
-    never = ir.Select(scan, (ir.Compare(">", arith("/", L(10, "long"), arith("-", C("X"), C("X"))),
-                                        L(0, "long")),))
-    some = ir.Select(scan, (ir.Compare(">", arith("/", L(10, "long"), arith("-", C("X"), L(1, "long"))),
-                                       L(0, "long")),))
+    never = ir.Select(
+        scan, (ir.Compare(">", arith("/", L(10, "long"), arith("-", C("X"), C("X"))), L(0, "long")),)
+    )
+    some = ir.Select(
+        scan, (ir.Compare(">", arith("/", L(10, "long"), arith("-", C("X"), L(1, "long"))), L(0, "long")),)
+    )
     assert rows(compile_node(never, frames)) == []
     assert rows(compile_node(some, frames)) == [(2,), (5,)]
 
 
 def test_nested_division_by_zero_drops_the_row(frames):
     # X / (1 / (X - 1)): the inner division fails for X = 1, the outer for X = 5 (1 / 4 = 0)
-    plan = ir.Project(ir.Scan("node", ("X",)), (
-        ("V", arith("/", C("X"), arith("/", L(1, "long"), arith("-", C("X"), L(1, "long"))))),))
+    plan = ir.Project(
+        ir.Scan("node", ("X",)),
+        (("V", arith("/", C("X"), arith("/", L(1, "long"), arith("-", C("X"), L(1, "long"))))),),
+    )
     assert rows(compile_node(plan, frames)) == [(2,)]
 
 
@@ -155,11 +174,14 @@ def test_union_is_a_multiset_and_distinct_makes_a_set(frames):
     assert rows(compile_node(ir.Distinct(union), frames)) == [(1,), (2,), (5,)]
 
 
-@pytest.mark.parametrize("func, expected", [
-    ("min", [(1, "a"), (2, "a")]),
-    ("max", [(1, "b"), (2, "a")]),
-    ("count", [(1, 2), (2, 1)]),  # distinct values: label 2 has "a" twice
-])
+@pytest.mark.parametrize(
+    "func, expected",
+    [
+        ("min", [(1, "a"), (2, "a")]),
+        ("max", [(1, "b"), (2, "a")]),
+        ("count", [(1, 2), (2, 1)]),  # distinct values: label 2 has "a" twice
+    ],
+)
 def test_aggregate_per_group(frames, func, expected):
     plan = ir.Aggregate(ir.Scan("label", ("K", "V")), ("K",), func, "V", "R")
     result = compile_node(plan, frames)
@@ -186,5 +208,7 @@ def test_self_join_of_one_frame_through_several_scans(frames):
     # path of length 3: the same frame scanned three times under different names
     plan = ir.Join(
         ir.Join(ir.Scan("edge", ("A", "B")), ir.Scan("edge", ("B", "C")), on=("B",)),
-        ir.Scan("edge", ("C", "D")), on=("C",))
+        ir.Scan("edge", ("C", "D")),
+        on=("C",),
+    )
     assert rows(compile_node(plan, frames)) == [(1, 2, 3, 4)]

@@ -28,8 +28,7 @@ from hypothesis import strategies as st
 
 from spark_datalog.errors import WarehouseError
 from spark_datalog.storage import COUNT_COLUMN, InjectedFailure, Warehouse, datafiles
-from spark_datalog.storage.embedded import (EmbeddedBackend, net_changes, snapshot_changes,
-                                             table_changes)
+from spark_datalog.storage.embedded import EmbeddedBackend, net_changes, snapshot_changes, table_changes
 from spark_datalog.storage.schema import arrow_schema, delta_schema
 
 from .helpers import FP, counts, facts, frame
@@ -131,8 +130,9 @@ def spark_jobs(spark):
 
 def comparable(rows):
     """Rows as sortable tuples with NaN spelled out (NaN != NaN)."""
-    return sorted((tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row)
-                   for row in rows), key=repr)
+    return sorted(
+        (tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in row) for row in rows), key=repr
+    )
 
 
 def refuse(*args, **kwargs):
@@ -140,6 +140,7 @@ def refuse(*args, **kwargs):
 
 
 # ------------------------------------------------------------------------------ writing
+
 
 def test_full_write_is_sorted_in_bounded_files_with_statistics(spark, tmp_path, path):
     wh = clustered(spark, tmp_path)
@@ -158,8 +159,12 @@ def test_full_write_is_sorted_in_bounded_files_with_statistics(spark, tmp_path, 
 def test_both_writers_write_the_same_file_schema_and_statistics(spark, tmp_path, monkeypatch):
     columns = (("n", "int"), ("w", "double"), ("ok", "bool"), ("s", "string"))
     long = "z" * 40
-    rows = [(1, 0.5, True, "b", 1), (2, -0.0, False, None, 2), (None, float("nan"), None, long, -1),
-            (4, 1.5, True, "a", 1)]
+    rows = [
+        (1, 0.5, True, "b", 1),
+        (2, -0.0, False, None, 2),
+        (None, float("nan"), None, long, -1),
+        (4, 1.5, True, "a", 1),
+    ]
     files = {}
     for way in ("driver", "spark"):
         if way == "spark":
@@ -171,12 +176,19 @@ def test_both_writers_write_the_same_file_schema_and_statistics(spark, tmp_path,
         files[way] = pq.ParquetFile(os.path.join(wh.root, "r", unquote(add["path"])))
         assert comparable(wh.read("r", with_counts=True).collect()) == comparable(rows)
     driver, spark_file = files["driver"], files["spark"]
-    assert driver.schema_arrow.remove_metadata() == spark_file.schema_arrow.remove_metadata() \
+    assert (
+        driver.schema_arrow.remove_metadata()
+        == spark_file.schema_arrow.remove_metadata()
         == arrow_schema(columns)
+    )
     for i in range(len(columns) + 1):
         a, b = driver.schema.column(i), spark_file.schema.column(i)
-        assert (a.name, a.physical_type, a.logical_type.type, a.max_definition_level) == \
-            (b.name, b.physical_type, b.logical_type.type, b.max_definition_level)
+        assert (a.name, a.physical_type, a.logical_type.type, a.max_definition_level) == (
+            b.name,
+            b.physical_type,
+            b.logical_type.type,
+            b.max_definition_level,
+        )
 
 
 def test_rows_per_file_must_be_positive(spark, tmp_path):
@@ -186,6 +198,7 @@ def test_rows_per_file_must_be_positive(spark, tmp_path):
 
 
 # ------------------------------------------------------------------------------ changes
+
 
 def test_small_delete_rewrites_only_the_files_holding_touched_facts(spark, tmp_path, path):
     wh = clustered(spark, tmp_path)
@@ -204,15 +217,13 @@ def test_small_delete_rewrites_only_the_files_holding_touched_facts(spark, tmp_p
     for add in log["add"]:
         assert_stats(wh, add, TC)
     if path == "driver":  # each rewritten file keeps the narrow range of the file it replaces
-        ranges = sorted((stats_of(a)["minValues"]["x"], stats_of(a)["maxValues"]["x"])
-                        for a in log["add"])
+        ranges = sorted((stats_of(a)["minValues"]["x"], stats_of(a)["maxValues"]["x"]) for a in log["add"])
         assert ranges == [(4, 7), (32, 35)]
     assert counts(wh.read("tc", with_counts=True)) == expected_counts(change)
     assert counts(wh.changes("tc", 0)) == {(5, 2): -1, (33, 8): -1, (34, 0): -1}
 
 
-def test_change_merged_with_spark_when_candidates_are_too_many_for_the_driver(
-        spark, tmp_path, monkeypatch):
+def test_change_merged_with_spark_when_candidates_are_too_many_for_the_driver(spark, tmp_path, monkeypatch):
     wh = clustered(spark, tmp_path)
     monkeypatch.setattr(datafiles, "DRIVER_MERGE_ROWS", 10)  # the lookup joins the broadcast change
     change = [(5, 2, -1), (6, 3, 1), (39, 8, 2)]
@@ -250,9 +261,15 @@ def test_a_promise_of_new_facts_with_a_negative_count_is_merged(spark, tmp_path,
 
 def test_count_changes_of_existing_facts(spark, tmp_path, path):
     wh = clustered(spark, tmp_path)
-    change = [(5, 2, 1), (5, 4, -1), (6, 0, 2), (7, 0, -3),  # file x 4..7
-              (33, 8, 1), (33, 8, -1),                       # nets to 0: file x 32..35 untouched
-              (100, 0, 1)]                                   # new
+    change = [
+        (5, 2, 1),
+        (5, 4, -1),
+        (6, 0, 2),
+        (7, 0, -3),  # file x 4..7
+        (33, 8, 1),
+        (33, 8, -1),  # nets to 0: file x 32..35 untouched
+        (100, 0, 1),
+    ]  # new
     result = apply(wh, frame(spark, change, TC))
     assert (result.files_removed, result.rows_removed, result.rows_added) == (1, 20, 20)
     stored = counts(wh.read("tc", with_counts=True))
@@ -286,11 +303,13 @@ def test_large_change_is_netted_and_pruned_by_its_bounds(spark, tmp_path, monkey
     assert (result.rows_removed, result.rows_added) == (20, 20)
     assert counts(wh.read("tc", with_counts=True)) == expected_counts(change)
     # already net: the caller's promise skips the netting
-    result = apply(wh, frame(spark, [(36, 0, -1), (37, 1, 1), (38, 3, 4), (39, 9, 1)], TC),
-                   run_id="netted", netted=True)
+    result = apply(
+        wh, frame(spark, [(36, 0, -1), (37, 1, 1), (38, 3, 4), (39, 9, 1)], TC), run_id="netted", netted=True
+    )
     assert result.files_removed == 1
     assert counts(wh.read("tc", with_counts=True)) == expected_counts(
-        change + [(36, 0, -1), (37, 1, 1), (38, 3, 4), (39, 9, 1)])
+        change + [(36, 0, -1), (37, 1, 1), (38, 3, 4), (39, 9, 1)]
+    )
 
 
 def test_files_without_statistics_are_candidates(spark, tmp_path):
@@ -301,13 +320,22 @@ def test_files_without_statistics_are_candidates(spark, tmp_path):
     os.makedirs(os.path.join(uri, "old"))
     adds = []
     for i in range(3):
-        part = pa.table({"x": [3 * i, 3 * i + 1, 3 * i + 2], "y": [0, 0, 0], COUNT_COLUMN: [1] * 3},
-                        schema=arrow_schema(TC))
+        part = pa.table(
+            {"x": [3 * i, 3 * i + 1, 3 * i + 2], "y": [0, 0, 0], COUNT_COLUMN: [1] * 3},
+            schema=arrow_schema(TC),
+        )
         where = os.path.join(uri, "old", f"part-{i}.parquet")
         pq.write_table(part, where)
-        adds.append(AddAction(path=f"old/part-{i}.parquet", size=os.path.getsize(where),
-                              partition_values={}, modification_time=0, data_change=True,
-                              stats=json.dumps({"numRecords": 3})))
+        adds.append(
+            AddAction(
+                path=f"old/part-{i}.parquet",
+                size=os.path.getsize(where),
+                partition_values={},
+                modification_time=0,
+                data_change=True,
+                stats=json.dumps({"numRecords": 3}),
+            )
+        )
     create_table_with_add_actions(uri, delta_schema(TC), adds, mode="error")
     wh = Warehouse(spark, str(root), backend="embedded")
     result = apply(wh, frame(spark, [(4, 0, -1), (20, 0, 1)], TC))
@@ -320,14 +348,18 @@ def test_partitioned_tables_are_refused(spark, tmp_path):
     from deltalake import write_deltalake
 
     root = tmp_path / "wh"
-    write_deltalake(str(root / "tc"), pa.table({"x": [1], "y": [2], COUNT_COLUMN: [1]},
-                                               schema=arrow_schema(TC)), partition_by=["y"])
+    write_deltalake(
+        str(root / "tc"),
+        pa.table({"x": [1], "y": [2], COUNT_COLUMN: [1]}, schema=arrow_schema(TC)),
+        partition_by=["y"],
+    )
     wh = Warehouse(spark, str(root), backend="embedded")
     with pytest.raises(WarehouseError, match="partitioned"):
         apply(wh, frame(spark, [(1, 2, 1)], TC))
 
 
 # ------------------------------------------------------------------------------ guarantees
+
 
 def test_retried_run_applies_nothing_twice(spark, tmp_path, path):
     wh = clustered(spark, tmp_path)
@@ -356,8 +388,7 @@ def test_retried_run_applies_nothing_twice(spark, tmp_path, path):
     assert counts(wh.read("arc", with_counts=True)) == {}
 
 
-def test_failure_between_writing_and_committing_leaves_the_old_version(spark, tmp_path, path,
-                                                                       monkeypatch):
+def test_failure_between_writing_and_committing_leaves_the_old_version(spark, tmp_path, path, monkeypatch):
     wh = clustered(spark, tmp_path)
     change = [(5, 2, -1), (100, 1, 1)]
 
@@ -389,15 +420,23 @@ def test_change_readers_see_the_rewrites(spark, tmp_path, path):
 
 # ------------------------------------------------------------------------------ driver-side pieces
 
+
 def test_net_and_merge_group_like_spark():
     columns = (("w", "double"), ("s", "string"))
     schema = arrow_schema(columns)
-    stored = [pa.table({"w": [0.0, float("nan"), 1.0], "s": [None, "a", "b"],
-                        COUNT_COLUMN: [1, 1, 1]}, schema=schema),
-              pa.table({"w": [2.0], "s": ["c"], COUNT_COLUMN: [1]}, schema=schema)]
-    change = datafiles.net_rows(pa.table({
-        "w": [-0.0, float("nan"), 5.0, 5.0], "s": [None, "a", "x", "x"],
-        COUNT_COLUMN: [-1, 2, 1, -1]}, schema=schema), columns)
+    stored = [
+        pa.table(
+            {"w": [0.0, float("nan"), 1.0], "s": [None, "a", "b"], COUNT_COLUMN: [1, 1, 1]}, schema=schema
+        ),
+        pa.table({"w": [2.0], "s": ["c"], COUNT_COLUMN: [1]}, schema=schema),
+    ]
+    change = datafiles.net_rows(
+        pa.table(
+            {"w": [-0.0, float("nan"), 5.0, 5.0], "s": [None, "a", "x", "x"], COUNT_COLUMN: [-1, 2, 1, -1]},
+            schema=schema,
+        ),
+        columns,
+    )
     assert change.num_rows == 2  # (5.0, x) nets to 0
     touched, parts = datafiles.merge_rows(stored, change, columns)
     assert touched == [0] and len(parts) == 2  # the first file's rows, then no new fact
@@ -411,26 +450,36 @@ def test_candidates_from_statistics():
     columns = (("x", "long"), ("s", "string"), ("w", "double"))
 
     def entry(path, low, high, nulls, records=10):
-        return {"path": path, "num_records": records, "min": low, "max": high,
-                "null_count": nulls}
+        return {"path": path, "num_records": records, "min": low, "max": high, "null_count": nulls}
 
-    files = [entry("a-m", {"x": 0, "s": "a"}, {"x": 9, "s": "m"}, {"x": 0, "s": 0}),
-             entry("a-z", {"x": 10, "s": "a"}, {"x": 19, "s": "z"}, {"x": 0, "s": 2}),
-             entry("unknown", {}, {}, {}),                                  # no statistics
-             entry("null-s", {"x": 20}, {"x": 29}, {"x": 0, "s": 10})]     # s only nulls
-    change = pa.table({"x": [5, 15, 25], "s": ["q", None, "b"], "w": [1.0, 2.0, 3.0]},
-                      schema=arrow_schema(columns, with_counts=False))
+    files = [
+        entry("a-m", {"x": 0, "s": "a"}, {"x": 9, "s": "m"}, {"x": 0, "s": 0}),
+        entry("a-z", {"x": 10, "s": "a"}, {"x": 19, "s": "z"}, {"x": 0, "s": 2}),
+        entry("unknown", {}, {}, {}),  # no statistics
+        entry("null-s", {"x": 20}, {"x": 29}, {"x": 0, "s": 10}),
+    ]  # s only nulls
+    change = pa.table(
+        {"x": [5, 15, 25], "s": ["q", None, "b"], "w": [1.0, 2.0, 3.0]},
+        schema=arrow_schema(columns, with_counts=False),
+    )
     found = [f["path"] for f in datafiles.candidates(files, change, columns)]
     # (5, q): s beyond file 0's max; (15, null): file 1 has nulls; (25, b): file 3 has no s
     assert found == ["a-z", "unknown"]
     assert [f["path"] for f in datafiles.overlapping(files, {"x": (30, 40, False)})] == ["unknown"]
-    assert [f["path"] for f in datafiles.overlapping(files, {"s": (None, None, True)})] == \
-        ["a-z", "unknown", "null-s"]
+    assert [f["path"] for f in datafiles.overlapping(files, {"s": (None, None, True)})] == [
+        "a-z",
+        "unknown",
+        "null-s",
+    ]
 
 
 _MIXED = (("x", "long"), ("w", "double"), ("s", "string"))
-_FACT = st.tuples(st.sampled_from([1, 2, None]), st.sampled_from([0.0, -0.0, math.nan, 1.5, None]),
-                  st.sampled_from(["a", "b", None]), st.sampled_from([-2, -1, 1, 2]))
+_FACT = st.tuples(
+    st.sampled_from([1, 2, None]),
+    st.sampled_from([0.0, -0.0, math.nan, 1.5, None]),
+    st.sampled_from(["a", "b", None]),
+    st.sampled_from([-2, -1, 1, 2]),
+)
 
 
 def _key(row):
@@ -450,9 +499,10 @@ def _summed(tables):
 
 
 def _arrow(rows):
-    return pa.table({name: [r[i] for r in rows] for i, name in
-                     enumerate([c for c, _ in _MIXED] + [COUNT_COLUMN])},
-                    schema=arrow_schema(_MIXED))
+    return pa.table(
+        {name: [r[i] for r in rows] for i, name in enumerate([c for c, _ in _MIXED] + [COUNT_COLUMN])},
+        schema=arrow_schema(_MIXED),
+    )
 
 
 @given(stored=st.lists(st.lists(_FACT, max_size=6), max_size=4), change=st.lists(_FACT, max_size=6))

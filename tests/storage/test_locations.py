@@ -21,8 +21,9 @@ def test_delta_input_by_name_with_version(spark, tmp_path):
     uri = str(tmp_path / "edges")
     first = pa.table({"extra": [0.5], "y": ["a"], "x": pa.array([1], pa.int32())})
     write_deltalake(uri, first)
-    write_deltalake(uri, pa.table({"extra": [1.5], "y": ["b"], "x": pa.array([2], pa.int32())}),
-                    mode="append")
+    write_deltalake(
+        uri, pa.table({"extra": [1.5], "y": ["b"], "x": pa.array([2], pa.int32())}), mode="append"
+    )
     loaded = load_input(spark, uri, "delta", EDGE, "edge")
     assert loaded.version == 1 and loaded.format == "delta"
     assert loaded.df.columns == ["x", "y"]
@@ -39,9 +40,9 @@ def test_delta_input_written_by_spark_datalog_gives_present_facts(spark, tmp_pat
 
 def test_changes_of_a_delta_input_between_versions(spark, tmp_path):
     uri = str(tmp_path / "edges")
-    write_deltalake(uri, pa.table({"x": [1, 2], "y": ["a", "b"]}))                 # version 0
-    write_deltalake(uri, pa.table({"x": [3], "y": ["c"]}), mode="append")         # version 1
-    DeltaTable(uri).delete("x = 1")                                               # version 2
+    write_deltalake(uri, pa.table({"x": [1, 2], "y": ["a", "b"]}))  # version 0
+    write_deltalake(uri, pa.table({"x": [3], "y": ["c"]}), mode="append")  # version 1
+    DeltaTable(uri).delete("x = 1")  # version 2
     changes = load_input_changes(spark, uri, EDGE, "edge", from_version=0)
     assert changes.version == 2 and changes.df.columns == ["x", "y", COUNT_COLUMN]
     assert counts(changes.df) == {(3, "c"): 1, (1, "a"): -1}  # (2, b) rewritten: no change
@@ -66,16 +67,18 @@ def test_csv_input_with_header_and_types(spark, tmp_path):
     path.write_text("name,age,score,member\nann,31,1.5,true\nbob,,2,FALSE\n")
     columns = (("name", "string"), ("age", "long"), ("score", "double"), ("member", "bool"))
     df = read_input(spark, str(path), "csv", columns, "person")
-    assert [f.dataType.simpleString() for f in df.schema.fields] == ["string", "bigint", "double",
-                                                                     "boolean"]
+    assert [f.dataType.simpleString() for f in df.schema.fields] == ["string", "bigint", "double", "boolean"]
     assert facts(df) == {("ann", 31, 1.5, True), ("bob", None, 2.0, False)}
 
 
 def test_csv_value_of_the_wrong_type_is_named(spark, tmp_path):
     path = tmp_path / "arc.csv"
     path.write_text("x,y\n1,a\ntwo,b\n")
-    with pytest.raises(InputError, match=r"input arc: column x of .*arc.csv has the value 'two', "
-                                         r"which is not a long"):
+    with pytest.raises(
+        InputError,
+        match=r"input arc: column x of .*arc.csv has the value 'two', "
+        r"which is not a long",
+    ):
         read_input(spark, str(path), "csv", EDGE, "arc")
 
 

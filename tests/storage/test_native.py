@@ -43,8 +43,10 @@ def test_native_without_the_jar_is_refused(spark, tmp_path):
 @pytest.fixture
 def native(spark, tmp_path):
     if not (delta_jar_available(spark) and delta_python_available()):
-        pytest.skip("delta-spark jar not on the classpath (no Maven here): native path untested; "
-                    "its shared logic is covered through the embedded path")
+        pytest.skip(
+            "delta-spark jar not on the classpath (no Maven here): native path untested; "
+            "its shared logic is covered through the embedded path"
+        )
     return Warehouse(spark, str(tmp_path / "wh"), backend="native")
 
 

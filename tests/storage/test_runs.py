@@ -18,12 +18,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def _python(code: str, *args: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=REPO)
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *args], env=env,
-                            stdout=subprocess.PIPE, stdin=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stdin=subprocess.PIPE,
+        text=True,
+    )
 
 
 def test_second_writer_in_another_process_is_refused_then_admitted(tmp_path):
-    holder = _python("""
+    holder = _python(
+        """
         import sys
         from spark_datalog.storage.runs import WarehouseLock
         lock = WarehouseLock(sys.argv[1])
@@ -31,7 +37,9 @@ def test_second_writer_in_another_process_is_refused_then_admitted(tmp_path):
         print("locked", flush=True)
         sys.stdin.readline()
         lock.release()
-        """, str(tmp_path))
+        """,
+        str(tmp_path),
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         lock = WarehouseLock(str(tmp_path))
@@ -51,11 +59,14 @@ def test_second_writer_in_another_process_is_refused_then_admitted(tmp_path):
 
 
 def test_lock_of_a_dead_process_is_stale_and_taken_over(tmp_path):
-    dead = _python("""
+    dead = _python(
+        """
         import sys
         from spark_datalog.storage.runs import WarehouseLock
         WarehouseLock(sys.argv[1]).acquire("crashed")   # exits without releasing
-        """, str(tmp_path))
+        """,
+        str(tmp_path),
+    )
     assert dead.wait(timeout=30) == 0
     lock = WarehouseLock(str(tmp_path))
     assert lock.holder().run_id == "crashed"

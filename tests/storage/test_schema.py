@@ -7,8 +7,14 @@ import pytest
 
 from spark_datalog.analysis.checked import Column
 from spark_datalog.errors import SchemaError
-from spark_datalog.storage.schema import (COUNT_COLUMN, arrow_schema, check_same_columns,
-                                          columns_from_delta, delta_schema, normalise_columns)
+from spark_datalog.storage.schema import (
+    COUNT_COLUMN,
+    arrow_schema,
+    check_same_columns,
+    columns_from_delta,
+    delta_schema,
+    normalise_columns,
+)
 
 ALL = (("a", "int"), ("b", "long"), ("c", "double"), ("d", "string"), ("e", "bool"))
 
@@ -18,12 +24,15 @@ def test_normalise_accepts_pairs_and_analysis_columns():
     assert normalise_columns([Column("x", "int")], "r") == (("x", "int"),)
 
 
-@pytest.mark.parametrize("columns, message", [
-    ([("x", "integer")], "unknown type 'integer'"),
-    ([("x", "long"), ("x", "long")], "column x appears twice"),
-    ([(COUNT_COLUMN, "long")], "reserved"),
-    ([], "at least one column"),
-])
+@pytest.mark.parametrize(
+    "columns, message",
+    [
+        ([("x", "integer")], "unknown type 'integer'"),
+        ([("x", "long"), ("x", "long")], "column x appears twice"),
+        ([(COUNT_COLUMN, "long")], "reserved"),
+        ([], "at least one column"),
+    ],
+)
 def test_normalise_rejects(columns, message):
     with pytest.raises(SchemaError, match=message) as info:
         normalise_columns(columns, "tc")
@@ -32,16 +41,21 @@ def test_normalise_rejects(columns, message):
 
 def test_arrow_widths_are_exact_and_nullable():
     schema = arrow_schema(ALL)
-    assert [f.type for f in schema] == [pa.int32(), pa.int64(), pa.float64(), pa.string(),
-                                        pa.bool_(), pa.int64()]
+    assert [f.type for f in schema] == [
+        pa.int32(),
+        pa.int64(),
+        pa.float64(),
+        pa.string(),
+        pa.bool_(),
+        pa.int64(),
+    ]
     assert schema.names[-1] == COUNT_COLUMN
     assert all(f.nullable for f in schema)
 
 
 def test_delta_schema_round_trip():
     delta = delta_schema(ALL)
-    assert [f.type.type for f in delta.fields] == ["integer", "long", "double", "string",
-                                                    "boolean", "long"]
+    assert [f.type.type for f in delta.fields] == ["integer", "long", "double", "string", "boolean", "long"]
     assert columns_from_delta(delta, "r") == (ALL, True)
 
 
@@ -55,15 +69,15 @@ def test_delta_table_without_count_is_not_ours():
 def test_unsupported_delta_type_is_named():
     from deltalake import Schema
 
-    delta = Schema.from_arrow(pa.schema([("when", pa.timestamp("us", tz="UTC")),
-                                         (COUNT_COLUMN, pa.int64())]))
+    delta = Schema.from_arrow(pa.schema([("when", pa.timestamp("us", tz="UTC")), (COUNT_COLUMN, pa.int64())]))
     with pytest.raises(SchemaError, match="column when has Delta type timestamp"):
         columns_from_delta(delta, "r")
 
 
 def test_check_same_columns_names_both_sides():
     with pytest.raises(SchemaError) as info:
-        check_same_columns("tc", (("x", "long"), ("y", "long")), (("x", "long"), ("y", "string")),
-                           "the frame")
+        check_same_columns(
+            "tc", (("x", "long"), ("y", "long")), (("x", "long"), ("y", "string")), "the frame"
+        )
     text = str(info.value)
     assert "relation tc" in text and "y: string" in text and "y: long" in text

@@ -7,8 +7,7 @@ import pytest
 from deltalake import DeltaTable
 
 from spark_datalog.errors import SchemaError, WarehouseError
-from spark_datalog.storage import (APP_ID, COUNT_COLUMN, FAIL_AFTER_COMMITS_ENV, InjectedFailure,
-                                   Warehouse)
+from spark_datalog.storage import APP_ID, COUNT_COLUMN, FAIL_AFTER_COMMITS_ENV, InjectedFailure, Warehouse
 from spark_datalog.storage.schema import arrow_schema
 
 from .helpers import ARC, FP, FP2, counts, facts, frame
@@ -28,6 +27,7 @@ def _write(wh, name, columns, df, fingerprint=FP, run_id=None, **kwargs):
 
 
 # ------------------------------------------------------------------------------ round trips
+
 
 def test_round_trip_with_and_without_counts(spark, wh):
     rows = [(1, "a", 1), (2, "b", 2), (3, "c", -1), (4, None, 1)]
@@ -63,7 +63,10 @@ def test_empty_relation_reads_as_empty_frame_with_its_schema(spark, wh):
     assert result.committed and result.files_added == 0
     df = wh.read("tc", with_counts=True)
     assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
-        ("x", "bigint"), ("y", "bigint"), (COUNT_COLUMN, "bigint")]
+        ("x", "bigint"),
+        ("y", "bigint"),
+        (COUNT_COLUMN, "bigint"),
+    ]
     assert df.count() == 0
     table = DeltaTable(wh.root + "/tc")
     assert table.version() == 0 and table.file_uris() == []
@@ -94,14 +97,17 @@ def test_versions_history_and_delta_compatibility(spark, wh):
     assert arrow.schema == arrow_schema(columns)
     assert sorted(arrow.to_pylist(), key=lambda r: r["n"]) == [
         {"n": 2, "w": 1.5, "ok": False, "s": "b", COUNT_COLUMN: 1},
-        {"n": 3, "w": 2.5, "ok": True, "s": "c", COUNT_COLUMN: 2}]
+        {"n": 3, "w": 2.5, "ok": True, "s": "c", COUNT_COLUMN: 2},
+    ]
     assert DeltaTable(wh.root + "/r", version=0).to_pyarrow_table().num_rows == 1
     # The replaced files are retired, not deleted: version 0 still reads.
     assert all("/run-000002-" in uri for uri in table.file_uris())
 
     runs = wh.runs()
     assert [(r["run_id"], r["sequence"], r["status"]) for r in runs] == [
-        ("day-1", 1, "committed"), ("day-2", 2, "committed")]
+        ("day-1", 1, "committed"),
+        ("day-2", 2, "committed"),
+    ]
     assert runs[1]["base_versions"] == {"r": 0} and runs[1]["produced"] == {"r": 1}
     assert wh.last_run()["run_id"] == "day-2" and wh.pending_run() is None
 
@@ -118,6 +124,7 @@ def test_run_records_consumed_versions_and_details(spark, wh):
 
 
 # ------------------------------------------------------------------------------ idempotence
+
 
 def test_rerun_of_a_committed_run_changes_nothing(spark, wh):
     df = frame(spark, [(1, "a", 1)])
@@ -191,6 +198,7 @@ def test_a_run_writes_each_table_once_and_only_inside_the_run(spark, wh):
 
 # ------------------------------------------------------------------------------ refusals
 
+
 def test_concurrent_writer_is_refused_while_a_run_is_open(spark, wh):
     first = wh.start_run(FP, run_id="r1")
     other = Warehouse(spark, wh.root, backend="embedded")
@@ -259,6 +267,7 @@ def test_names_and_missing_relations(wh):
 
 # ------------------------------------------------------------------------------ signed changes
 
+
 @pytest.mark.parametrize("held", ["frame", "arrow"])
 def test_apply_changes_rewrites_only_touched_files(spark, wh, held):
     wh = Warehouse(spark, wh.root, backend="embedded", rows_per_file=1)
@@ -266,12 +275,17 @@ def test_apply_changes_rewrites_only_touched_files(spark, wh, held):
     _write(wh, "arc", ARC, frame(spark, initial, slices=3))  # one row per file
     before = set(DeltaTable(wh.root + "/arc").file_uris())
     assert len(before) == 3
-    changes = frame(spark, [
-        (1, "a", -1),                  # delete to zero
-        (2, "b", 1),                   # one more derivation
-        (4, "d", 1), (4, "d", 1),      # insert, two rows summed
-        (5, "e", 1), (5, "e", -1),     # nets to zero: not stored
-    ])
+    changes = frame(
+        spark,
+        [
+            (1, "a", -1),  # delete to zero
+            (2, "b", 1),  # one more derivation
+            (4, "d", 1),
+            (4, "d", 1),  # insert, two rows summed
+            (5, "e", 1),
+            (5, "e", -1),  # nets to zero: not stored
+        ],
+    )
     if held == "arrow":  # computed in the driver: a pyarrow Table, committed without Spark
         changes = changes.toArrow()
     with wh.run(FP, run_id="inc", mode="incremental") as run:
@@ -283,8 +297,7 @@ def test_apply_changes_rewrites_only_touched_files(spark, wh, held):
     assert len(before & after) == 1  # the file holding (3, c) is untouched
     history = wh.history("arc")[0]
     assert history["run_id"] == "inc" and history["mode"] == "incremental"
-    assert counts(wh.read_version("arc", 0, with_counts=True)) == {(1, "a"): 1, (2, "b"): 2,
-                                                                    (3, "c"): 1}
+    assert counts(wh.read_version("arc", 0, with_counts=True)) == {(1, "a"): 1, (2, "b"): 2, (3, "c"): 1}
     # What changed between the versions, from the added and retired files only.
     assert counts(wh.changes("arc", 0)) == {(1, "a"): -1, (2, "b"): 1, (4, "d"): 2}
     assert counts(wh.changes("arc", 1, 1)) == {}

@@ -41,13 +41,19 @@ def assert_error(text: str, line: int, column: int, *fragments: str) -> ParseErr
 
 
 def test_missing_dot_before_the_next_rule_points_after_the_rule():
-    assert_error("tc(X, Y) :- arc(X, Y)\ntc(X, Z) :- tc(X, Y), arc(Y, Z).", 1, 22,
-                 "expected '.' at the end of the rule", "found name 'tc'")
+    assert_error(
+        "tc(X, Y) :- arc(X, Y)\ntc(X, Z) :- tc(X, Y), arc(Y, Z).",
+        1,
+        22,
+        "expected '.' at the end of the rule",
+        "found name 'tc'",
+    )
 
 
 def test_missing_dot_at_end_of_program():
-    assert_error("a(1).\ntc(X, Y) :- arc(X, Y)", 2, 22,
-                 "expected '.' at the end of the rule", "the end of the program")
+    assert_error(
+        "a(1).\ntc(X, Y) :- arc(X, Y)", 2, 22, "expected '.' at the end of the rule", "the end of the program"
+    )
 
 
 def test_missing_dot_after_fact_and_query():
@@ -56,8 +62,9 @@ def test_missing_dot_after_fact_and_query():
 
 
 def test_missing_dot_or_comma_on_the_same_line():
-    assert_error("p(X) :- q(X) r(X).", 1, 14,
-                 "expected ',' between body literals or '.' at the end of the rule")
+    assert_error(
+        "p(X) :- q(X) r(X).", 1, 14, "expected ',' between body literals or '.' at the end of the rule"
+    )
     assert_error("p(1) q(2).", 1, 6, "expected '.' at the end of the fact")
 
 
@@ -80,8 +87,12 @@ def test_trailing_comma_in_body():
 
 
 def test_aggregate_in_a_comparison():
-    assert_error("p(X, Y) :- q(X), Y = min<X>.", 1, 22,
-                 "aggregate 'min<...>' is only allowed as an argument of a rule head")
+    assert_error(
+        "p(X, Y) :- q(X), Y = min<X>.",
+        1,
+        22,
+        "aggregate 'min<...>' is only allowed as an argument of a rule head",
+    )
 
 
 def test_unterminated_string():
@@ -129,8 +140,13 @@ def test_error_without_filename_uses_placeholder():
 
 def test_unknown_types_are_all_collected():
     text = ".decl arc(a: strin, b: long)\n.decl b(x: lng)"
-    error = assert_error(text, 1, 14, "unknown type 'strin'; expected one of int, long, "
-                         "double, string, bool (aliases number, symbol, float)")
+    error = assert_error(
+        text,
+        1,
+        14,
+        "unknown type 'strin'; expected one of int, long, "
+        "double, string, bool (aliases number, symbol, float)",
+    )
     assert [(e.line, e.column) for e in error.errors] == [(1, 14), (2, 12)]
     assert all(isinstance(e, ParseError) for e in error.errors)
     assert "unknown type 'lng'" in str(error) and "(2 errors)" in str(error)
@@ -144,8 +160,9 @@ def test_aggregates_outside_a_head_are_all_collected():
 
 
 def test_unknown_aggregate_function():
-    assert_error("p(X, median<Y>) :- q(X, Y).", 1, 6, "unknown aggregate 'median<...>'",
-                 "min, max, sum, avg, count")
+    assert_error(
+        "p(X, median<Y>) :- q(X, Y).", 1, 6, "unknown aggregate 'median<...>'", "min, max, sum, avg, count"
+    )
 
 
 def test_unknown_string_escape():
@@ -158,6 +175,6 @@ def test_integer_out_of_long_range():
 
 
 def test_collected_errors_mix_kinds_in_source_order():
-    text = 'p(X, foo<Y>) :- q(X, Y).\n.decl r(a: text)\np(X) :- .'
+    text = "p(X, foo<Y>) :- q(X, Y).\n.decl r(a: text)\np(X) :- ."
     error = assert_error(text, 1, 6, "unknown aggregate")
     assert [(e.line, e.column) for e in error.errors] == [(1, 6), (2, 12), (3, 6)]

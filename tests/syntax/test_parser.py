@@ -75,8 +75,7 @@ def test_architecture_language_block_parses():
     assert program.inputs == ("arc",)
     assert program.outputs == ("tc",)
     assert [f.values for f in program.facts] == [(1, 2), (2, 3)]
-    assert [r.head.predicate for r in program.rules] == [
-        "tc", "tc", "sg", "path", "path", "deg", "lonely"]
+    assert [r.head.predicate for r in program.rules] == ["tc", "tc", "sg", "path", "path", "deg", "lonely"]
     assert len(program.queries) == 1
     assert program.source == ARCHITECTURE_BLOCK
     assert program.filename == "architecture.dl"
@@ -109,12 +108,22 @@ def test_architecture_block_min_rule_ast():
 
 
 def test_declaration_with_all_types_and_aliases():
-    program = parse(".decl r(a: int, b: long, c: double, d: string, e: bool, "
-                    "f: number, g: symbol, h: float)")
-    assert program.declarations == (Declaration("r", (
-        ColumnDecl("a", "int"), ColumnDecl("b", "long"), ColumnDecl("c", "double"),
-        ColumnDecl("d", "string"), ColumnDecl("e", "bool"), ColumnDecl("f", "long"),
-        ColumnDecl("g", "string"), ColumnDecl("h", "double"))),)
+    program = parse(".decl r(a: int, b: long, c: double, d: string, e: bool, f: number, g: symbol, h: float)")
+    assert program.declarations == (
+        Declaration(
+            "r",
+            (
+                ColumnDecl("a", "int"),
+                ColumnDecl("b", "long"),
+                ColumnDecl("c", "double"),
+                ColumnDecl("d", "string"),
+                ColumnDecl("e", "bool"),
+                ColumnDecl("f", "long"),
+                ColumnDecl("g", "string"),
+                ColumnDecl("h", "double"),
+            ),
+        ),
+    )
 
 
 def test_declaration_spans_and_zero_columns():
@@ -129,10 +138,12 @@ def test_declaration_spans_and_zero_columns():
 def test_directives_single_and_comma_separated():
     program = parse(".input arc\n.input a, b\n.output tc")
     assert program.directives == (
-        Directive("input", "arc"), Directive("input", "a"), Directive("input", "b"),
-        Directive("output", "tc"))
-    assert [d.span for d in program.directives] == [Span(1, 1), Span(2, 1), Span(2, 11),
-                                                    Span(3, 1)]
+        Directive("input", "arc"),
+        Directive("input", "a"),
+        Directive("input", "b"),
+        Directive("output", "tc"),
+    )
+    assert [d.span for d in program.directives] == [Span(1, 1), Span(2, 1), Span(2, 11), Span(3, 1)]
     assert program.inputs == ("arc", "a", "b")
     assert program.outputs == ("tc",)
 
@@ -149,8 +160,9 @@ def test_directives_and_declarations_may_end_with_a_dot():
 
 def test_ground_facts_of_every_constant_type():
     program = parse('t(1, -3, 2.5, -0.5, 1e3, "s", sym, true, false).')
-    assert program.facts == (Fact(Atom("t", (
-        C(1), C(-3), C(2.5), C(-0.5), C(1000.0), C("s"), C("sym"), C(True), C(False)))),)
+    assert program.facts == (
+        Fact(Atom("t", (C(1), C(-3), C(2.5), C(-0.5), C(1000.0), C("s"), C("sym"), C(True), C(False)))),
+    )
     values = program.facts[0].values
     assert values == (1, -3, 2.5, -0.5, 1000.0, "s", "sym", True, False)
     assert [type(v) for v in values[:5]] == [int, int, float, float, float]
@@ -193,8 +205,11 @@ def test_zero_arity_predicates_both_forms():
     assert program.facts == (Fact(Atom("p", ())),)
     assert program.rules[0] == Rule(Atom("q", ()), (Atom("p", ()),))
     assert program.rules[1] == Rule(Atom("r", ()), (Atom("q", ()),))
-    assert program.rules[2].body == (Negation(Atom("p", ())), Negation(Atom("q", ())),
-                                     Negation(Atom("r", ())))
+    assert program.rules[2].body == (
+        Negation(Atom("p", ())),
+        Negation(Atom("q", ())),
+        Negation(Atom("r", ())),
+    )
 
 
 def test_statements_are_grouped_in_source_order():
@@ -437,8 +452,9 @@ def test_division_is_not_a_comment():
 
 def test_whitespace_anywhere():
     program = parse("\t p ( X , Y )\r\n :-\n\n q ( X ) ,\tY = X\n\n.\n")
-    assert program.rules[0] == Rule(Atom("p", (V("X"), V("Y"))),
-                                    (Atom("q", (V("X"),)), Comparison("=", V("Y"), V("X"))))
+    assert program.rules[0] == Rule(
+        Atom("p", (V("X"), V("Y"))), (Atom("q", (V("X"),)), Comparison("=", V("Y"), V("X")))
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -474,8 +490,7 @@ def test_seed_style_program_counts():
     assert len(program.rules) == 10
     assert len(program.facts) == 5
     assert len(program.queries) == 2
-    assert [r.aggregate[1].func for r in program.rules if r.aggregate] == [
-        "min", "avg", "sum", "max"]
+    assert [r.aggregate[1].func for r in program.rules if r.aggregate] == ["min", "avg", "sum", "max"]
     assert program.facts[2].values == ("c", "d")
     assert program.facts[3].values == ("alice", "sales", 10.5)
 
