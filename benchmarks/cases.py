@@ -1,7 +1,8 @@
 """The benchmarks: a Datalog program, a workload family, the sizes of each suite, the systems.
 
 A benchmark's sizes run in increasing order so that the time of a smaller size can predict a
-larger one (see runner.extrapolate); sizes marked ``late`` wait until the end of the suite. ``reference_max`` bounds the sizes the reference interpreter
+larger one (see runner.extrapolate); sizes marked ``late`` wait until the end of the suite.
+``reference_max`` bounds the sizes the reference interpreter
 runs on; on exactly those sizes ("small sizes") every system's facts are compared, not only
 their number. ``limits`` caps a system's sizes where it is known to be hopeless on this machine
 (the cap is reported as a skip, never silently).
@@ -262,7 +263,8 @@ BENCHMARKS = (
         program="rdfs",
         output="t",
         family="university",
-        description="RDFS subclass/subproperty/domain/range + transitive property over a generated university ontology",
+        description="RDFS subclass/subproperty/domain/range + transitive property"
+        " over a generated university ontology",
         make_inputs=lambda p: {"triple": w.university_ontology(p["universities"], seed=17)},
         sizes={
             "smoke": (_size("1 university", 1, universities=1),),

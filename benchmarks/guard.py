@@ -170,7 +170,9 @@ def _serve(conn) -> None:
             continue
         runs: list = []
         while True:
-            run = timed(lambda: module.run(loaded, task), PeakMemory, collect=task.collect and not runs)
+            run = timed(
+                lambda m=module, d=loaded, t=task: m.run(d, t), PeakMemory, collect=task.collect and not runs
+            )
             runs.append(run)
             conn.send(("run", run))
             if not repeats.more(runs):

@@ -243,7 +243,8 @@ class Bench:
         for name, rows in workload.inputs(edges).items():
             schema = program.relations[name]
             columns = ", ".join(
-                f"`{c}` {'bigint' if t == 'long' else t}" for c, t in zip(schema.column_names, schema.types)
+                f"`{c}` {'bigint' if t == 'long' else t}"
+                for c, t in zip(schema.column_names, schema.types, strict=True)
             )
             frames[name] = self.spark.createDataFrame(rows, columns)
         base = self.root / tag
@@ -752,7 +753,7 @@ def plot(records: list, path: Path) -> bool:
     rows = (len(names) + columns - 1) // columns
     fig, axes = plt.subplots(rows, columns, figsize=(6.2 * columns, 4.2 * rows), squeeze=False)
     colors = plt.get_cmap("viridis")
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         mine = [c for c in all_cells if c["workload"] == name]
         sizes = sorted(dict.fromkeys((c["edges"], c["size"]) for c in mine))
         for i, (_, size) in enumerate(sizes):
@@ -765,7 +766,7 @@ def plot(records: list, path: Path) -> bool:
                 )
                 if points:
                     ax.plot(
-                        *zip(*points),
+                        *zip(*points, strict=True),
                         linestyle=style,
                         marker=marker,
                         color=color,

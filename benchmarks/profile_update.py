@@ -61,10 +61,7 @@ class Tracker:
         if not present:
             self.missing.append(f"{getattr(owner, '__name__', owner)}.{attribute}")
             return
-        if isinstance(owner, type):
-            original = owner.__dict__[attribute]
-        else:
-            original = getattr(owner, attribute)
+        original = owner.__dict__[attribute] if isinstance(owner, type) else getattr(owner, attribute)
         if isinstance(original, (staticmethod, classmethod)):
             raise TypeError(f"{owner}.{attribute}: static and class methods are not wrapped")
         label = label or getattr(original, "__qualname__", attribute)

@@ -452,7 +452,7 @@ def plot(records: list, out_dir: Path, prefix: str) -> dict:
             color, marker = _STYLE[system]
             if ok:
                 ax.plot(
-                    *zip(*ok),
+                    *zip(*ok, strict=True),
                     marker=marker,
                     color=color,
                     label=system,
@@ -462,7 +462,13 @@ def plot(records: list, out_dir: Path, prefix: str) -> dict:
                 )
                 drawn = True
             if failed:
-                ax.scatter(*zip(*failed), marker="x", s=60, color=color, label=f"{system} (failed/timeout)")
+                ax.scatter(
+                    *zip(*failed, strict=True),
+                    marker="x",
+                    s=60,
+                    color=color,
+                    label=f"{system} (failed/timeout)",
+                )
                 drawn = True
         if not drawn:
             plt.close(fig)

@@ -4,7 +4,8 @@ the median discipline, extrapolation-based skips and the cross-system correctnes
 Timing discipline: one SparkSession for the whole run, warmed up first by running every Spark
 system, in turn, on a chain of ``WARM_UP_CHAIN`` edges, ``WARM_UP_ROUNDS`` times (the JVM's JIT
 needs about a minute of work: with a tiny warm-up, the first long case measured 2x slower than
-the same case run again, whichever system ran it first); inputs are generated, loaded and cached before the clock starts
+the same case run again, whichever system ran it first); inputs are generated, loaded and cached
+before the clock starts
 (for every system alike); the clock covers the evaluation up to the one action that forces the
 result (a count); a run shorter than ``Repeats.short_seconds`` is repeated and the median is
 reported. Errors are results (error class, message, time to failure). A size is skipped -- and
@@ -136,7 +137,9 @@ class Runner:
                 started = time.perf_counter()
                 if system.kind == "spark":
                     run = timed(
-                        lambda: system.run_spark(self.spark, frames, task, system.prepare(task)),
+                        lambda system=system: system.run_spark(
+                            self.spark, frames, task, system.prepare(task)
+                        ),
                         _NoMemory,
                         collect=False,
                     )
@@ -304,7 +307,7 @@ class Runner:
 
         program = sd.Program.from_file(bench.program_path)
         schemas = {
-            name: tuple(zip(program.relations[name].column_names, program.relations[name].types))
+            name: tuple(zip(program.relations[name].column_names, program.relations[name].types, strict=True))
             for name in inputs
         }
         return Task(

@@ -631,7 +631,7 @@ def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
     schema = program.checked.relations[name]
     columns = list(schema.column_names)
     if schema.declared or not warehouse.exists(name):
-        types = list(zip(columns, schema.types))
+        types = list(zip(columns, schema.types, strict=True))
     else:
         types = warehouse.schema(name)
     df = load_input(spark, spec.uri, spec.format, types, name).df.toDF(*columns)

@@ -136,7 +136,10 @@ class _Builder:
         return "\n".join(self.lines) + "\n", edb
 
 
-def _relations(draw, prefix: str, count, arity=st.integers(1, 3)) -> list:
+_ARITY = st.integers(1, 3)
+
+
+def _relations(draw, prefix: str, count, arity=_ARITY) -> list:
     return [(f"{prefix}{i}", draw(arity)) for i in range(draw(count))]
 
 
@@ -148,14 +151,14 @@ def _stratified(draw, negation: bool) -> tuple:
     for _ in idb[1:]:
         levels.append(levels[-1] + (draw(st.integers(0, 1)) if negation else 0))
     builder = _Builder(draw, edb)
-    for relation, level in zip(idb, levels):
-        lower = [r for r, l in zip(idb, levels) if l < level]
-        same = [r for r, l in zip(idb, levels) if l <= level]
+    for relation, level in zip(idb, levels, strict=True):
+        lower = [r for r, lv in zip(idb, levels, strict=True) if lv < level]
+        same = [r for r, lv in zip(idb, levels, strict=True) if lv <= level]
         negative = edb + lower if negation else []
         builder.rule(relation, edb + lower, negative)  # an exit rule
         for _ in range(draw(st.integers(0, 2))):
             builder.rule(relation, edb + same, negative)
-    return builder, list(zip(idb, levels))
+    return builder, list(zip(idb, levels, strict=True))
 
 
 @st.composite

@@ -46,7 +46,7 @@ def test_check_prints_relations_and_strata_in_order(capsys):
     # Strata come in evaluation order: the first line naming each relation follows that order.
     stratum_lines = [line for line in out.splitlines() if re.search(r"stratum\s*\d", line, re.I)]
     assert len(stratum_lines) == len(program.strata), out
-    for line, names in zip(stratum_lines, program.strata):
+    for line, names in zip(stratum_lines, program.strata, strict=True):
         for name in names:
             assert re.search(rf"\b{name}\b", line), (line, names)
     assert "recursive" in out

@@ -84,9 +84,11 @@ _QUERIES = {
                 UNION ALL
                 SELECT load."to", q.o FROM load JOIN recurring.pt p ON load.ptr = p.v JOIN pt q ON q.v = p.o
                 UNION ALL
-                SELECT p.o, w.o FROM store JOIN pt p ON store.ptr = p.v JOIN recurring.pt w ON w.v = store."from"
+                SELECT p.o, w.o FROM store JOIN pt p ON store.ptr = p.v
+                    JOIN recurring.pt w ON w.v = store."from"
                 UNION ALL
-                SELECT p.o, w.o FROM store JOIN recurring.pt p ON store.ptr = p.v JOIN pt w ON w.v = store."from"
+                SELECT p.o, w.o FROM store JOIN recurring.pt p ON store.ptr = p.v
+                    JOIN pt w ON w.v = store."from"
             ) n
             WHERE NOT EXISTS (SELECT 1 FROM recurring.pt r WHERE r.v = n.v AND r.o = n.o))
         SELECT v, o FROM pt""",

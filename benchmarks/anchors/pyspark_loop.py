@@ -78,11 +78,14 @@ def _min_fixpoint(base, step, key: str, value: str):
 
 def _tc(f, cached):
     arc = f["arc"]
-    step = lambda delta, total: (
-        delta.alias("d")
-        .join(arc.alias("a"), F.col("d.dst") == F.col("a.src"))
-        .select(F.col("d.src").alias("src"), F.col("a.dst").alias("dst"))
-    )
+
+    def step(delta, total):
+        return (
+            delta.alias("d")
+            .join(arc.alias("a"), F.col("d.dst") == F.col("a.src"))
+            .select(F.col("d.src").alias("src"), F.col("a.dst").alias("dst"))
+        )
+
     return _set_fixpoint(arc.select("src", "dst"), step)
 
 
@@ -105,11 +108,14 @@ def _tc_nonlinear(f, cached):
 
 def _reach(f, cached):
     arc = f["arc"]
-    step = lambda delta, total: (
-        delta.alias("r")
-        .join(arc.alias("a"), F.col("r.node") == F.col("a.src"))
-        .select(F.col("a.dst").alias("node"))
-    )
+
+    def step(delta, total):
+        return (
+            delta.alias("r")
+            .join(arc.alias("a"), F.col("r.node") == F.col("a.src"))
+            .select(F.col("a.dst").alias("node"))
+        )
+
     return _set_fixpoint(f["source"].select("node"), step)
 
 
@@ -141,11 +147,14 @@ def _cc(f, cached):
         .cache()
     )
     base = edge.select(F.col("x").alias("node"), F.col("x").alias("label"))
-    step = lambda delta: (
-        delta.alias("c")
-        .join(edge.alias("e"), F.col("c.node") == F.col("e.x"))
-        .select(F.col("e.y").alias("node"), F.col("c.label").alias("label"))
-    )
+
+    def step(delta):
+        return (
+            delta.alias("c")
+            .join(edge.alias("e"), F.col("c.node") == F.col("e.x"))
+            .select(F.col("e.y").alias("node"), F.col("c.label").alias("label"))
+        )
+
     cached.append(edge)
     return _min_fixpoint(base, step, key="node", value="label")
 
@@ -153,11 +162,14 @@ def _cc(f, cached):
 def _sssp(f, cached):
     warc = f["warc"]
     base = f["source"].select("node", F.lit(0).cast("long").alias("d"))
-    step = lambda delta: (
-        delta.alias("p")
-        .join(warc.alias("w"), F.col("p.node") == F.col("w.src"))
-        .select(F.col("w.dst").alias("node"), (F.col("p.d") + F.col("w.weight")).alias("d"))
-    )
+
+    def step(delta):
+        return (
+            delta.alias("p")
+            .join(warc.alias("w"), F.col("p.node") == F.col("w.src"))
+            .select(F.col("w.dst").alias("node"), (F.col("p.d") + F.col("w.weight")).alias("d"))
+        )
+
     return _min_fixpoint(base, step, key="node", value="d")
 
 

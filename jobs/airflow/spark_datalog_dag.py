@@ -59,7 +59,9 @@ with DAG(
         conf={
             # A scheduled job needs no UI (and two jobs on one host would fight over its port).
             "spark.ui.enabled": "false",
-            "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{HOME / 'conf' / 'log4j2.properties'}",
+            "spark.driver.extraJavaOptions": (
+                f"-Dlog4j2.configurationFile=file:{HOME / 'conf' / 'log4j2.properties'}"
+            ),
         },
         driver_memory="8g",
         env_vars={"PYSPARK_PYTHON": PYTHON, "PYSPARK_DRIVER_PYTHON": PYTHON, "SPARK_LOCAL_IP": "127.0.0.1"},

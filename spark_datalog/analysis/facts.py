@@ -13,6 +13,6 @@ def fact_tuples(program: ast.Program, relations: dict) -> dict:
     out: dict = {}
     for fact in program.facts:
         schema = relations[fact.atom.predicate]
-        values = tuple(_CONVERT[c.type](v) for c, v in zip(schema.columns, fact.values))
+        values = tuple(_CONVERT[c.type](v) for c, v in zip(schema.columns, fact.values, strict=True))
         out.setdefault(fact.atom.predicate, set()).add(values)
     return {name: frozenset(rows) for name, rows in out.items()}

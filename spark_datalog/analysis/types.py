@@ -139,7 +139,7 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
         if name not in fixed:
             fixed[name] = tuple(Column(f"c{i}", t) for i, t in enumerate(types))
             continue
-        for column, given, decl_column in zip(fixed[name], types, spans[name].columns):
+        for column, given, decl_column in zip(fixed[name], types, spans[name].columns, strict=True):
             if not _fits(given, column.type):
                 errors.append(
                     error_at(
@@ -249,7 +249,7 @@ class _Inference:
             node = self._node(("term", next(self._fresh)), f"expression {term}")
             operands = (self.term(term.left, scope), self.term(term.right, scope))
             span = _span_of(term)
-            for operand, side in zip(operands, (term.left, term.right)):
+            for operand, side in zip(operands, (term.left, term.right), strict=True):
                 self.add(operand, "number", f"operand of '{term.op}' at {where(span)}", _span_of(side))
             self.flows.append(_Flow(node, _arithmetic, operands, f"result of {term}", span))
             return node

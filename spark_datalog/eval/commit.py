@@ -56,7 +56,9 @@ def commit_materialization(
             warehouse.levels.clear(name)
         for name, frame in counted.items():
             schema = checked.relations[name]
-            result = warehouse.replace(name, list(zip(schema.column_names, schema.types)), frame, run)
+            result = warehouse.replace(
+                name, list(zip(schema.column_names, schema.types, strict=True)), frame, run
+            )
             if name in checked.edb and name not in (consumed or {}):
                 run.consume(name, result.version)
         versions = dict(run.produced)

@@ -300,7 +300,7 @@ def conform(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int] =
     """``frame`` with ``schema``'s column names (positionally) and exact types, except the
     column at position ``keep_type``, which keeps its type."""
     columns = []
-    for position, (field, column) in enumerate(zip(frame.schema.fields, schema.columns)):
+    for position, (field, column) in enumerate(zip(frame.schema.fields, schema.columns, strict=True)):
         target = spark_type(column.type)
         value = F.col(f"`{field.name}`")
         if position != keep_type and field.dataType != target:
@@ -313,7 +313,7 @@ def needs_cast(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int
     """Whether some column of ``frame`` (other than ``keep_type``) differs from ``schema``'s type."""
     return any(
         position != keep_type and field.dataType != spark_type(column.type)
-        for position, (field, column) in enumerate(zip(frame.schema.fields, schema.columns))
+        for position, (field, column) in enumerate(zip(frame.schema.fields, schema.columns, strict=True))
     )
 
 

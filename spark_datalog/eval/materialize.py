@@ -92,7 +92,9 @@ def read_located_inputs(spark, checked, inputs: Mapping[str, object]) -> tuple:
         if isinstance(value, (str, tuple)):
             uri, fmt = (value, None) if isinstance(value, str) else value
             schema = checked.relations[name]
-            table = load_input(spark, uri, fmt, list(zip(schema.column_names, schema.types)), name)
+            table = load_input(
+                spark, uri, fmt, list(zip(schema.column_names, schema.types, strict=True)), name
+            )
             frames[name] = table.df
             if table.version is not None:
                 consumed[name] = (table.version, table.uri)

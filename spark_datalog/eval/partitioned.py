@@ -17,8 +17,9 @@ memory, so the stratum costs a few jobs however many rounds it takes:
 The other relations the recursive rules read are collected once and broadcast to every task;
 each must have at most ``MAX_BROADCAST_ROWS`` rows. A task stops when its relations exceed
 ``MAX_LOCAL_FACTS`` facts (both limits are Spark settings too, see :func:`limits`); the
-stratum then runs in rounds of Spark joins (the work done is lost, the result is the same). Executors need the ``spark_datalog`` package importable, as any
-Python UDF library; where they cannot import it, rounds are used as well, with a warning.
+stratum then runs in rounds of Spark joins (the work done is lost, the result is the same).
+Executors need the ``spark_datalog`` package importable, as any Python UDF library; where they
+cannot import it, rounds are used as well, with a warning.
 """
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
     frames = []
     for tag, frame in parts:
         names = (f"r{tag}_{c}" for c in relations[tag].column_names)
-        values = dict(zip(names, frame.columns))
+        values = dict(zip(names, frame.columns, strict=True))
         frames.append(
             frame.select(
                 *[
@@ -279,7 +280,7 @@ def _stats(plan, strategy: str, reports: dict, seconds: float) -> StratumStats:
     times = [0.0] * rounds
     rows = {name: 0 for name in names}
     for report in reports.values():
-        for i, (counts, spent) in enumerate(zip(report.sizes, report.seconds)):
+        for i, (counts, spent) in enumerate(zip(report.sizes, report.seconds, strict=True)):
             for name, count in counts.items():
                 sizes[i][name] += count
             times[i] = max(times[i], spent)

@@ -46,7 +46,7 @@ def conform_changes(schema, frame: DataFrame) -> DataFrame:
     signed = frame.select(
         *[
             F.col(f"`{c}`").cast(spark_type(column.type)).alias(column.name)
-            for c, column in zip(columns, schema.columns)
+            for c, column in zip(columns, schema.columns, strict=True)
         ],
         weight.alias(COUNT),
     )

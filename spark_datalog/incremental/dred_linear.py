@@ -378,7 +378,7 @@ def _best_values(rows, position: int) -> dict:
         return {group_of(row, position): row[position] for row in rows}
     columns = [column.to_pylist() for column in rows.columns]
     values = columns.pop(position)
-    return dict(zip(zip(*columns) if columns else [()] * len(values), values))
+    return dict(zip(zip(*columns, strict=True) if columns else [()] * len(values), values, strict=True))
 
 
 def _without(rows, gone: list):

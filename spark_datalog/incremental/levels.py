@@ -405,7 +405,7 @@ def _witnessed(checked, stratum_plan, levels: dict, candidates: dict, lower: dic
 def added_rounds(added: dict, sizes: list) -> dict:
     """Relation -> {fact: the round that added it}, from the facts ``added`` by a fixpoint
     (relation -> facts in the order of its rounds, whose ``sizes`` it gives)."""
-    return {name: dict(zip(facts, _rounds(sizes, name, 0))) for name, facts in added.items()}
+    return {name: dict(zip(facts, _rounds(sizes, name, 0), strict=True)) for name, facts in added.items()}
 
 
 def _rounds(sizes: list, name: str, first: int) -> list:

@@ -713,7 +713,7 @@ class _Update:
             )
             wh.apply_changes(
                 name,
-                list(zip(schema.column_names, schema.types)),
+                list(zip(schema.column_names, schema.types, strict=True)),
                 change,
                 run,
                 netted=True,

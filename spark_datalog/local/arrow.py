@@ -22,7 +22,7 @@ def rows(columns, count: int):
     """The ``count`` rows of Arrow columns as tuples of Python values."""
     if not columns:
         return [()] * count  # a relation without columns
-    return zip(*[column.to_pylist() for column in columns])
+    return zip(*[column.to_pylist() for column in columns], strict=True)
 
 
 def transposed(facts, width: int) -> list:
@@ -42,7 +42,7 @@ def arrays(facts: list, column_types) -> list:
     an integer computed into a double column becomes a float (as Spark casts it)."""
     columns = transposed(facts, len(column_types))
     result = []
-    for values, type_ in zip(columns, column_types):
+    for values, type_ in zip(columns, column_types, strict=True):
         if type_ == "double":
             values = [None if v is None else float(v) for v in values]
         result.append(pa.array(values, type=ARROW_TYPES[type_]))
@@ -54,7 +54,10 @@ def table(facts: list, column_names, column_types) -> pa.Table:
     return pa.Table.from_arrays(
         arrays(facts, column_types),
         schema=pa.schema(
-            [pa.field(name, ARROW_TYPES[type_]) for name, type_ in zip(column_names, column_types)]
+            [
+                pa.field(name, ARROW_TYPES[type_])
+                for name, type_ in zip(column_names, column_types, strict=True)
+            ]
         ),
     )
 
@@ -104,7 +107,7 @@ def matching(table: pa.Table, positions: list, wanted) -> "pa.Table | None":
         keys = pa.Table.from_arrays(
             [
                 pa.array(values, table.schema.field(p).type)
-                for values, p in zip(transposed(wanted, len(positions)), positions)
+                for values, p in zip(transposed(wanted, len(positions)), positions, strict=True)
             ],
             names=names,
         )
@@ -154,7 +157,7 @@ class SortedKeys:
         if total >= 2**62:
             return None
         keys = np.zeros(table.num_rows, dtype=np.int64)
-        for column, low, span in zip(columns, lows, spans):
+        for column, low, span in zip(columns, lows, spans, strict=True):
             keys = keys * span + (column - low)
         order = np.argsort(keys, kind="stable")
         return cls(order, keys[order], lows, spans)
@@ -165,7 +168,7 @@ class SortedKeys:
         an int of 64 bits."""
         columns = [list(wanted)] if single else transposed(wanted, len(self.lows))
         probes = inside = None
-        for values, low, span in zip(columns, self.lows, self.spans):
+        for values, low, span in zip(columns, self.lows, self.spans, strict=True):
             values = np.array(values)
             if values.dtype.kind != "i":  # bools, floats, strings, ints beyond 64 bits
                 return None
@@ -209,7 +212,8 @@ def like(table: pa.Table, facts) -> pa.Table:
     """``facts`` (tuples) as a table of ``table``'s schema."""
     columns = transposed(facts, table.num_columns)
     return pa.Table.from_arrays(
-        [pa.array(values, f.type) for values, f in zip(columns, table.schema)], schema=table.schema
+        [pa.array(values, f.type) for values, f in zip(columns, table.schema, strict=True)],
+        schema=table.schema,
     )
 
 

@@ -167,8 +167,8 @@ def _joined(left: pa.Table, right: pa.Table, on: tuple, out: tuple) -> pa.Table:
     left, right = _aligned(left, right, on)
     if not (left.num_rows and right.num_rows):  # (Arrow joins no null-typed empty column)
         columns = {
-            **dict(zip(right.column_names, right.columns)),
-            **dict(zip(left.column_names, left.columns)),
+            **dict(zip(right.column_names, right.columns, strict=True)),
+            **dict(zip(left.column_names, left.columns, strict=True)),
         }
         return pa.Table.from_arrays([columns[name].slice(0, 0) for name in out], names=list(out))
     # Arrow builds its hash table on the right side: put the smaller one there

@@ -338,7 +338,7 @@ class _Index:
         projected = arrow.table_rows(table.select(self.rest)) if self.rest else [()] * table.num_rows
         index: dict = {}
         found = index.get
-        for key, row in zip(keys, projected):
+        for key, row in zip(keys, projected, strict=True):
             rows = found(key)
             if rows is None:
                 index[key] = [row]

@@ -72,7 +72,8 @@ def wide_columns(relations) -> list:
     columns = [(TAG, "int")]
     for tag, relation in enumerate(relations):
         columns += [
-            (f"r{tag}_{name}", type_) for name, type_ in zip(relation.column_names, relation.column_types)
+            (f"r{tag}_{name}", type_)
+            for name, type_ in zip(relation.column_names, relation.column_types, strict=True)
         ]
     return columns
 

@@ -59,7 +59,7 @@ def variable_types(body, relations: dict) -> dict:
     for literal in body:
         if isinstance(literal, ast.Atom):
             column_types = relations[literal.predicate].types
-            for arg, column_type in zip(literal.args, column_types):
+            for arg, column_type in zip(literal.args, column_types, strict=True):
                 if isinstance(arg, ast.Variable) and not arg.anonymous:
                     types.setdefault(arg.name, column_type)
     assignments = [lit for lit in body if isinstance(lit, ast.Assignment)]

@@ -108,8 +108,11 @@ def _close(body, bound: set) -> set:
     while changed:
         changed = False
         for literal in body:
-            if isinstance(literal, ast.Assignment) and literal.variable.name not in bound:
-                if {v.name for v in ast.term_variables(literal.expr)} <= bound:
-                    bound.add(literal.variable.name)
-                    changed = True
+            if (
+                isinstance(literal, ast.Assignment)
+                and literal.variable.name not in bound
+                and {v.name for v in ast.term_variables(literal.expr)} <= bound
+            ):
+                bound.add(literal.variable.name)
+                changed = True
     return bound

@@ -30,7 +30,9 @@ def stable_positions(relation: str, delta_rules: Iterable) -> Optional[tuple]:
         if not isinstance(delta, ast.Atom) or delta.predicate != relation:
             return None
         kept = {
-            i for i, (head, body) in enumerate(zip(rule.head.args, delta.args)) if _same_variable(head, body)
+            i
+            for i, (head, body) in enumerate(zip(rule.head.args, delta.args, strict=True))
+            if _same_variable(head, body)
         }
         positions = kept if positions is None else positions & kept
     return tuple(sorted(positions)) if positions else None

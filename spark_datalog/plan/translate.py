@@ -182,7 +182,7 @@ def _head(rule: ast.Rule, node, schema, var_types):
             node = ir.Project(node, tuple((c, ir.ColumnRef(c)) for c in named))
         node = ir.Distinct(node)
     outputs = []
-    for name, column_type, arg in zip(schema.column_names, schema.types, rule.head.args):
+    for name, column_type, arg in zip(schema.column_names, schema.types, rule.head.args, strict=True):
         if isinstance(arg, ast.Aggregate):
             outputs.append((name, ir.ColumnRef(arg.variable.name)))
         else:

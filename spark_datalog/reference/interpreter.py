@@ -75,7 +75,7 @@ def _row(schema: RelationSchema, values, what: str) -> tuple:
     if len(row) != schema.arity:
         raise InputError(f"{what}: {row!r} has {len(row)} values, {schema.name} has arity {schema.arity}")
     try:
-        return tuple(coerce(v, t) for v, t in zip(row, schema.types))
+        return tuple(coerce(v, t) for v, t in zip(row, schema.types, strict=True))
     except TypeError as error:
         raise InputError(f"{what}: {row!r} does not fit {schema}: {error}") from None
 
@@ -119,7 +119,11 @@ class _StratumRun:
         out = []
         for subst in substitutions(rule.body, order, relation_for):
             try:
-                out.append(tuple(coerce(v, t) for v, t in zip(head_tuple(rule.head, subst), schema.types)))
+                out.append(
+                    tuple(
+                        coerce(v, t) for v, t in zip(head_tuple(rule.head, subst), schema.types, strict=True)
+                    )
+                )
             except Undefined:
                 continue
         return out
@@ -189,7 +193,7 @@ class _StratumRun:
                     continue
                 contributions.append((group_of(row, spec.position), row[spec.position]))
         rows = aggregate(contributions, spec.position, spec.func)
-        return {tuple(coerce(v, t) for v, t in zip(row, schema.types)) for row in rows}
+        return {tuple(coerce(v, t) for v, t in zip(row, schema.types, strict=True)) for row in rows}
 
     # -- recursive ------------------------------------------------------------------------------
 

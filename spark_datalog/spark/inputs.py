@@ -87,7 +87,7 @@ def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
             f"({', '.join(f.name for f in fields)}), the relation has "
             f"{relation.arity} ({', '.join(relation.column_names)})"
         )
-    for position, (field, column) in enumerate(zip(fields, relation.columns)):
+    for position, (field, column) in enumerate(zip(fields, relation.columns, strict=True)):
         if not accepts(column.type, field.dataType):
             raise SchemaError(
                 f"input {relation.name}: column {position + 1} "
@@ -97,7 +97,7 @@ def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
     return frame.select(
         *[
             F.col(f"`{field.name}`").cast(spark_type(column.type)).alias(column.name)
-            for field, column in zip(fields, relation.columns)
+            for field, column in zip(fields, relation.columns, strict=True)
         ]
     )
 
@@ -138,7 +138,10 @@ def check_no_nulls(frames: Mapping[str, DataFrame]) -> None:
 def facts_frame(spark: SparkSession, relation: RelationSchema, facts) -> DataFrame:
     """A frame of ``facts`` (tuples) with ``relation``'s column names and types."""
     converters = [_PYTHON_VALUE[c.type] for c in relation.columns]
-    rows = [tuple(convert(v) for convert, v in zip(converters, fact)) for fact in sorted(facts, key=repr)]
+    rows = [
+        tuple(convert(v) for convert, v in zip(converters, fact, strict=True))
+        for fact in sorted(facts, key=repr)
+    ]
     return spark.createDataFrame(rows, schema(relation.column_names, relation.types))
 
 

@@ -54,4 +54,6 @@ def accepts(type_name: str, data_type: T.DataType) -> bool:
 
 def schema(names, type_names) -> T.StructType:
     """A StructType with the given column names and Datalog types (all nullable, as Spark infers)."""
-    return T.StructType([T.StructField(n, spark_type(t), True) for n, t in zip(names, type_names)])
+    return T.StructType(
+        [T.StructField(n, spark_type(t), True) for n, t in zip(names, type_names, strict=True)]
+    )

@@ -129,7 +129,7 @@ def read_files(spark, table, uri: str, actions: list[dict], extra: tuple = ()):
     frames = []
     for key, files in sorted(groups.items(), key=lambda kv: [str(v) for v in kv[0]]):
         frame = spark.read.schema(data_schema).parquet(*files)
-        for column, value in zip(partition_columns, key):
+        for column, value in zip(partition_columns, key, strict=True):
             frame = frame.withColumn(column, F.lit(value).cast(schema[column].dataType))
         frames.append(frame.select(*names))
     return reduce(lambda a, b: a.unionByName(b), frames)

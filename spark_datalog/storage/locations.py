@@ -175,7 +175,7 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
     chosen = _match([c for c in df.columns if c not in keep], columns, relation, uri)
     fields = {f.name: f.dataType for f in df.schema.fields}
     exprs = []
-    for source, (name, type_) in zip(chosen, columns):
+    for source, (name, type_) in zip(chosen, columns, strict=True):
         data_type = fields[source]
         try:
             found = columns_from_spark(_struct(source, data_type), relation)[0][1]
@@ -201,7 +201,7 @@ def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
     chosen = _match(raw.columns, columns, relation, uri)
     parsed = raw.select(
         *[F.col(s).alias(f"__raw{i}") for i, s in enumerate(chosen)],
-        *[_parse(F.col(s), t).alias(n) for s, (n, t) in zip(chosen, columns)],
+        *[_parse(F.col(s), t).alias(n) for s, (n, t) in zip(chosen, columns, strict=True)],
     )
     bad = [(F.col(f"__raw{i}").isNotNull() & F.col(n).isNull()) for i, (n, _) in enumerate(columns)]
     offending = parsed.where(reduce(lambda a, b: a | b, bad)).limit(1).collect()

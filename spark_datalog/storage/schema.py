@@ -39,7 +39,7 @@ def normalise_columns(columns: Iterable, relation: str) -> Columns:
         if isinstance(column, (tuple, list)) and len(column) == 2:
             name, type_ = column
         else:
-            name, type_ = getattr(column, "name"), getattr(column, "type")
+            name, type_ = column.name, column.type
         if type_ not in TYPES:
             raise SchemaError(
                 f"relation {relation}: column {name} has unknown type {type_!r} "

@@ -184,7 +184,7 @@ class Rule:
     def __str__(self) -> str:
         if not self.body:
             return f"{self.head}."
-        return f"{self.head} :- {', '.join(str(l) for l in self.body)}."
+        return f"{self.head} :- {', '.join(str(literal) for literal in self.body)}."
 
 
 @dataclass(frozen=True)

@@ -81,7 +81,7 @@ def test_assignment_chain_in_any_order_is_resolved_and_ordered():
     [rule] = check("p(X, Z) :- Z = Y + 1, Y = X * 2, q(X).").rules
     assert body_kinds(rule) == ["Atom", "Assignment", "Assignment"]
     # Every literal comes after the literals that bind its variables.
-    assert [str(l) for l in rule.body] == ["q(X)", "Y = (X * 2)", "Z = (Y + 1)"]
+    assert [str(literal) for literal in rule.body] == ["q(X)", "Y = (X * 2)", "Z = (Y + 1)"]
 
 
 def test_assignment_of_a_constant():
@@ -106,7 +106,7 @@ def test_second_equality_on_an_assigned_variable_is_a_test():
 
 def test_comparison_moves_after_the_assignment_it_needs():
     [rule] = check("p(X, Y) :- q(X), Y > 2, Y = X + 1.").rules
-    assert [str(l) for l in rule.body] == ["q(X)", "Y = (X + 1)", "Y > 2"]
+    assert [str(literal) for literal in rule.body] == ["q(X)", "Y = (X + 1)", "Y > 2"]
 
 
 def test_circular_equalities_do_not_bind():

@@ -174,7 +174,7 @@ def test_double_into_declared_long_column_is_rejected():
 
 def test_count_into_declared_string_column_is_rejected():
     [error] = errors(".decl c(k: long, n: string)\nc(K, count<V>) :- e(K, V).\n", SchemaError)
-    assert "column 'n' of relation 'c' has type string but is given count<V> of type long" == error.message
+    assert error.message == "column 'n' of relation 'c' has type string but is given count<V> of type long"
 
 
 def test_input_types_conflicting_with_the_declaration():

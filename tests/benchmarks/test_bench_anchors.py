@@ -29,7 +29,10 @@ def task_for(problem: str) -> Task:
     bench = BENCH_FOR[problem]
     program = sd.Program.from_file(bench.program_path)
     inputs = TINY[problem]
-    schemas = {n: tuple(zip(program.relations[n].column_names, program.relations[n].types)) for n in inputs}
+    schemas = {
+        n: tuple(zip(program.relations[n].column_names, program.relations[n].types, strict=True))
+        for n in inputs
+    }
     return Task(problem, inputs, schemas, str(bench.program_path), bench.output, collect=True)
 
 

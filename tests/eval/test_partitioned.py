@@ -113,7 +113,8 @@ def _frames(spark, text, edb):
     for name, rows in edb.items():
         schema = program.relations[name]
         columns = ", ".join(
-            f"{c} {'double' if t == 'double' else t}" for c, t in zip(schema.column_names, schema.types)
+            f"{c} {'double' if t == 'double' else t}"
+            for c, t in zip(schema.column_names, schema.types, strict=True)
         )
         frames[name] = spark.createDataFrame(sorted(rows), columns)
     return program, frames
@@ -131,7 +132,7 @@ def test_partition_local_equals_rounds_and_reference(spark, name, text, edb):
     recursive = [stratum for stratum in local.stats if stratum.recursive]
     assert recursive and all(stratum.partitioned for stratum in recursive)
     assert not any(stratum.partitioned for stratum in rounds.stats)
-    for by_partition, by_rounds in zip(local.stats, rounds.stats):
+    for by_partition, by_rounds in zip(local.stats, rounds.stats, strict=True):
         assert by_partition.rows_per_iteration == by_rounds.rows_per_iteration
         assert by_partition.iterations == by_rounds.iterations
 

@@ -77,7 +77,7 @@ def test_telescoping_sum_equals_the_change_of_full_counts(case):
             if delta:
                 changes[n] = _counted_table(relations[n], delta, delta.get)
         counts = local_counting_changes(
-            program.checked, plan, reads, changes, lambda name, limit: old[name], 1_000
+            program.checked, plan, reads, changes, lambda name, limit, old=old: old[name], 1_000
         )
         if counts is None:  # a changed relation occurs negated: left to Spark
             continue

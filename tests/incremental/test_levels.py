@@ -71,7 +71,7 @@ def _assert_valid(checked, plan, levels: dict, state: dict) -> None:
         for rule in (rule_plan.rule for rule_plan in plan.rules):
             schema = checked.relations[rule.head.predicate]
 
-            def relation_for(position, body=rule.body):
+            def relation_for(position, body=rule.body, db=db):
                 literal = body[position]
                 atom = literal.atom if hasattr(literal, "atom") else literal
                 return db.get(atom.predicate, Relation())
@@ -79,7 +79,10 @@ def _assert_valid(checked, plan, levels: dict, state: dict) -> None:
             for subst in substitutions(rule.body, order_body(rule.body), relation_for):
                 try:
                     derived[rule.head.predicate].add(
-                        tuple(coerce(v, t) for v, t in zip(head_tuple(rule.head, subst), schema.types))
+                        tuple(
+                            coerce(v, t)
+                            for v, t in zip(head_tuple(rule.head, subst), schema.types, strict=True)
+                        )
                     )
                 except Undefined:
                     continue
@@ -146,7 +149,7 @@ def _assert_maintained(spark, columnar: bool, case, best: bool) -> None:
             for name in plan.relations:
                 assert set(_facts(old[name])) == first[name], name
             _assert_valid(checked, plan, old, first)
-            for before, after in zip(states, states[1:]):
+            for before, after in zip(states, states[1:], strict=False):
                 appeared = {n: after.get(n, set()) - before.get(n, set()) for n in lower}
                 gone = {n: before.get(n, set()) - after.get(n, set()) for n in lower}
                 appeared = {n: _table(checked, n, f) for n, f in appeared.items() if f}

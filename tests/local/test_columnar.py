@@ -77,7 +77,7 @@ def test_columnar_rows_are_the_rows_of_tuples(delta, r, s, held, text):
         assert table.column_names == list(node.columns)
         expected = Counter(compile_plan(node, DYNAMIC).rows(tuple_frames))
         assert (
-            Counter(zip(*[c.to_pylist() for c in table.columns])) == expected
+            Counter(zip(*[c.to_pylist() for c in table.columns], strict=True)) == expected
             if table.num_rows
             else not expected
         )

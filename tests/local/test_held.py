@@ -23,7 +23,10 @@ values = st.integers(-3, 3)
 pairs = st.lists(st.tuples(values, values), max_size=30)
 
 
-def _table(facts, types=(pa.int64(), pa.int64()), names=("a", "b")):
+_INTS = (pa.int64(), pa.int64())
+
+
+def _table(facts, types=_INTS, names=("a", "b")):
     facts = sorted(set(facts))
     return pa.Table.from_arrays(
         [pa.array([f[i] for f in facts], t) for i, t in enumerate(types)], names=list(names)

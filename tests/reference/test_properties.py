@@ -16,6 +16,7 @@ from spark_datalog.reference import evaluate
 from spark_datalog.reference.body import head_tuple, order_body, substitutions
 from spark_datalog.reference.relation import Relation
 from spark_datalog.reference.terms import Undefined
+import contextlib
 
 STRATEGIES = {
     "positive": programs.positive_programs(),
@@ -69,10 +70,8 @@ def test_any_program_passes_analysis(drawn):
 def _heads(rule, db):
     out = set()
     for subst in substitutions(rule.body, order_body(rule.body), lambda p: db[_predicate(rule.body[p])]):
-        try:
+        with contextlib.suppress(Undefined):
             out.add(head_tuple(rule.head, subst))
-        except Undefined:
-            pass
     return out
 
 

@@ -103,7 +103,7 @@ def assert_stats(wh, add, columns, name="tc"):
 
 
 def keys(table, columns=TC):
-    return list(zip(*[table.column(c).to_pylist() for c, _ in columns]))
+    return list(zip(*[table.column(c).to_pylist() for c, _ in columns], strict=True))
 
 
 def expected_counts(changes, rows=GRID):
@@ -371,10 +371,9 @@ def test_retried_run_applies_nothing_twice(spark, tmp_path, path):
 
     change = [(5, 2, -1), (7, 3, 1)]
     wh.after_commit = crash
-    with pytest.raises(InjectedFailure):
-        with wh.run(FP, run_id="inc", mode="incremental") as run:
-            wh.apply_changes("tc", TC, frame(spark, change, TC), run)
-            wh.apply_changes("arc", TC, frame(spark, [(1, 2, -1)], TC), run)
+    with pytest.raises(InjectedFailure), wh.run(FP, run_id="inc", mode="incremental") as run:
+        wh.apply_changes("tc", TC, frame(spark, change, TC), run)
+        wh.apply_changes("arc", TC, frame(spark, [(1, 2, -1)], TC), run)
     wh.after_commit = None
     assert wh.version("tc") == 1 and wh.version("arc") == 0
     with wh.run(FP, run_id="inc", mode="incremental") as run:

@@ -39,7 +39,7 @@ def oracle(uri, old, new):
 
     def rows(version):
         table = DeltaTable(uri, version=version).to_pyarrow_table()
-        return Counter(zip(*[table.column(c).to_pylist() for c, _ in EDGE]))
+        return Counter(zip(*[table.column(c).to_pylist() for c, _ in EDGE], strict=True))
 
     before, after = rows(old), rows(new)
     return {f: after[f] - before[f] for f in set(before) | set(after) if after[f] != before[f]}
@@ -251,7 +251,7 @@ def test_update_from_an_input_with_the_feed_equals_recomputation(spark, tmp_path
     # a full recomputation over the table as it is now (the reference interpreter), and the
     # stored input's counts are the numbers of copies in the table
     now = DeltaTable(source).to_pyarrow_table()
-    rows = Counter(zip(now.column("x").to_pylist(), now.column("y").to_pylist()))
+    rows = Counter(zip(now.column("x").to_pylist(), now.column("y").to_pylist(), strict=True))
     expected = sd.reference.evaluate(program, {"arc": set(rows)})
     assert stored(wh, "tc") == expected["tc"]
     assert counts(wh.read("arc", with_counts=True)) == dict(rows)

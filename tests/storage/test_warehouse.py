@@ -49,9 +49,9 @@ def test_read_facts_without_spark_at_a_version_and_within_a_row_limit(spark, wh)
     _write(wh, "arc", ARC, frame(spark, [(5, "e", 1)]))
     latest = wh.read_facts("arc")
     assert latest.column_names == ["x", "y"]
-    assert set(zip(*[c.to_pylist() for c in latest.columns])) == {(5, "e")}
+    assert set(zip(*[c.to_pylist() for c in latest.columns], strict=True)) == {(5, "e")}
     first = wh.read_facts("arc", version=0)
-    assert set(zip(*[c.to_pylist() for c in first.columns])) == {(1, "a"), (2, "b")}
+    assert set(zip(*[c.to_pylist() for c in first.columns], strict=True)) == {(1, "a"), (2, "b")}
     assert wh.read_facts("arc", version=0, max_rows=3) is not None  # 3 stored rows
     assert wh.read_facts("arc", version=0, max_rows=2) is None
     with pytest.raises(WarehouseError):
@@ -144,9 +144,8 @@ def test_crash_between_table_commits_then_rerun_completes(spark, wh, tmp_path):
     wh.after_commit = crash_after_first
     arc = frame(spark, [(1, "a", 1), (2, "b", 1)])
     tc = frame(spark, [(1, 2, 1)], TC)
-    with pytest.raises(InjectedFailure):
-        with wh.run(FP, run_id="r1") as run:
-            wh.write_relations({"arc": (ARC, arc), "tc": (TC, tc)}, run)
+    with pytest.raises(InjectedFailure), wh.run(FP, run_id="r1") as run:
+        wh.write_relations({"arc": (ARC, arc), "tc": (TC, tc)}, run)
     assert wh.version("arc") == 0 and not wh.exists("tc")
     assert wh.pending_run()["run_id"] == "r1" and wh.last_run() is None
 
@@ -171,10 +170,9 @@ def test_crash_injected_by_environment_during_changes_is_not_double_counted(spar
 
     monkeypatch.setenv(FAIL_AFTER_COMMITS_ENV, "1")
     crashing = Warehouse(wh.spark, wh.root, backend="embedded")
-    with pytest.raises(InjectedFailure):
-        with crashing.run(FP, run_id="inc-1", mode="incremental") as run:
-            crashing.apply_changes("arc", ARC, arc_change, run)
-            crashing.apply_changes("tc", TC, tc_change, run)
+    with pytest.raises(InjectedFailure), crashing.run(FP, run_id="inc-1", mode="incremental") as run:
+        crashing.apply_changes("arc", ARC, arc_change, run)
+        crashing.apply_changes("tc", TC, tc_change, run)
     monkeypatch.delenv(FAIL_AFTER_COMMITS_ENV)
 
     with wh.run(FP, run_id="inc-1", mode="incremental") as run:

@@ -17,7 +17,7 @@ def parse_error(text: str, filename: str | None = None) -> ParseError:
 def caret_column(error: ParseError) -> int:
     """The 1-based column the caret in str(error) points at (in the source line above it)."""
     lines = str(error).splitlines()
-    source_index = next(i for i, l in enumerate(lines) if l.startswith(f"{error.line:>4} | "))
+    source_index = next(i for i, text in enumerate(lines) if text.startswith(f"{error.line:>4} | "))
     gutter = len(f"{error.line:>4} | ")
     return lines[source_index + 1].index("^") - gutter + 1
 
