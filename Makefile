@@ -13,7 +13,7 @@ JOB_CONFIG  ?= conf/example-job.yaml
 EXTRAS      ?= dev
 STAMP       := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: run test bench venv check-java clean
+.PHONY: run test lint bench venv check-java clean
 
 # The spark-submit job on the bundled example, into ./warehouse (see conf/example-job.yaml).
 # Another job: make run JOB_CONFIG=conf/other.yaml RUN_ARGS='--run-id nightly-1'
@@ -29,6 +29,12 @@ test: venv check-java
 	@status=0; $(VENV_PY) -m pytest $(PYTEST_ARGS) || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
+
+# ruff (rules and formatting) over the tree, mypy over the package; configuration in pyproject.toml.
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # The quick benchmark suite (< 15 min on 2 cores); writes benchmarks/results/ and RESULTS.md.
 bench: check-java

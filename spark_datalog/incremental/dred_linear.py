@@ -39,6 +39,7 @@ another method.
 from __future__ import annotations
 
 import logging
+from functools import cached_property
 from typing import Callable, Optional
 
 import pyarrow as pa
@@ -129,201 +130,274 @@ def linear_dred_changes(
     their support (``incremental.levels.dropped``), and ``levels.new`` is set to the new
     facts' levels. ``Levels(None)`` (none stored): ``levels.flooded`` tells whether the
     over-deletion was mostly re-derived (``incremental.levels.flooded``)."""
-    relations = tuple(stratum_plan.relations)
-    own = frozenset(relations)
-    best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
-    regroup = bool(best) and not dred_applies(stratum_plan, set(inserted), set(deleted))
-    if regroup and not repairs_groups(checked, stratum_plan):
+    run = _LinearDRed(spark, checked, stratum_plan, old, inserted, deleted, max_iterations, stored)
+    if levels is not None and not levels_apply(checked, stratum_plan):
         raise ValueError(
-            f"stratum {stratum_plan.index}: removals reaching min/max relations "
-            "are recomputed, not maintained by DRed"
+            f"{run.what}: levels are kept only for the strata of incremental.levels.levels_apply"
         )
-    max_rows, max_facts = partitioned.limits(spark)
-    what = f"stratum {stratum_plan.index} · {', '.join(relations)}"
+    if not run.read_lower():
+        return None
+    run.levels = levels
+    if run.levelled and set(run.old_levels) != run.own:
+        raise ValueError(f"{run.what}: levels given for {sorted(run.old_levels)}, not its relations")
+    if not run.read_own():
+        return None
+    if run.plans.over_seeds and run.regroup:
+        run.find_affected_groups()
+    elif run.plans.over_seeds and not run.over_delete(recompute_if_larger):
+        return None
+    seeds = run.rederive()
+    outcome = run.insert(seeds)
+    if outcome is None:
+        return None
+    return run.changes(outcome)
 
-    def read(name, limit):
+
+class _LinearDRed:
+    """One DRed of a linear stratum (``linear_dred_changes``): its state between the phases."""
+
+    def __init__(self, spark, checked, stratum_plan, old, inserted, deleted, max_iterations, stored):
+        self.checked, self.stratum_plan, self.old = checked, stratum_plan, old
+        self.max_iterations, self.stored = max_iterations, stored
+        self.relations = tuple(stratum_plan.relations)
+        self.own = frozenset(self.relations)
+        self.best = {name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()}
+        self.regroup = bool(self.best) and not dred_applies(stratum_plan, set(inserted), set(deleted))
+        if self.regroup and not repairs_groups(checked, stratum_plan):
+            raise ValueError(
+                f"stratum {stratum_plan.index}: removals reaching min/max relations "
+                "are recomputed, not maintained by DRed"
+            )
+        self.max_rows, self.max_facts = partitioned.limits(spark)
+        self.what = f"stratum {stratum_plan.index} · {', '.join(self.relations)}"
+        self.changed = {("inserted", name): _rows(frame) for name, frame in inserted.items()}
+        self.changed.update({("deleted", name): _rows(frame) for name, frame in deleted.items()})
+        self.plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
+        self.variants = _variants(stratum_plan)  # of phase 3; phase 1 of group repair shares them
+        self.levels: Optional[Levels] = None
+        self.lower_old: dict = {}
+        self.lower_new: dict = {}
+        self.known: dict = {}  # the stratum's facts: held tables, else sets of tuples (lists for min/max)
+        self.stored_best: dict = {}  # of a min/max relation: group -> its stored best value
+        self.affected: dict = {name: set() for name in self.best}  # groups computed again
+        self.affected_rows: dict = {name: [] for name in self.best}  # their stored best rows
+        self.over: dict = {name: set() for name in self.relations}
+
+    @property
+    def levelled(self) -> bool:
+        return self.levels is not None and self.levels.old is not None
+
+    @property
+    def old_levels(self) -> dict:
+        """The stratum's stored levels (relation -> table); only when ``levelled``."""
+        assert self.levels is not None and self.levels.old is not None
+        return self.levels.old
+
+    @cached_property
+    def level_plans(self) -> LevelPlans:
+        return LevelPlans(self.checked, self.stratum_plan)
+
+    def read(self, name: str, limit: int):
         """The relation's old facts: a held pyarrow Table (``arrow.is_held``), else tuples."""
-        table = stored(name, limit) if stored is not None else None
+        table = self.stored(name, limit) if self.stored is not None else None
         if table is None:
-            table = collect_small(old[name], limit)
+            table = collect_small(self.old[name], limit)
         if table is None:
+            setting = (
+                partitioned.LOCAL_FACTS_SETTING if name in self.own else partitioned.BROADCAST_ROWS_SETTING
+            )
             log.info(
                 "%s · %s has over %d rows for the driver (%s): DRed by other means",
-                what,
+                self.what,
                 name,
                 limit,
-                partitioned.LOCAL_FACTS_SETTING if name in own else partitioned.BROADCAST_ROWS_SETTING,
+                setting,
             )
             return None
         return table if arrow.is_held(table) else arrow.table_rows(table)
 
-    changed = {("inserted", name): _rows(frame) for name, frame in inserted.items()}
-    changed.update({("deleted", name): _rows(frame) for name, frame in deleted.items()})
-    lower_old, lower_new = {}, {}
-    for name in sorted(set(old) - own):
-        rows = read(name, max_rows)
-        if rows is None:
-            return None
-        lower_old[name] = rows
-        lower_new[name] = _after(
-            rows, changed.get(("inserted", name), ()), changed.get(("deleted", name), ())
-        )
-    if levels is not None and not levels_apply(checked, stratum_plan):
-        raise ValueError(f"{what}: levels are kept only for the strata of incremental.levels.levels_apply")
-    levelled = levels is not None and levels.old is not None
-    if levelled and set(levels.old) != own:
-        raise ValueError(f"{what}: levels given for {sorted(levels.old)}, not its relations")
-    known = {}  # the stratum's facts: held tables, else sets of tuples (lists for min/max ones)
-    stored_best = {}  # of a min/max relation: group -> its stored best value
-    for name in relations:
-        rows = levels.old[name].drop_columns([LEVEL]) if levelled else read(name, max_facts)
-        if rows is None:
-            return None
-        if not arrow.is_held(rows) and isinstance(rows, pa.Table):
-            rows = arrow.table_rows(rows)
-        if name in best:
-            stored_best[name] = _best_values(rows, best[name][1])
-            known[name] = rows
-        else:
-            known[name] = rows if arrow.is_held(rows) else set(rows)
-    plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
-    level_plans = LevelPlans(checked, stratum_plan) if levelled else None
-    affected = {name: set() for name in best}  # groups whose best value is computed again
-    affected_rows = {name: [] for name in best}  # their stored best rows
+    def read_lower(self) -> bool:
+        """Reads the lower relations before and after the change; False when one is too large."""
+        for name in sorted(set(self.old) - self.own):
+            rows = self.read(name, self.max_rows)
+            if rows is None:
+                return False
+            self.lower_old[name] = rows
+            self.lower_new[name] = _after(
+                rows, self.changed.get(("inserted", name), ()), self.changed.get(("deleted", name), ())
+            )
+        return True
 
-    # 1. over-delete against the old state (for min/max relations: the affected groups)
-    over = {name: set() for name in relations}
-    variants = _variants(stratum_plan)  # of phase 3; phase 1 of group repair shares them
-    if plans.over_seeds and regroup:
-        seeds = seed_rows(plans.over_seeds, _frames({**lower_old, **known}), changed, own)
+    def read_own(self) -> bool:
+        """Reads the stratum's old facts (and stored best values); False when too large."""
+        for name in self.relations:
+            if self.levelled:
+                rows = self.old_levels[name].drop_columns([LEVEL])
+            else:
+                rows = self.read(name, self.max_facts)
+            if rows is None:
+                return False
+            if not arrow.is_held(rows) and isinstance(rows, pa.Table):
+                rows = arrow.table_rows(rows)
+            if name in self.best:
+                self.stored_best[name] = _best_values(rows, self.best[name][1])
+                self.known[name] = rows
+            else:
+                self.known[name] = rows if arrow.is_held(rows) else set(rows)
+        return True
+
+    def find_affected_groups(self) -> None:
+        """Phase 1 of group repair: the min/max groups whose best value is computed again."""
+        seeds = seed_rows(
+            self.plans.over_seeds, _frames({**self.lower_old, **self.known}), self.changed, self.own
+        )
         # no switch to recomputing here, however many groups are affected: the repair
         # evaluates them best value first, which a recomputation does not (measured on
         # connected components by min label at 100,000 edges with nearly every group affected:
         # 3.5 s against 6.5 s)
-        if levelled:  # the groups whose best row loses its support
-            lost = dropped(level_plans, checked, seeds, levels.old, lower_new)
-            affected = {
-                name: {group_of(row, position) for row in lost[name]} for name, (_, position) in best.items()
+        if self.levelled:  # the groups whose best row loses its support
+            lost = dropped(self.level_plans, self.checked, seeds, self.old_levels, self.lower_new)
+            self.affected = {
+                name: {group_of(row, position) for row in lost[name]}
+                for name, (_, position) in self.best.items()
             }
         else:
-            affected = _affected(seeds, variants, _frames({**lower_new, **known}), best, stored_best)
-        for name, (_, position) in best.items():
-            if affected[name]:
-                values = stored_best[name]
-                affected_rows[name] = [with_value(group, position, values[group]) for group in affected[name]]
-                known[name] = _without(known[name], affected_rows[name])
-    elif plans.over_seeds:
-        old_frames = _frames({**lower_old, **known})
-        seeds = {name: [] for name in relations}
-        seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
-        limit = max_facts
+            frames = _frames({**self.lower_new, **self.known})
+            self.affected = _affected(seeds, self.variants, frames, self.best, self.stored_best)
+        for name, (_, position) in self.best.items():
+            if self.affected[name]:
+                values = self.stored_best[name]
+                self.affected_rows[name] = [
+                    with_value(group, position, values[group]) for group in self.affected[name]
+                ]
+                self.known[name] = _without(self.known[name], self.affected_rows[name])
+
+    def over_delete(self, recompute_if_larger: bool) -> bool:
+        """Phase 1: the over-deleted facts; False when they exceed what the driver holds.
+        Raises ``OverDeletion`` when recomputing costs less (``recompute_if_larger``)."""
+        old_frames = _frames({**self.lower_old, **self.known})
+        seeds: dict = {name: [] for name in self.relations}
+        seeds.update(seed_rows(self.plans.over_seeds, old_frames, self.changed, self.own))
+        limit = self.max_facts
         if recompute_if_larger:
-            share = OVER_DELETION_SHARE * sum(_size(rows) for rows in known.values())
+            share = OVER_DELETION_SHARE * sum(_size(rows) for rows in self.known.values())
             limit = min(limit, OVER_DELETION_MIN + int(share))
-        if levelled:
-            over = dropped(level_plans, checked, seeds, levels.old, lower_new)
-            overflow = sum(map(len, over.values())) > limit
+        if self.levelled:
+            self.over = dropped(self.level_plans, self.checked, seeds, self.old_levels, self.lower_new)
+            overflow = sum(map(len, self.over.values())) > limit
         else:
             outcome = fixpoint(
                 seeds,
-                _variants(stratum_plan),
+                _variants(self.stratum_plan),
                 old_frames,
-                max_rounds=max_iterations,
+                max_rounds=self.max_iterations,
                 max_facts=limit,
                 fixed_full=True,
             )
-            _check(outcome, stratum_plan.index, max_iterations)
+            _check(outcome, self.stratum_plan.index, self.max_iterations)
             overflow = outcome.overflow
             if not overflow:
-                over = {name: _among(known[name], outcome.facts[name]) for name in relations}
-        if overflow and limit < max_facts:
-            raise OverDeletion(f"{what} · over {limit} facts over-deleted: recomputing costs less than DRed")
-        if overflow:
-            return None
-
-    # 2. what remains, and the over-deleted facts it still derives
-    for name in relations:
-        if over[name]:
-            known[name] = (
-                arrow.without(known[name], over[name])
-                if arrow.is_held(known[name])
-                else known[name] - over[name]
+                self.over = {name: _among(self.known[name], outcome.facts[name]) for name in self.relations}
+        if overflow and limit < self.max_facts:
+            raise OverDeletion(
+                f"{self.what} · over {limit} facts over-deleted: recomputing costs less than DRed"
             )
-    new_frames = _frames({**lower_new, **known})
-    seeds = {name: [] for name in relations}
-    seeds.update(seed_rows(plans.insert_seeds, new_frames, changed, own))
-    for rule_plan in stratum_plan.rules:
-        name = rule_plan.relation
-        if over[name]:
-            frames = dict(new_frames)
-            frames[(name, "delta")] = over[name]
-            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own), own, columnar=True)
-            seeds[name] += plan.rows(frames)
-        if name in best and affected[name]:  # every derivation of an affected group, anew
-            position = best[name][1]
-            frames = dict(new_frames)
-            frames[(name, "delta")] = affected_rows[name]
-            plan = compile_plan(rederive_plan(checked, rule_plan.rule, own, position), own, columnar=True)
-            seeds[name] += plan.rows(frames)
-    for name in relations:
-        seeds[name] += [fact for fact in checked.facts.get(name, ()) if fact in over[name]]
-        if name in best and affected[name]:
-            position = best[name][1]
-            seeds[name] += [
-                fact for fact in checked.facts.get(name, ()) if group_of(fact, position) in affected[name]
-            ]
+        return not overflow
 
-    # 3. insert semi-naively over the new state, the remaining facts known
-    for name in best:
-        known[name] = dict(stored_best[name])  # group -> value, taken over by the fixpoint
-        for group in affected[name]:
-            del known[name][group]
-    outcome = fixpoint(
-        seeds,
-        variants,
-        new_frames,
-        best,
-        max_rounds=max_iterations,
-        max_facts=max_facts,
-        known=known,
-        only_new=True,
-        by_value=set(best) == own and max_iterations is None,
-    )
-    _check(outcome, stratum_plan.index, max_iterations)
-    if outcome.overflow:
-        return None
-    final = {
-        name: {group_of(row, position): row for row in outcome.facts[name]}
-        for name, (_, position) in best.items()
-    }  # a group's last improvement is its best
-    if levelled and best:
-        levels.new = _relevelled_best(
-            level_plans,
-            checked,
-            stratum_plan,
-            variants,
-            levels.old,
-            stored_best,
-            affected_rows,
-            final,
-            lower_new,
-            added_rounds(outcome.facts, outcome.sizes),
+    def rederive(self) -> dict:
+        """Phase 2: what remains, and the seeds of phase 3 (the over-deleted facts it still
+        derives, the affected groups' derivations anew, the insertion seeds)."""
+        for name in self.relations:
+            if self.over[name]:
+                rows = self.known[name]
+                self.known[name] = (
+                    arrow.without(rows, self.over[name]) if arrow.is_held(rows) else rows - self.over[name]
+                )
+        self.new_frames = _frames({**self.lower_new, **self.known})
+        seeds: dict = {name: [] for name in self.relations}
+        seeds.update(seed_rows(self.plans.insert_seeds, self.new_frames, self.changed, self.own))
+        for rule_plan in self.stratum_plan.rules:
+            name = rule_plan.relation
+            if self.over[name]:
+                seeds[name] += self._rederived(rule_plan.rule, self.over[name], None)
+            if name in self.best and self.affected[name]:  # every derivation of an affected group, anew
+                seeds[name] += self._rederived(rule_plan.rule, self.affected_rows[name], self.best[name][1])
+        for name in self.relations:
+            facts = self.checked.facts.get(name, ())
+            seeds[name] += [fact for fact in facts if fact in self.over[name]]
+            if name in self.best and self.affected[name]:
+                position = self.best[name][1]
+                seeds[name] += [fact for fact in facts if group_of(fact, position) in self.affected[name]]
+        return seeds
+
+    def _rederived(self, rule, delta, position: Optional[int]) -> list:
+        frames = dict(self.new_frames)
+        frames[(rule.head.predicate, "delta")] = delta
+        plan = compile_plan(rederive_plan(self.checked, rule, self.own, position), self.own, columnar=True)
+        return list(plan.rows(frames))
+
+    def insert(self, seeds: dict):
+        """Phase 3: semi-naive rounds over the new state, the remaining facts known; None when
+        they exceed what the driver holds."""
+        for name in self.best:
+            self.known[name] = dict(self.stored_best[name])  # group -> value, taken over by the fixpoint
+            for group in self.affected[name]:
+                del self.known[name][group]
+        outcome = fixpoint(
+            seeds,
+            self.variants,
+            self.new_frames,
+            self.best,
+            max_rounds=self.max_iterations,
+            max_facts=self.max_facts,
+            known=self.known,
+            only_new=True,
+            by_value=set(self.best) == self.own and self.max_iterations is None,
         )
-    elif levelled:
-        levels.new = relevelled(checked, levels.old, over, outcome.facts, outcome.sizes)
-    elif levels is not None:
-        levels.flooded = flooded(
-            {**over, **{name: set(rows) for name, rows in affected_rows.items()}}, outcome.facts
-        )
-    result = {}
-    for name in relations:
-        added = outcome.facts[name]
-        if name in best:
-            result[name] = _regrouped(best[name][1], final[name], stored_best[name], affected[name])
-            continue
-        kept = set(added) & over[name]
-        result[name] = ([f for f in added if f not in over[name]], list(over[name] - kept))
-    return result
+        _check(outcome, self.stratum_plan.index, self.max_iterations)
+        return None if outcome.overflow else outcome
+
+    def changes(self, outcome) -> dict:
+        """Relation -> (inserted, deleted) of the stratum; sets the new levels."""
+        final = {
+            name: {group_of(row, position): row for row in outcome.facts[name]}
+            for name, (_, position) in self.best.items()
+        }  # a group's last improvement is its best
+        self._set_levels(outcome, final)
+        result = {}
+        for name in self.relations:
+            added = outcome.facts[name]
+            if name in self.best:
+                result[name] = _regrouped(
+                    self.best[name][1], final[name], self.stored_best[name], self.affected[name]
+                )
+                continue
+            kept = set(added) & self.over[name]
+            result[name] = ([f for f in added if f not in self.over[name]], list(self.over[name] - kept))
+        return result
+
+    def _set_levels(self, outcome, final: dict) -> None:
+        levels = self.levels
+        if levels is None:
+            return
+        if self.levelled and self.best:
+            levels.new = _relevelled_best(
+                self.level_plans,
+                self.checked,
+                self.stratum_plan,
+                self.variants,
+                self.old_levels,
+                self.stored_best,
+                self.affected_rows,
+                final,
+                self.lower_new,
+                added_rounds(outcome.facts, outcome.sizes),
+            )
+        elif self.levelled:
+            levels.new = relevelled(self.checked, self.old_levels, self.over, outcome.facts, outcome.sizes)
+        else:
+            removed = {**self.over, **{name: set(rows) for name, rows in self.affected_rows.items()}}
+            levels.flooded = flooded(removed, outcome.facts)
 
 
 def _relevelled_best(
@@ -353,7 +427,7 @@ def _relevelled_best(
             )
             if row not in lost[name]
         ]
-    unsupported = {name: set() for name in stored}
+    unsupported: dict = {name: set() for name in stored}
     if any(improved.values()):
         unsupported = dropped(
             plans,
@@ -385,8 +459,8 @@ def _without(rows, gone: list):
     """``rows`` (a held table or tuples, like ``_after``) without the ``gone`` ones."""
     if arrow.is_held(rows):
         return arrow.without(rows, gone)
-    gone = set(gone)
-    return [row for row in rows if row not in gone]
+    dropping = set(gone)
+    return [row for row in rows if row not in dropping]
 
 
 def _after(rows, appeared, gone):
@@ -435,7 +509,7 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
     through a removed lower fact is a seed, and the others read lower facts that remain, so
     propagating over the new lower relations misses none; a derivation through an appeared
     fact can only mark more groups, which are then evaluated again for nothing."""
-    affected = {name: set() for name in best}
+    affected: dict = {name: set() for name in best}
 
     def tight(name, rows) -> list:
         position, found, value = best[name][1], affected[name], stored[name]
