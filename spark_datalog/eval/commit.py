@@ -22,7 +22,7 @@ so a retried run finishes what a failed one left (see ``storage.warehouse``).
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, Optional
 
 from pyspark.sql import functions as F
 
@@ -38,7 +38,7 @@ def commit_materialization(
     idb_frames: Mapping,
     run_id=None,
     replace: bool = False,
-    consumed: Mapping = None,
+    consumed: Optional[Mapping] = None,
 ) -> dict:
     """Write every EDB and IDB relation of ``program`` in one warehouse run.
 

@@ -98,7 +98,7 @@ def evaluate(
             relations.update(results)
             stats.append(stratum_stats)
     finally:
-        context.setJobDescription(None)
+        context.setJobDescription(None)  # type: ignore[arg-type]  # None clears it (PySpark)
         for frame in edb.values():
             frame.unpersist(blocking=False)
     return {name: relations[name] for name in checked.idb if name in relations}, stats
@@ -331,7 +331,7 @@ def recursion_settings(spark: SparkSession, adaptive: bool):
         "spark.sql.requireAllClusterKeysForCoPartition": "false",
         "spark.sql.constraintPropagation.enabled": "false",
     }
-    previous = {key: spark.conf.get(key) for key in settings}
+    previous: dict = {key: spark.conf.get(key) for key in settings}
     for key, value in settings.items():
         spark.conf.set(key, value)
     try:

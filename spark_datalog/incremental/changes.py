@@ -122,7 +122,8 @@ def assess_in_driver(schema, change, old, on_missing_delete: Optional[str] = Non
         found = arrow.matching(old, list(range(width)), wanted)
         old = old if found is None else found
     stored = {row[:width]: row[width] for row in arrow.table_rows(old)}
-    facts, columns = [], {COUNT: [], _OLD: [], PRESENCE: [], PROBLEM: []}
+    facts: list = []
+    columns: dict = {COUNT: [], _OLD: [], PRESENCE: [], PROBLEM: []}
     for fact, (count, null) in sums.items():
         if count == 0 and not null:
             continue

@@ -26,6 +26,8 @@ recursive strata (DRed's).
 
 from __future__ import annotations
 
+from typing import Any
+
 import dataclasses
 from functools import reduce
 
@@ -199,7 +201,7 @@ def _plain_negation(atom: ast.Atom) -> bool:
     )
 
 
-def aliased(checked, frames) -> object:
+def aliased(checked, frames) -> Any:
     """``checked`` knowing the aliases (``arc@old`` …) of the frames' keys, with their bases'
     schemas."""
     relations = dict(checked.relations)

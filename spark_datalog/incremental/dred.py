@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 from functools import reduce
-from typing import Optional
+from typing import Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -68,7 +68,7 @@ def dred_changes(
     spark,
     checked,
     stratum_plan,
-    old: dict,
+    old: Mapping,
     new: dict,
     inserted: dict,
     deleted: dict,

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
-from typing import Callable, Optional
+from typing import Mapping, Callable, Optional
 
 import pyarrow as pa
 
@@ -107,7 +107,7 @@ def linear_dred_changes(
     spark,
     checked,
     stratum_plan,
-    old: dict,
+    old: Mapping,
     inserted: dict,
     deleted: dict,
     max_iterations: Optional[int] = None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Optional
+from typing import Mapping, Optional
 
 from ..errors import NonTerminationError
 from ..eval import partitioned
@@ -31,7 +31,7 @@ def local_dred_changes(
     spark,
     checked,
     stratum_plan,
-    old: dict,
+    old: Mapping,
     new: dict,
     inserted: dict,
     deleted: dict,
@@ -51,13 +51,15 @@ def local_dred_changes(
     outputs = tuple(_block(checked, kind, name) for name in relations for kind in ("inserted", "deleted"))
     _, max_facts = partitioned.limits(spark)
     task = DredTask(plans, inputs, outputs, max_iterations, max_facts)
-    frame = partitioned.wide_frame(
+    wide = partitioned.wide_frame(
         [
             (tag, frame.select(*checked.relations[name].column_names))
             for tag, (_, name, frame) in enumerate(parts)
         ],
         inputs,
-    ).coalesce(1)
+    )
+    assert wide is not None  # the stratum's old facts are parts
+    frame = wide.coalesce(1)
     context = spark.sparkContext
     context.setJobDescription(f"stratum {stratum_plan.index} · {', '.join(relations)} · DRed in one task")
     try:

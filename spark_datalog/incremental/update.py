@@ -368,7 +368,7 @@ class _Update:
             for name in checked.edb:
                 # the latest run that consumed the relation (a run writing other tables only,
                 # like a hand-made change of an input table, records nothing for it)
-                last = next(
+                last: dict = next(
                     (r for r in reversed(committed) if (r.get("consumed") or {}).get(name) is not None), {}
                 )
                 since = (last.get("consumed") or {}).get(name)
@@ -460,50 +460,60 @@ class _Update:
     # -- one stratum ---------------------------------------------------------------------
 
     def _stratum(self, plan) -> str:
-        reads, positive, negated = set(), set(), set()
-        for rule_plan in plan.rules:
-            for literal in rule_plan.rule.body:
-                if isinstance(literal, ast.Atom):
-                    positive.add(literal.predicate)
-                elif isinstance(literal, ast.Negation):
-                    negated.add(literal.atom.predicate)
+        """Maintains one stratum; returns the method used (``METHODS``) or "unchanged"."""
+        positive, negated = _read_predicates(plan)
         reads = (positive | negated) - set(plan.relations)
         changed = {r for r in reads if r in self.deltas}
-        if self.method != "recompute" and not changed:
-            return "unchanged"
-        # the relations whose set of facts changed (not only multiplicities)
-        moved = {r for r in changed if r in self.presence and (self.presence[r][2] or self.presence[r][3])}
-        if self.method == "recompute":
-            used = "recompute"
-        elif not plan.recursive:
-            used = "groups" if plan.aggregates else "counting"
-            if used == "groups" and not moved and set(plan.relations) <= set(plan.aggregates):
-                return "unchanged"  # aggregates range over sets: they are the same
-        else:
-            inserted = {r for r in moved if self.presence[r][2]}
-            deleted = {r for r in moved if self.presence[r][3]}
-            regroup = self.decompose and repairs_groups(self.checked, plan)
-            used = "dred" if dred_applies(plan, inserted, deleted) or regroup else "recompute"
-            if used == "dred" and not moved:
-                return "unchanged"  # only multiplicities changed below: the sets are the same
-        if used in ("counting", "groups"):
-            results = None
-            if used == "counting" and self.decompose:
-                results = self._counting_in_driver(plan, reads, changed)
-            if results is None:
-                results = self._counting(plan, reads, changed, negated)
-            if plan.aggregates and moved:
-                results.update(self._groups(plan, reads, moved))
-        elif used == "dred":
-            try:
-                results = self._dred(plan, reads, changed)
-            except RecomputeInstead as reason:
-                log.info("%s: the stratum is recomputed", reason)
-                used, results = "recompute", self._recompute(plan, reads)
-        else:
-            results = self._recompute(plan, reads)
+        used = self._method(plan, changed)
+        if used == "unchanged":
+            return used
+        results, used = self._maintained(plan, used, reads, changed, negated)
         self._absorb(results)
         return used
+
+    def _moved(self, changed: set) -> set:
+        """The changed relations whose set of facts changed (not only multiplicities)."""
+        return {r for r in changed if r in self.presence and (self.presence[r][2] or self.presence[r][3])}
+
+    def _method(self, plan, changed: set) -> str:
+        """How the stratum is maintained, given the relations it reads that ``changed``."""
+        if self.method == "recompute":
+            return "recompute"
+        moved = self._moved(changed)
+        if not changed:
+            return "unchanged"
+        if not plan.recursive:
+            if not plan.aggregates:
+                return "counting"
+            if not moved and set(plan.relations) <= set(plan.aggregates):
+                return "unchanged"  # aggregates range over sets: they are the same
+            return "groups"
+        inserted = {r for r in moved if self.presence[r][2]}
+        deleted = {r for r in moved if self.presence[r][3]}
+        regroup = self.decompose and repairs_groups(self.checked, plan)
+        if not (dred_applies(plan, inserted, deleted) or regroup):
+            return "recompute"
+        return "dred" if moved else "unchanged"  # only multiplicities changed below: the same sets
+
+    def _maintained(self, plan, used: str, reads: set, changed: set, negated: set) -> tuple:
+        """(relation -> changes, the method used in the end) of the stratum by ``used``."""
+        if used == "dred":
+            try:
+                return self._dred(plan, reads, changed), used
+            except RecomputeInstead as reason:
+                log.info("%s: the stratum is recomputed", reason)
+                return self._recompute(plan, reads), "recompute"
+        if used == "recompute":
+            return self._recompute(plan, reads), used
+        results = None
+        if used == "counting" and self.decompose:
+            results = self._counting_in_driver(plan, reads, changed)
+        if results is None:
+            results = self._counting(plan, reads, changed, negated)
+        moved = self._moved(changed)
+        if plan.aggregates and moved:
+            results.update(self._groups(plan, reads, moved))
+        return results, used
 
     def _counting(self, plan, reads, changed, negated) -> dict:
         if set(plan.relations) <= set(plan.aggregates):
@@ -578,7 +588,8 @@ class _Update:
                 self.checked,
                 plan,
                 plain,
-                *held,
+                held[0],
+                held[1],
                 self.max_iterations,
                 stored=lambda name, rows: self.wh.read_facts(name, self.read_at[name], rows),
                 recompute_if_larger=self.method == "auto",
@@ -800,3 +811,15 @@ def _memo(make):
 def _made(leaf):
     """A stored leaf: a frame, or the function making it (``_memo``)."""
     return leaf() if callable(leaf) else leaf
+
+
+def _read_predicates(plan) -> tuple:
+    """(the relations the stratum's rules read positively, those they read negated)."""
+    positive, negated = set(), set()
+    for rule_plan in plan.rules:
+        for literal in rule_plan.rule.body:
+            if isinstance(literal, ast.Atom):
+                positive.add(literal.predicate)
+            elif isinstance(literal, ast.Negation):
+                negated.add(literal.atom.predicate)
+    return positive, negated

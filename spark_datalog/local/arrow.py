@@ -176,6 +176,7 @@ class SortedKeys:
             inside = fits if inside is None else inside & fits
             values = np.where(fits, values, low).astype(np.int64) - low
             probes = values if probes is None else probes * span + values
+        assert probes is not None and inside is not None  # one key column at least
         probes = probes[inside]
         if not probes.size:
             return table.slice(0, 0)

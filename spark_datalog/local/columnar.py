@@ -12,7 +12,7 @@ same join for a plan evaluated on tuples that meets a held table with many rows 
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -225,7 +225,7 @@ def _distinct(plan: ColumnarPlan, node: ir.Distinct, frames) -> pa.Table:
     return table.group_by(list(node.columns), use_threads=False).aggregate([]).select(list(node.columns))
 
 
-_EVALUATORS = {
+_EVALUATORS: dict[type, Callable[..., pa.Table]] = {
     ir.Scan: _scan,
     ir.Select: _select,
     ir.Project: _project,

@@ -11,6 +11,8 @@ key in bulk, so only its rows that meet the other side become tuples.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from operator import itemgetter
 
 from ..plan import ir
@@ -112,7 +114,7 @@ def _union(node: ir.Union_, frames) -> Weighted:
     return result
 
 
-_COUNTED = {
+_COUNTED: dict[type, Callable[..., Weighted]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
     ir.Select: _select,

@@ -67,11 +67,11 @@ def dred(
     ``("inserted" | "deleted", lower relation)`` -> the facts that appeared / disappeared."""
     own = frozenset(plans.relations)
     old_sets = {name: set(old.get(name, ())) for name in plans.relations}
-    old_frames = {(name, "full"): rows for name, rows in lower_old.items()}
+    old_frames: dict = {(name, "full"): rows for name, rows in lower_old.items()}
     old_frames.update({(name, "full"): rows for name, rows in old_sets.items()})
 
     # 1. over-delete against the old state
-    seeds = {name: [] for name in plans.relations}
+    seeds: dict = {name: [] for name in plans.relations}
     seeds.update(seed_rows(plans.over_seeds, old_frames, changed, own))
     over_deleting = fixpoint(
         seeds, _compiled(plans.delta_rules, own), old_frames, max_rounds=max_rounds, fixed_full=True

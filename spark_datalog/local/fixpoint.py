@@ -80,7 +80,7 @@ def fixpoint(
     # the relations' current facts are given only to variants that read them
     full = set().union(*(plan.reads for _, plan in variants)) if variants else set()
     outcome = Outcome()
-    added = {name: [] for name in states} if only_new else None
+    added: Optional[dict] = {name: [] for name in states} if only_new else None
     started = time.perf_counter()
     deltas = {name: states[name].merge(rows) for name, rows in base.items()}
     _record(outcome, deltas, started, added)
@@ -109,7 +109,7 @@ def fixpoint(
             deltas = agenda.after(deltas)
     if _too_many(states, max_facts):
         outcome.overflow = True
-    outcome.facts = added if only_new else {name: state.facts() for name, state in states.items()}
+    outcome.facts = added if added is not None else {name: state.facts() for name, state in states.items()}
     return outcome
 
 
@@ -118,8 +118,9 @@ def _too_many(states: dict, max_facts: Optional[int]) -> bool:
 
 
 def _record(outcome: Outcome, deltas: dict, started: float, added: Optional[dict]) -> None:
-    for name, rows in deltas.items() if added is not None else ():
-        added[name].extend(rows)
+    if added is not None:
+        for name, rows in deltas.items():
+            added[name].extend(rows)
     outcome.sizes.append({name: len(rows) for name, rows in deltas.items()})
     outcome.seconds.append(time.perf_counter() - started)
 

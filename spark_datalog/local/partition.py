@@ -11,7 +11,7 @@ partition, so a recomputed task overwrites its report instead of adding to it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import pyarrow as pa
 from pyspark.accumulators import AccumulatorParam
@@ -159,7 +159,7 @@ class DredTask:
     """A stratum's DRed in one task: the input blocks (``old:R``, ``new:L``, ``inserted:L``,
     ``deleted:L``) and the output blocks (``inserted:R``, ``deleted:R``) of the wide schema."""
 
-    plans: object  # local.dred.DredPlans
+    plans: Any  # local.dred.DredPlans
     inputs: tuple  # LocalRelation
     outputs: tuple  # LocalRelation
     max_rounds: Optional[int]

@@ -45,7 +45,7 @@ def scan_atom(atom: ast.Atom, index: int, column_types: tuple, source: str = "fu
         elif isinstance(arg, ast.Constant):
             value = coerce(ir.Literal(arg.value, arg.type), column_types[position])
             conditions.append(ir.Compare("=", ir.ColumnRef(fresh), value))
-    node = ir.Scan(atom.predicate, tuple(columns), source)
+    node: ir.Node = ir.Scan(atom.predicate, tuple(columns), source)
     if conditions:
         node = ir.Select(node, tuple(conditions))
     keep = tuple(variables) + tuple(name for name, _ in expression_arguments(atom, index))

@@ -13,6 +13,8 @@ exactly one derivation, its group.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from functools import reduce
 
 from pyspark.sql import DataFrame
@@ -93,7 +95,7 @@ def _union(node: ir.Union_, frames, spark):
     return reduce(DataFrame.union, parts)
 
 
-_COUNTED = {
+_COUNTED: dict[type, Callable[..., DataFrame]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
     ir.Select: _select,

@@ -15,6 +15,8 @@ Spark does: nulls equal each other, ``-0.0`` equals ``0.0`` and NaN equals NaN.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import json
 import uuid
 from dataclasses import dataclass
@@ -155,7 +157,7 @@ def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str, rows
     fs, path = uris.filesystem(uris.join(table_uri, folder))
     fs.create_dir(path, recursive=True)
     prefix = uuid.uuid4().hex
-    paths = []
+    paths: list = []
     for table in tables:
         for start in range(0, table.num_rows, rows_per_file):
             paths.append(f"{path}/part-{len(paths):05d}-{prefix}.snappy.parquet")
@@ -212,7 +214,8 @@ def file_stats(metadata, columns: Columns) -> dict:
 def _column_stats(metadata, j: int, type_: str) -> tuple:
     """(null count, minimum, maximum) of column ``j`` over all row groups; ``None`` if unknown."""
     wanted = _PYTHON_TYPES.get(type_)
-    nulls, low, high, bounded = 0, None, None, wanted is not None
+    nulls: Optional[int] = 0
+    low, high, bounded = None, None, wanted is not None
     for index in range(metadata.num_row_groups):
         group = metadata.row_group(index)
         found = group.column(j).statistics

@@ -333,47 +333,68 @@ def change_feed_files(uri: str, old, to_version: int) -> Optional[ChangeFeedFile
     """
     config = dict(old.metadata().configuration or {})
     schema = table_spark_schema(old)
-    # path -> partition values, for removes that do not carry them (the log makes them optional)
-    known: Optional[dict] = None
-    added: dict = {}
-    files = ChangeFeedFiles([], [], [])
+    feed = _FeedReader(old)
     for version in range(old.version() + 1, to_version + 1):
         actions = _commit_actions(uri, version)
         if actions is None:
             return None
-        adds, removes, cdc = [], [], []
-        for action in actions:
-            if "metaData" in action:
-                meta = action["metaData"]
-                config = dict(meta.get("configuration") or {})
-                if _schema_of(meta) != schema:
-                    return None
-            elif "add" in action:
-                adds.append(action["add"])
-            elif "remove" in action:
-                removes.append(action["remove"])
-            elif "cdc" in action:
-                cdc.append(action["cdc"])
+        meta, adds, removes, cdc = _split_actions(actions)
+        if meta is not None:
+            config = dict(meta.get("configuration") or {})
+            if _schema_of(meta) != schema:
+                return None
         if str(config.get(CDF_PROPERTY, "false")).lower() != "true":
             return None
+        feed.add_commit(adds, removes, cdc)
+    return feed.files
+
+
+def _split_actions(actions: list) -> tuple:
+    """(the last ``metaData`` or None, the adds, the removes, the cdc files) of one commit."""
+    meta, adds, removes, cdc = None, [], [], []
+    for action in actions:
+        if "metaData" in action:
+            meta = action["metaData"]
+        elif "add" in action:
+            adds.append(action["add"])
+        elif "remove" in action:
+            removes.append(action["remove"])
+        elif "cdc" in action:
+            cdc.append(action["cdc"])
+    return meta, adds, removes, cdc
+
+
+class _FeedReader:
+    """The change feed files of successive commits after ``old`` (a pinned table)."""
+
+    def __init__(self, old):
+        self.old = old
+        self.files = ChangeFeedFiles([], [], [])
+        # path -> partition values, for removes that do not carry them (the log makes them optional)
+        self.known: Optional[dict] = None
+        self.added: dict = {}
+
+    def add_commit(self, adds: list, removes: list, cdc: list) -> None:
+        """Takes one commit's actions: its cdc files, else its data-changing adds and removes."""
+        files = self.files
         if any(a.get("deletionVector") for a in adds + removes):
             files.deletion_vectors = True
         if cdc:
             files.cdc += [_file(a) for a in cdc]
         else:
             files.inserted += [_file(a) for a in adds if a.get("dataChange", True)]
-            for remove in removes:
-                if not remove.get("dataChange", True):
-                    continue
-                if remove.get("partitionValues") is None and old.metadata().partition_columns:
-                    key = unquote(remove["path"])
-                    if key not in added and known is None:
-                        known = {unquote(a["path"]): a["partition_values"] for a in _add_actions(old)}
-                    values = added[key] if key in added else known.get(key)
-                    remove = dict(remove, partitionValues=values)
-                files.deleted.append(_file(remove))
-        added.update((unquote(a["path"]), a.get("partitionValues") or {}) for a in adds)
-    return files
+            files.deleted += [_file(self._located(r)) for r in removes if r.get("dataChange", True)]
+        self.added.update((unquote(a["path"]), a.get("partitionValues") or {}) for a in adds)
+
+    def _located(self, remove: dict) -> dict:
+        """``remove`` with its partition values, from the add of its file when it lacks them."""
+        if remove.get("partitionValues") is not None or not self.old.metadata().partition_columns:
+            return remove
+        key = unquote(remove["path"])
+        if key not in self.added and self.known is None:
+            self.known = {unquote(a["path"]): a["partition_values"] for a in _add_actions(self.old)}
+        values = self.added[key] if key in self.added else (self.known or {}).get(key)
+        return dict(remove, partitionValues=values)
 
 
 def _commit_actions(uri: str, version: int) -> Optional[list]:

@@ -11,7 +11,7 @@ table written by spark_datalog (with a ``_count`` column) contributes its presen
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from ..errors import InputError, SchemaError
 from . import uris
@@ -29,7 +29,7 @@ class InputTable:
     the table's change data feed, ``"snapshot"`` when from the difference of two snapshots.
     """
 
-    df: object
+    df: Any  # a Spark DataFrame
     version: Optional[int]
     uri: str
     format: str

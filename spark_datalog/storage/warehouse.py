@@ -78,11 +78,12 @@ class Warehouse:
             raise WarehouseError(f"the warehouse location {self.root} is a file, not a directory")
         self.storage_options = storage_options
         self.backend_name = choose_backend(spark, backend)
+        backend_class: type
         if self.backend_name == "native":
-            from .native import NativeBackend as Backend
+            from .native import NativeBackend as backend_class
         else:
-            from .embedded import EmbeddedBackend as Backend
-        self._backend = Backend(spark, self.root, storage_options, rows_per_file=rows_per_file)
+            from .embedded import EmbeddedBackend as backend_class
+        self._backend = backend_class(spark, self.root, storage_options, rows_per_file=rows_per_file)
         self._log = RunLog(self.root, storage_options)
         self.levels = LevelStore(self.root)  # derivation levels (``incremental.levels``)
         self._lock = WarehouseLock(self.root, stale_after=lock_stale_after)
@@ -407,7 +408,7 @@ class Warehouse:
             result = write((APP_ID, run.sequence), run.commit_metadata(name))
         run.produced[name] = result.version
         run.written.add(name)
-        if result.committed:
+        if result.committed and result.version is not None:
             self._after_commit(name, result.version)
         return result
 
