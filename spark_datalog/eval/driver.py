@@ -21,7 +21,7 @@ import logging
 import time
 from contextlib import contextmanager
 from functools import reduce
-from typing import Mapping, Optional
+from typing import Iterator, Mapping, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -318,7 +318,7 @@ def needs_cast(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int
 
 
 @contextmanager
-def recursion_settings(spark: SparkSession, adaptive: bool):
+def recursion_settings(spark: SparkSession, adaptive: bool) -> Iterator[None]:
     """Run the block with the session settings a recursive stratum wants, then restore them:
     adaptive query execution on or off (see ``evaluate``), and joins allowed to reuse a
     partitioning on a subset of their keys, so that the stored leaves of a relation partitioned

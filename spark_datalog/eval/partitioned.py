@@ -199,7 +199,7 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
     return reduce(DataFrame.union, frames) if frames else None
 
 
-def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str):
+def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str) -> tuple:
     """``(stored, reports)``: ``function(batches, accumulator)`` run on every partition of the
     wide ``frame`` by ``mapInArrow``, its wide output stored with its lineage cut, and the
     ``local.partition.PartitionReport`` of every partition. ``(None, {})`` when Spark's Python

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import reduce
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -25,6 +25,9 @@ from ..eval.checkpoint import count_groups
 from ..spark.counted import COUNT
 from ..spark.inputs import conform_input
 from ..spark.types import spark_type
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 ON_MISSING_DELETE = ("error", "ignore")
 PRESENCE = "_presence"
@@ -196,7 +199,7 @@ def assessed_presence(schema, inserted: list, deleted: list) -> tuple:
     return table, tally
 
 
-def counted_change(schema, counts: dict):
+def counted_change(schema, counts: dict) -> "pa.Table":
     """A change computed in the driver, {fact: signed count}, as :func:`conform_changes` makes
     a change (collected): a pyarrow Table for :func:`assess_in_driver`."""
     import pyarrow as pa
@@ -210,7 +213,7 @@ def counted_change(schema, counts: dict):
     )
 
 
-def presence_rows(table, sign: int):
+def presence_rows(table, sign: int) -> "pa.Table":
     """The facts of an assessed change held as a pyarrow Table (:func:`assess_in_driver`,
     :func:`assessed_presence`) that appear (``sign`` 1) or disappear (-1): its relation's
     columns."""

@@ -26,10 +26,9 @@ recursive strata (DRed's).
 
 from __future__ import annotations
 
-from typing import Any
-
 import dataclasses
 from functools import reduce
+from typing import Any, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -185,7 +184,7 @@ def term(rule: ast.Rule, i: int, negated_suffix: str = NEG_DELTA) -> tuple:
     return dataclasses.replace(rule, body=tuple(body)), i
 
 
-def body_atom(literal):
+def body_atom(literal) -> Optional[ast.Atom]:
     """The atom of a positive or negated body literal, else None."""
     if isinstance(literal, ast.Atom):
         return literal

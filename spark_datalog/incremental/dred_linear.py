@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import logging
 from functools import cached_property
-from typing import Mapping, Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import pyarrow as pa
 

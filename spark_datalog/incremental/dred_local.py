@@ -20,6 +20,7 @@ from ..eval import partitioned
 from ..eval.checkpoint import release
 from ..local.dred import DredPlans, Seed
 from ..local.partition import DredTask, LocalRelation, run_dred
+from ..plan import ir
 from ..plan.translate import plan_rule
 from ..syntax import ast
 from .dred import seed_plans
@@ -117,7 +118,7 @@ def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
     )
 
 
-def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[int] = None):
+def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[int] = None) -> ir.Node:
     """The plan of ``rule`` restricted to heads among the over-deleted facts: the head atom is
     added to the body, read from ``(relation, "delta")`` and joined first, and the atoms of the
     stratum (``own``) are joined last, so the join starts from the over-deleted facts and only

@@ -75,6 +75,7 @@ from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
 from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
+from .aggregates import aggregate_changes
 from .changes import (
     ON_MISSING_DELETE,
     PRESENCE,
@@ -91,7 +92,6 @@ from .changes import (
     signed_presence,
     store_assessed,
 )
-from .aggregates import aggregate_changes
 from .counting import counting_changes, negation_change
 from .counting_local import local_counting_changes
 from .dred import dred_applies, dred_changes

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import weakref
 from operator import itemgetter
-from typing import Optional
+from typing import Iterable, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -18,7 +18,7 @@ ARROW_TYPES = {
 }
 
 
-def rows(columns, count: int):
+def rows(columns, count: int) -> Iterable[tuple]:
     """The ``count`` rows of Arrow columns as tuples of Python values."""
     if not columns:
         return [()] * count  # a relation without columns

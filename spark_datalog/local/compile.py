@@ -22,8 +22,7 @@ import pyarrow as pa
 from ..plan import ir
 from ..reference.aggregates import reduce_values
 from ..reference.terms import Undefined, arithmetic, coerce, compare
-from . import arrow
-from . import columnar
+from . import arrow, columnar
 from .columnar import ColumnarPlan
 
 Rows = Iterable[tuple]

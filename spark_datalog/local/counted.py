@@ -11,9 +11,8 @@ key in bulk, so only its rows that meet the other side become tuples.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from operator import itemgetter
+from typing import Callable
 
 from ..plan import ir
 from ..reference.terms import Undefined

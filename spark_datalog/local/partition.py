@@ -58,10 +58,10 @@ class PartitionReport:
 class ReportsParam(AccumulatorParam):
     """Accumulates ``{partition id: PartitionReport}``; a later report of a partition wins."""
 
-    def zero(self, value):
+    def zero(self, value) -> dict:
         return {}
 
-    def addInPlace(self, first, second):
+    def addInPlace(self, first, second) -> dict:
         first.update(second)
         return first
 

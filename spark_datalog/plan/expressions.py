@@ -24,14 +24,14 @@ def expr_type(expr, var_types: dict) -> Optional[str]:
     return "double" if "double" in (left, right) else "long"
 
 
-def coerce(expr, target: Optional[str]):
+def coerce(expr, target: Optional[str]) -> ir.Expr:
     """``expr`` with an integer literal widened to double when ``target`` is double."""
     if target == "double" and isinstance(expr, ir.Literal) and expr.type in INTEGER_TYPES:
         return ir.Literal(float(expr.value), "double")
     return expr
 
 
-def to_expr(term, var_types: dict):
+def to_expr(term, var_types: dict) -> ir.Expr:
     """An AST term (Variable, Constant, BinaryOp) as an IR expression."""
     if isinstance(term, ast.Variable):
         return ir.ColumnRef(term.name)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from . import ir
 
 
-def merge_projects(node):
+def merge_projects(node) -> ir.Node:
     """``node`` with every mergeable Project-over-Project fused, bottom up (a new tree)."""
     node = _with_children(node, tuple(merge_projects(c) for c in ir.children(node)))
     if not (isinstance(node, ir.Project) and isinstance(node.child, ir.Project)):

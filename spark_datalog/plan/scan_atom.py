@@ -30,7 +30,7 @@ def is_fresh(name: str) -> bool:
     return name.startswith(FRESH_PREFIX)
 
 
-def scan_atom(atom: ast.Atom, index: int, column_types: tuple, source: str = "full"):
+def scan_atom(atom: ast.Atom, index: int, column_types: tuple, source: str = "full") -> ir.Node:
     """The IR node reading ``atom`` (body literal ``index``) from ``source``."""
     columns, conditions, variables = [], [], []
     for position, arg in enumerate(atom.args):

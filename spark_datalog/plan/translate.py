@@ -181,7 +181,7 @@ def _head(rule: ast.Rule, node, schema, var_types):
         if named != node.columns:
             node = ir.Project(node, tuple((c, ir.ColumnRef(c)) for c in named))
         node = ir.Distinct(node)
-    outputs = []
+    outputs: list = []
     for name, column_type, arg in zip(schema.column_names, schema.types, rule.head.args, strict=True):
         if isinstance(arg, ast.Aggregate):
             outputs.append((name, ir.ColumnRef(arg.variable.name)))

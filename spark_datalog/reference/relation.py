@@ -23,7 +23,7 @@ class Relation:
     def __contains__(self, row) -> bool:
         return row in self.tuples
 
-    def lookup(self, positions: tuple, key: tuple):
+    def lookup(self, positions: tuple, key: tuple) -> Iterable[tuple]:
         if not positions:
             return self.tuples
         index = self._indexes.get(positions)

@@ -15,16 +15,18 @@ Spark does: nulls equal each other, ``-0.0`` equals ``0.0`` and NaN equals NaN.
 
 from __future__ import annotations
 
-from typing import Optional
-
 import json
 import uuid
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
 from urllib.parse import quote
 
 from ..errors import SchemaError
 from . import uris
 from .schema import COUNT_COLUMN, Columns, arrow_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # At most this many rows per data file. A change rewrites the files holding facts it touches,
 # so a file is the unit of rewrite cost: at ~1M rows (about 8 MB for two long columns) reading,
@@ -64,7 +66,7 @@ def new_folder(sequence: int) -> str:
 # writing
 
 
-def collect_small(df, limit: int):
+def collect_small(df, limit: int) -> "Optional[pa.Table]":
     """``df`` as an Arrow table when it has at most ``limit`` rows, else ``None`` (one job)."""
     if limit <= 0:
         return None
@@ -79,7 +81,7 @@ def is_arrow(rows) -> bool:
     return isinstance(rows, pa.Table)
 
 
-def conform_arrow(table, columns: Columns, relation: str):
+def conform_arrow(table, columns: Columns, relation: str) -> "pa.Table":
     """``schema.conform`` of a pyarrow Table: the declared columns and ``_count``, in order, cast
     to their exact types; ``SchemaError`` naming the missing columns."""
     wanted = [name for name, _ in columns] + [COUNT_COLUMN]
@@ -330,7 +332,7 @@ def _matches(f: dict, name: str, values):
 # netting and merging on the driver
 
 
-def read_rows(path: str, columns: Columns):
+def read_rows(path: str, columns: Columns) -> "pa.Table":
     """The rows of one data file (relation columns + ``_count``) as an Arrow table."""
     import pyarrow.parquet as pq
 
@@ -339,7 +341,7 @@ def read_rows(path: str, columns: Columns):
     return pq.read_table(where, filesystem=fs, columns=names).cast(arrow_schema(columns))
 
 
-def net_rows(table, columns: Columns):
+def net_rows(table, columns: Columns) -> "pa.Table":
     """Sum the signed counts per fact and drop facts whose sum is 0 (``net_changes`` in Arrow)."""
     import pyarrow.compute as pc
 

@@ -28,13 +28,19 @@ import logging
 import time
 from dataclasses import dataclass
 from functools import reduce
-from typing import Optional, Type
+from typing import TYPE_CHECKING, Optional, Type
 from urllib.parse import unquote
 
 from ..errors import DatalogError, WarehouseError
 from . import datafiles, uris
 from .runs import CommitResult
 from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform, delta_schema, spark_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 UNSUPPORTED_READER_FEATURES = ("deletionVectors", "columnMapping")
 
@@ -58,7 +64,7 @@ def open_table(
     version: Optional[int] = None,
     storage_options: Optional[dict] = None,
     error: Type[DatalogError] = WarehouseError,
-):
+) -> "Optional[DeltaTable]":
     """The ``deltalake.DeltaTable`` at ``uri`` (at ``version``), or ``None`` when there is none."""
     from deltalake import DeltaTable
 
@@ -89,14 +95,14 @@ def check_readable(table, uri: str, error: Type[DatalogError] = WarehouseError) 
         )
 
 
-def table_spark_schema(table):
+def table_spark_schema(table) -> "StructType":
     """The Spark ``StructType`` of a Delta table (Delta's schema JSON is Spark's)."""
     from pyspark.sql.types import StructType
 
     return StructType.fromJson(json.loads(table.schema().to_json()))
 
 
-def read_table(spark, table, uri: str, error: Type[DatalogError] = WarehouseError):
+def read_table(spark, table, uri: str, error: Type[DatalogError] = WarehouseError) -> "DataFrame":
     """All rows of a pinned ``deltalake.DeltaTable`` as a Spark DataFrame with the table's schema."""
     check_readable(table, uri, error)
     if not table.metadata().partition_columns:
@@ -106,7 +112,7 @@ def read_table(spark, table, uri: str, error: Type[DatalogError] = WarehouseErro
     return read_files(spark, table, uri, _add_actions(table))
 
 
-def read_files(spark, table, uri: str, actions: list[dict], extra: tuple = ()):
+def read_files(spark, table, uri: str, actions: list[dict], extra: tuple = ()) -> "DataFrame":
     """The rows of some files (``_add_actions`` entries) of ``table``, with the table's schema.
 
     Partition columns are not in the Parquet files: files are read per partition value and the
@@ -222,7 +228,7 @@ def snapshot_changes(
     to_version: Optional[int] = None,
     storage_options: Optional[dict] = None,
     error: Type[DatalogError] = WarehouseError,
-):
+) -> "DataFrame":
     """The signed rows that turn version ``from_version`` of a Delta table into ``to_version``.
 
     Only the files added or removed between the two versions are read: rows of added files
@@ -310,7 +316,7 @@ def _weighted(rows, data: list, counted: bool, sign: int):
     return rows.select(*data, count.cast("long").alias(COUNT_COLUMN))
 
 
-def signed_change_feed(rows, data: list, counted: bool):
+def signed_change_feed(rows, data: list, counted: bool) -> "DataFrame":
     """Change data rows (with ``_change_type``) as signed rows: data columns + ``_count``.
 
     ``insert`` / ``update_postimage`` weigh +1, ``delete`` / ``update_preimage`` -1 (times the
@@ -505,7 +511,7 @@ class EmbeddedBackend:
 
     # ---- reading
 
-    def read(self, name: str, version: Optional[int] = None):
+    def read(self, name: str, version: Optional[int] = None) -> tuple:
         """``(columns, DataFrame of all stored rows with _count)`` at ``version`` (latest if None)."""
         table = self._open(name, version)
         if table is None:
@@ -524,7 +530,7 @@ class EmbeddedBackend:
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
-    ):
+    ) -> "Optional[pa.Table]":
         """The facts of ``name`` at ``version`` (declared columns of the rows with a positive
         count, and ``_count`` too ``with_counts``) as a pyarrow Table, read by delta-rs in this
         process, without Spark; None when the table's log counts more than ``max_rows`` stored
@@ -784,7 +790,7 @@ def _spark_bounds(df, columns: Columns) -> tuple:
     return row[0], {c: (row[1 + 3 * i], row[2 + 3 * i], bool(row[3 + 3 * i])) for i, c in enumerate(bounded)}
 
 
-def net_changes(df, columns: Columns):
+def net_changes(df, columns: Columns) -> "DataFrame":
     """Sum the signed counts per fact and drop facts whose sum is 0."""
     from pyspark.sql import functions as F
 

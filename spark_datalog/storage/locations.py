@@ -11,12 +11,15 @@ table written by spark_datalog (with a ``_count`` column) contributes its presen
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InputError, SchemaError
 from . import uris
 from .embedded import is_delta_table, net_changes, open_table, read_table, table_changes
-from .schema import COUNT_COLUMN, Columns, _CASTABLE, columns_from_spark, describe, spark_type
+from .schema import _CASTABLE, COUNT_COLUMN, Columns, columns_from_spark, describe, spark_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 FORMATS = ("delta", "parquet", "csv")
 
@@ -44,7 +47,7 @@ def read_input(
     relation: str = "input",
     version: Optional[int] = None,
     storage_options: Optional[dict] = None,
-):
+) -> "DataFrame":
     """The rows of the input at ``uri`` as a DataFrame with the declared ``columns`` (typed).
 
     ``fmt`` is ``"delta"``, ``"parquet"``, ``"csv"`` or ``None`` to guess (a Delta log, else the

@@ -17,8 +17,8 @@ from functools import reduce
 from typing import Optional
 
 from ..errors import WarehouseError
-from .embedded import ChangeSet, EmbeddedBackend, change_feed_files, log, net_changes, signed_change_feed
 from . import datafiles
+from .embedded import ChangeSet, EmbeddedBackend, change_feed_files, log, net_changes, signed_change_feed
 from .runs import CommitResult
 from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform
 
@@ -34,7 +34,7 @@ class NativeBackend(EmbeddedBackend):
 
     name = "native"
 
-    def read(self, name: str, version: Optional[int] = None):
+    def read(self, name: str, version: Optional[int] = None) -> tuple:
         table = self._open(name, version)
         if table is None:
             raise WarehouseError(f"no relation {name} in the warehouse {self.root}")
@@ -50,7 +50,7 @@ class NativeBackend(EmbeddedBackend):
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
-    ):
+    ) -> None:
         """None: delta-spark tables may use features delta-rs does not read (deletion vectors,
         column mapping), so their facts are read through Spark."""
         return None

@@ -10,9 +10,15 @@ Type names are the language's: ``int long double string bool``.
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from ..errors import SchemaError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import Schema
+    from pyspark.sql import DataFrame
+    from pyspark.sql import types as T
 
 COUNT_COLUMN = "_count"
 TYPES = ("int", "long", "double", "string", "bool")
@@ -58,7 +64,7 @@ def normalise_columns(columns: Iterable, relation: str) -> Columns:
     return tuple(out)
 
 
-def spark_type(type_name: str):
+def spark_type(type_name: str) -> "T.DataType":
     """The Spark SQL type of a language type (``long`` -> ``LongType()``)."""
     from pyspark.sql import types as T
 
@@ -71,7 +77,7 @@ def spark_type(type_name: str):
     }[type_name]
 
 
-def spark_schema(columns: Columns, with_counts: bool = True):
+def spark_schema(columns: Columns, with_counts: bool = True) -> "T.StructType":
     """The Spark ``StructType`` of a stored relation (all fields nullable)."""
     from pyspark.sql import types as T
 
@@ -81,7 +87,7 @@ def spark_schema(columns: Columns, with_counts: bool = True):
     return T.StructType(fields)
 
 
-def arrow_type(type_name: str):
+def arrow_type(type_name: str) -> "pa.DataType":
     """The Arrow type of a language type (exact widths: ``int`` is int32, ``long`` int64)."""
     import pyarrow as pa
 
@@ -94,7 +100,7 @@ def arrow_type(type_name: str):
     }[type_name]
 
 
-def arrow_schema(columns: Columns, with_counts: bool = True):
+def arrow_schema(columns: Columns, with_counts: bool = True) -> "pa.Schema":
     """The Arrow schema of a stored relation, used to declare the Delta table's schema."""
     import pyarrow as pa
 
@@ -104,14 +110,14 @@ def arrow_schema(columns: Columns, with_counts: bool = True):
     return pa.schema(fields)
 
 
-def delta_schema(columns: Columns, with_counts: bool = True):
+def delta_schema(columns: Columns, with_counts: bool = True) -> "Schema":
     """The ``deltalake.Schema`` of a stored relation."""
     from deltalake import Schema
 
     return Schema.from_arrow(arrow_schema(columns, with_counts))
 
 
-def columns_from_delta(schema, relation: str, allow_missing_count: bool = False):
+def columns_from_delta(schema, relation: str, allow_missing_count: bool = False) -> tuple:
     """``(columns, has_count)`` read from a ``deltalake.Schema``.
 
     Raises ``SchemaError`` for a column whose Delta type has no language type (nested, decimal,
@@ -180,7 +186,7 @@ def check_same_columns(relation: str, expected: Columns, actual: Columns, what: 
         )
 
 
-def conform(df, columns: Columns, relation: str, with_counts: bool = True):
+def conform(df, columns: Columns, relation: str, with_counts: bool = True) -> "DataFrame":
     """Select the declared columns (and ``_count``) of ``df`` in order, cast to their exact types.
 
     Spark and Delta must agree on integer widths, so every column is cast. Raises ``SchemaError``

@@ -57,7 +57,7 @@ def location_key(uri: str) -> str:
     return parsed.netloc + "/" + unquote(parsed.path).lstrip("/")
 
 
-def filesystem(uri: str):
+def filesystem(uri: str) -> tuple:
     """``(pyarrow FileSystem, path)`` for listing and stat-ing files at ``uri``."""
     from pyarrow import fs
 
