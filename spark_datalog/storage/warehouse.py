@@ -323,9 +323,11 @@ class Warehouse:
             raise
         self.commit_run(info)
 
-    def break_lock(self) -> Optional[dict]:
-        """Remove the writer lock whoever holds it (after a crash on another host); the holder."""
-        holder = self._lock.break_lock()
+    def break_lock(self, force: bool = False) -> Optional[dict]:
+        """Remove the writer lock left by a crashed run (of another host, or a dead process);
+        return its holder (``None`` when unlocked). Refused with ``WarehouseError`` while a live
+        process of this host holds it, unless ``force``. ``spark-datalog unlock`` does this."""
+        holder = self._lock.unlock(force=force)
         return None if holder is None else dict(holder.__dict__)
 
     # ---------------------------------------------------------------------------- writing
