@@ -261,3 +261,22 @@ def test_run_log_keeps_the_latest_state_per_run(tmp_path):
     assert runs[0]["produced"] == {"tc": 4} and runs[0]["finished_at"] is not None
     assert runs[1]["mode"] == "incremental" and runs[1]["finished_at"] is None
     assert len(log.records()) == 3
+
+
+def test_run_that_gets_the_sequence_of_a_concurrent_run_is_refused(tmp_path, monkeypatch):
+    """Two writers that did not exclude each other (object store, lock removed by force) read the
+    log before either recorded its run: the second to record must fail, not commit nothing."""
+    from spark_datalog.storage.warehouse import Warehouse
+
+    first = Warehouse(None, str(tmp_path), backend="embedded")
+    second = Warehouse(None, str(tmp_path), backend="embedded")
+    seen_before = second.runs()  # [] : what the second writer read before the first recorded
+    run = first.start_run("fp", run_id="a")
+    assert first._lock.unlock(force=True).run_id == "a"
+    monkeypatch.setattr(second, "runs", lambda: seen_before)
+    with pytest.raises(WarehouseError, match=r"run b and run a got the same sequence number 1"):
+        second.start_run("fp", run_id="b")
+    assert second._lock.holder() is None  # released on the way out
+    first.commit_run(run)
+    monkeypatch.undo()
+    assert second.start_run("fp", run_id="c").sequence == 2
