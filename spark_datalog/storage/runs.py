@@ -12,7 +12,8 @@ versions" without scanning every relation's log.)
 
 Sequence numbers and application transactions. Every run gets a sequence number, one more than
 any number seen in the log or in a table's transactions, read and recorded (its ``started`` row)
-while the run holds the lock, so two runs of a local warehouse never get the same number. Every
+while the run holds the lock, so two runs of a local warehouse never get the same number (a new
+run that finds its number taken by another run id, a writer without the lock, fails). Every
 table commit of the run carries the Delta application transaction ``(APP_ID, sequence)``; before
 committing, the warehouse skips a table whose ``transaction_version(APP_ID)`` is already at least
 the run's sequence. So re-running a run id that failed half-way resumes it with its sequence
