@@ -6,9 +6,12 @@ Example::
     spark-datalog run spark_datalog/examples/graph.dl --engine reference --show 5
     spark-datalog run prog.dl --input arc=arcs.csv
     spark-datalog materialize --config conf/example-job.yaml
+    spark-datalog unlock /data/wh          # remove the lock a crashed run left behind
 
 Exit status: 0 on success, 1 when the program or its inputs are wrong (a ``DatalogError``), 2 on a
-usage error (bad arguments, unreadable program file).
+usage error (bad arguments, unreadable program file). ``unlock`` exits 0 when it removed the lock or
+there was none, 1 when a live process of this host holds it (without ``--force``) or the warehouse
+does not exist.
 """
 
 from __future__ import annotations
@@ -105,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     job.add_job_arguments(materialize)
     materialize.set_defaults(handler=run_materialize)
+    add_unlock_command(commands)
     return parser
 
 
@@ -197,6 +201,47 @@ def run_materialize(args: argparse.Namespace) -> int:
     except job.UsageError as err:
         raise UsageError(str(err)) from None
     return job.execute(settings, prog="spark-datalog materialize")
+
+
+# ---------------------------------------------------------------------------------------------
+# unlock
+
+
+def add_unlock_command(commands) -> None:
+    unlock = commands.add_parser(
+        "unlock",
+        help="remove a warehouse's writer lock left by a crashed run",
+        description="Print who holds the writer lock of the local warehouse WAREHOUSE (run id, pid, host, "
+        "since when) and remove it: for a lock left by another host or by a dead process. Refused "
+        "(exit status 1) while a live process of this host holds it, unless --force.",
+    )
+    unlock.add_argument("warehouse", metavar="WAREHOUSE")
+    unlock.add_argument(
+        "--force", action="store_true", help="remove the lock even while a live process of this host holds it"
+    )
+    unlock.set_defaults(handler=run_unlock)
+
+
+def run_unlock(args: argparse.Namespace) -> int:
+    """Remove the warehouse lock; exit 0 also when there was none (see the module docstring)."""
+    import os
+
+    from .errors import WarehouseError
+    from .storage import uris
+    from .storage.runs import WarehouseLock
+
+    root = uris.normalise(args.warehouse)
+    if not uris.is_local(root):
+        print(f"{root}: warehouses on object stores have no lock")
+        return EXIT_OK
+    if not os.path.isdir(root):
+        raise WarehouseError(f"no warehouse at {root}")
+    holder = WarehouseLock(root).unlock(force=args.force)
+    if holder is None:
+        print(f"{root}: not locked")
+    else:
+        print(f"{root}: removed the lock of {holder.describe()}")
+    return EXIT_OK
 
 
 def load_program(path: str):

@@ -11,17 +11,29 @@ reader can show them. (A table rather than commit metadata: one place answers "w
 versions" without scanning every relation's log.)
 
 Sequence numbers and application transactions. Every run gets a sequence number, one more than
-any number seen in the log or in a table's transactions. Every table commit of the run carries
-the Delta application transaction ``(APP_ID, sequence)``; before committing, the warehouse skips a
-table whose ``transaction_version(APP_ID)`` is already at least the run's sequence. So re-running
-a run id that failed half-way resumes it with its sequence number and commits only what is
-missing; re-running a committed run id changes nothing.
+any number seen in the log or in a table's transactions, read and recorded (its ``started`` row)
+while the run holds the lock, so two runs of a local warehouse never get the same number (a new
+run that finds its number taken by another run id, a writer without the lock, fails). Every
+table commit of the run carries the Delta application transaction ``(APP_ID, sequence)``; before
+committing, the warehouse skips a table whose ``transaction_version(APP_ID)`` is already at least
+the run's sequence. So re-running a run id that failed half-way resumes it with its sequence
+number and commits only what is missing; re-running a committed run id changes nothing.
 
-Lock. Local warehouses are written by one run at a time: ``<root>/_spark_datalog/lock`` is
-created with ``O_CREAT | O_EXCL`` and holds the run id, pid, host and time. A second writer fails
-with ``WarehouseError`` (or waits up to ``timeout`` seconds). A lock whose holder is a dead process
-on this host is stale and taken over; a lock from another host is stale only after
-``stale_after`` seconds when that is set, or when broken explicitly (``Warehouse.break_lock``).
+Lock. Local warehouses are written by one run at a time: ``<root>/_spark_datalog/lock`` holds the
+run id, pid, host and time (JSON). It is written complete under a private name and hard-linked
+into place (``link`` fails when the lock exists), so it never appears empty; the holder keeps an
+``flock`` on it while it holds it (released by the OS when the holder dies). A second writer fails
+with ``WarehouseError`` (or waits up to ``timeout`` seconds). A lock is stale, and taken over, when
+its holder is a dead process of this host, when it is unreadable (empty or garbled) and its file
+is older than ``LOCK_GRACE`` (60 s), or, for another host's lock (whose holder cannot be checked),
+only when ``stale_after`` is set and it is older than that; otherwise another host's lock is held
+until ``unlock`` (``spark-datalog unlock``, ``Warehouse.break_lock``) removes it. Whoever removes
+a lock file (release, takeover, unlock) holds its ``flock`` and checks it is still the file at the
+lock's path, so two waiters that find the same stale lock never both take it. File systems
+without hard links create the lock in place (an empty file for a moment, which counts as held);
+without ``flock`` only the content decides. Why not the ``filelock`` package: its lock file
+records no holder (needed for messages and ``unlock``) and cannot tell a lock of another host on
+shared storage.
 Object stores have no atomic create-if-absent through this code, so they are not locked: serialise
 runs outside (one scheduler slot per warehouse, e.g. Airflow ``max_active_runs=1``); Delta's
 optimistic concurrency still fails a conflicting commit rather than corrupting a table.
@@ -31,9 +43,12 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import json
+import logging
 import os
 import socket
+import stat
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -41,6 +56,11 @@ from typing import Optional
 
 from ..errors import WarehouseError
 from . import uris
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: the lock file's content alone decides
+    fcntl = None
 
 APP_ID = "spark_datalog"
 META_DIR = "_spark_datalog"
@@ -202,117 +222,359 @@ class RunLog:
 # --------------------------------------------------------------------------------------------
 # lock
 
+LOCK_GRACE = 60.0  # seconds an empty or garbled lock file counts as held (by its modification time)
+
+_HOLDER_FIELDS = {"run_id": str, "pid": int, "host": str, "since": str, "token": str}
+_NO_HARD_LINKS = {errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS}
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # never wait on a FIFO put at the lock's path
+
+log = logging.getLogger("spark_datalog")
+
 
 @dataclass
 class LockHolder:
+    """Who holds a warehouse lock, as its lock file says.
+
+    ``readable`` is False for an empty or garbled lock file: then only ``since`` (the file's
+    modification time) is known. Example::
+
+        LockHolder("nightly", 4242, "etl-1", "2026-11-25T13:00:00+00:00", "ab12").describe()
+        # 'run nightly since 2026-11-25T13:00:00+00:00 (pid 4242 on etl-1)'
+    """
+
     run_id: str
     pid: int
     host: str
     since: str
     token: str
+    readable: bool = True
 
     def describe(self) -> str:
+        if not self.readable:
+            return f"an unknown writer (unreadable lock file, last written {self.since})"
         return f"run {self.run_id} since {self.since} (pid {self.pid} on {self.host})"
+
+    def age(self) -> float:
+        """Seconds since the lock was taken (``since``)."""
+        return (now() - _dt.datetime.fromisoformat(self.since)).total_seconds()
+
+    def is_this_host(self) -> bool:
+        return self.readable and self.host == socket.gethostname()
+
+
+@dataclass
+class _Candidate:
+    """A complete lock file under a private name, flocked, waiting to be linked into place."""
+
+    path: str
+    fd: int
+    content: bytes
 
 
 class WarehouseLock:
-    """The exclusive writer lock of a local warehouse (see the module docstring)."""
+    """The exclusive writer lock of a local warehouse (see the module docstring).
 
-    def __init__(self, root: str, stale_after: Optional[float] = None):
+    Example::
+
+        lock = WarehouseLock("/data/wh")
+        lock.acquire("nightly-7", timeout=60)   # WarehouseError when still held after 60 s
+        ...
+        lock.release()
+    """
+
+    def __init__(self, root: str, stale_after: Optional[float] = None, grace: float = LOCK_GRACE):
         self.enabled = uris.is_local(root)
         self.path = os.path.join(root, META_DIR, "lock") if self.enabled else None
         self.stale_after = stale_after
+        self.grace = grace
         self.token: Optional[str] = None
+        self._handle: Optional[int] = None  # descriptor of the held lock file, flocked
 
     def holder(self) -> Optional[LockHolder]:
         """Who holds the lock, or ``None``."""
         if not self.enabled:
             return None
-        try:
-            with open(self.path, encoding="utf-8") as handle:
-                data = json.load(handle)
-            return LockHolder(**{k: data[k] for k in ("run_id", "pid", "host", "since", "token")})
-        except FileNotFoundError:
+        fd = self._open()
+        if fd is None:
             return None
-        except (ValueError, KeyError, TypeError):
-            # Half-written by a writer that died between create and write: treat as a dead holder.
-            return LockHolder("?", -1, socket.gethostname(), "?", "?")
+        try:
+            return _read_holder(fd)
+        finally:
+            os.close(fd)
 
     def acquire(self, run_id: str, timeout: float = 0.0, poll: float = 0.2) -> None:
         """Take the lock for ``run_id``; raise ``WarehouseError`` if it stays held ``timeout`` s."""
         if not self.enabled:
             return
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self._make_dir()
         deadline = time.monotonic() + timeout
         token = uuid.uuid4().hex
-        while True:
-            try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            except FileExistsError:
-                holder = self.holder()
-                if holder is not None and self._is_stale(holder):
-                    self._break(holder)
-                    continue
+        candidate = self._write_candidate(run_id, token)
+        fd = None
+        try:
+            while (fd := self._place(candidate)) is None:
+                holder = self._take_over_if_stale()
+                if holder is None:
+                    continue  # gone, or stale and removed: try again at once
                 if time.monotonic() >= deadline:
-                    what = holder.describe() if holder else "another run"
-                    raise WarehouseError(
-                        f"warehouse is being written by {what}; lock file {self.path}"
-                    ) from None
+                    raise self._held(holder)
                 time.sleep(poll)
-                continue
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(
-                    {
-                        "run_id": run_id,
-                        "pid": os.getpid(),
-                        "host": socket.gethostname(),
-                        "since": now().isoformat(timespec="seconds"),
-                        "token": token,
-                    },
-                    handle,
-                )
-                handle.flush()
-                os.fsync(handle.fileno())
-            self.token = token
-            return
+            self._handle, self.token = fd, token
+        finally:
+            _discard(candidate, keep=fd == candidate.fd)
 
     def release(self) -> None:
         """Release the lock if this object holds it (a lock broken by someone else is left alone)."""
         if not self.enabled or self.token is None:
             return
-        holder = self.holder()
-        if holder is not None and holder.token == self.token:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-        self.token = None
+        fd, self._handle, self.token = self._handle, None, None
+        try:
+            if self._is_current(fd):  # we hold its flock: nobody else removes it meanwhile
+                self._remove()
+        finally:
+            os.close(fd)
 
-    def break_lock(self) -> Optional[LockHolder]:
-        """Remove the lock whoever holds it; return the former holder."""
-        holder = self.holder()
-        if holder is not None:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self.path)
-        return holder
+    def unlock(self, force: bool = False) -> Optional[LockHolder]:
+        """Remove the lock and return who held it (``None`` when there was no lock).
+
+        For a lock left by another host or by a dead process. Refused with ``WarehouseError``
+        while a live process of this host holds it, unless ``force``. Example::
+
+            WarehouseLock("/data/wh").unlock()   # LockHolder(run_id='nightly', pid=4242, ...)
+        """
+        if not self.enabled:
+            return None
+        while True:
+            fd = self._open()
+            if fd is None:
+                return None
+            try:
+                free = _try_flock(fd)
+                holder = _read_holder(fd)
+                if not force and (not free or (holder.is_this_host() and _pid_alive(holder.pid))):
+                    raise WarehouseError(
+                        f"the warehouse lock {self.path} is held by {holder.describe()}, a live process; "
+                        f"pass --force (force=True) to remove it anyway"
+                    )
+                if self._is_current(fd):
+                    self._remove()
+                    return holder
+            finally:
+                os.close(fd)
+
+    # ---------------------------------------------------------------------- taking it
+
+    def _write_candidate(self, run_id: str, token: str) -> _Candidate:
+        """The lock file's content under a private name, flocked before anyone can see it."""
+        holder = {
+            "run_id": run_id,
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": now().isoformat(timespec="seconds"),
+            "token": token,
+        }
+        path = os.path.join(os.path.dirname(self.path), f".lock-{token}")
+        content = json.dumps(holder).encode("utf-8")
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+        except OSError as err:
+            raise self._error("create", err) from None
+        candidate = _Candidate(path, fd, content)
+        try:
+            _try_flock(fd)
+            os.write(fd, content)
+            os.fsync(fd)
+        except OSError as err:
+            _discard(candidate, keep=False)
+            raise self._error("write", err) from None
+        return candidate
+
+    def _place(self, candidate: _Candidate) -> Optional[int]:
+        """Put the candidate in place unless a lock exists: its descriptor, else ``None``.
+
+        ``link`` fails when the target exists, so the lock file appears complete and only once.
+        """
+        try:
+            os.link(candidate.path, self.path)
+            return candidate.fd
+        except FileExistsError:
+            return None
+        except OSError as err:
+            if err.errno in _NO_HARD_LINKS:
+                return self._create_in_place(candidate.content)
+            raise self._error("create", err) from None
+
+    def _create_in_place(self, content: bytes) -> Optional[int]:
+        """For file systems without hard links: create, flock, then write (a reader may see it
+        empty for a moment, which counts as held for ``grace`` seconds)."""
+        try:
+            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o644)
+        except FileExistsError:
+            return None
+        except OSError as err:
+            raise self._error("create", err) from None
+        try:
+            _try_flock(fd)
+            os.write(fd, content)
+            os.fsync(fd)
+        except OSError as err:
+            os.close(fd)
+            self._remove()
+            raise self._error("write", err) from None
+        return fd
+
+    def _take_over_if_stale(self) -> Optional[LockHolder]:
+        """Remove the lock file if its holder is gone; the holder that keeps it, else ``None``.
+
+        Whoever removes a lock file holds its flock while checking and removing it, so two
+        waiters that find the same stale lock cannot both remove it (nor the next one's lock).
+        """
+        fd = self._open()
+        if fd is None:
+            return None
+        try:
+            if not _try_flock(fd):  # its holder is alive, or another waiter is taking it over
+                return _read_holder(fd)
+            if not self._is_current(fd):
+                return None
+            holder = _read_holder(fd)
+            if not self._is_stale(holder):
+                return holder
+            self._remove()
+        finally:
+            os.close(fd)
+        log.warning("took over the warehouse lock %s from %s", self.path, holder.describe())
+        return None
+
+    def _held(self, holder: LockHolder) -> WarehouseError:
+        """The error of a writer that found the lock held by ``holder``."""
+        message = f"warehouse is being written by {holder.describe()}; lock file {self.path}"
+        if not holder.readable:
+            message += f" (taken over once it is {self.grace:g} s old)"
+        elif not holder.is_this_host():
+            root = os.path.dirname(os.path.dirname(self.path))
+            message += (
+                f" (held until that run ends or, if it is gone, `spark-datalog unlock {root}` removes it)"
+            )
+        return WarehouseError(message)
 
     def _is_stale(self, holder: LockHolder) -> bool:
-        if holder.host == socket.gethostname() and not _pid_alive(holder.pid):
-            return True
-        if self.stale_after is not None:
-            try:
-                since = _dt.datetime.fromisoformat(holder.since)
-            except ValueError:
-                return True
-            return (now() - since).total_seconds() > self.stale_after
-        return False
+        """An unreadable lock after ``grace`` s, a dead process of this host, another host's lock
+        after ``stale_after`` s (never when that is ``None``)."""
+        if not holder.readable:
+            return holder.age() > self.grace
+        if holder.is_this_host():
+            return not _pid_alive(holder.pid)
+        return self.stale_after is not None and holder.age() > self.stale_after
 
-    def _break(self, stale: LockHolder) -> None:
-        # Several waiters may find the same stale lock: they take turns on a guard and re-check
-        # under it, so none of them removes a fresh lock another one has just created.
-        with _guard(self.path + ".guard"):
-            current = self.holder()
-            if current is not None and current.token == stale.token and self._is_stale(current):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(self.path)
+    # ---------------------------------------------------------------------- file operations
+
+    def _make_dir(self) -> None:
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        except OSError as err:
+            raise self._error("create the directory of", err) from None
+
+    def _open(self) -> Optional[int]:
+        """A descriptor of the lock file, or ``None`` when there is none.
+
+        Read-write where allowed: NFS emulates ``flock`` with POSIX locks, which need it.
+        """
+        try:
+            try:
+                fd = os.open(self.path, os.O_RDWR | _NONBLOCK)
+            except (PermissionError, IsADirectoryError) as err:
+                if isinstance(err, IsADirectoryError):
+                    raise self._not_a_file() from None
+                fd = os.open(self.path, os.O_RDONLY | _NONBLOCK)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as err:
+            raise self._error("read", err) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise self._not_a_file()
+        return fd
+
+    def _not_a_file(self) -> WarehouseError:
+        return WarehouseError(f"the warehouse lock {self.path} is not a file; remove it")
+
+    def _is_current(self, fd: int) -> bool:
+        """True when ``fd`` is the file now at the lock's path."""
+        try:
+            here = os.stat(self.path)
+        except FileNotFoundError:
+            return False
+        except OSError as err:
+            raise self._error("read", err) from None
+        mine = os.fstat(fd)
+        return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
+
+    def _remove(self) -> None:
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        except OSError as err:
+            raise self._error("remove", err) from None
+
+    def _error(self, doing: str, err: OSError) -> WarehouseError:
+        return WarehouseError(f"cannot {doing} the warehouse lock {self.path}: {err.strerror or err}")
+
+
+def _read_holder(fd: int) -> LockHolder:
+    """The holder an open lock file names; an unreadable one when it is empty or garbled."""
+    info = os.fstat(fd)
+    os.lseek(fd, 0, os.SEEK_SET)
+    text = os.read(fd, 64 * 1024).decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if _is_holder_record(data):
+        return LockHolder(**{name: data[name] for name in _HOLDER_FIELDS})
+    mtime = _dt.datetime.fromtimestamp(info.st_mtime, _dt.timezone.utc).isoformat(timespec="seconds")
+    return LockHolder("?", -1, "?", mtime, "", readable=False)
+
+
+def _is_holder_record(data) -> bool:
+    """True for a lock file's JSON with every field of its type and a readable ``since``."""
+    if not isinstance(data, dict):
+        return False
+    for name, kind in _HOLDER_FIELDS.items():
+        value = data.get(name)
+        if not isinstance(value, kind) or isinstance(value, bool):
+            return False
+    try:
+        since = _dt.datetime.fromisoformat(data["since"])
+    except ValueError:
+        return False
+    return since.tzinfo is not None
+
+
+def _try_flock(fd: int) -> bool:
+    """Take ``fd``'s exclusive flock without waiting: False when someone else holds it.
+
+    True too where flock is unavailable (not POSIX, or a file system without it): then only the
+    lock file's content decides.
+    """
+    if fcntl is None:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _discard(candidate: _Candidate, keep: bool) -> None:
+    """Remove the candidate's private name; close it unless it became the held lock."""
+    with contextlib.suppress(OSError):
+        os.unlink(candidate.path)
+    if not keep:
+        os.close(candidate.fd)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -320,26 +582,11 @@ def _pid_alive(pid: int) -> bool:
         return False
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError):
         return False
     except PermissionError:
         return True
     return True
-
-
-@contextlib.contextmanager
-def _guard(path: str):
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no guard, the race is only between stale-lock breakers
-        yield
-        return
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @dataclass

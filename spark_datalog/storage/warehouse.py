@@ -290,7 +290,21 @@ class Warehouse:
             replaces_program=bool(replace),
         )
         self._log.append(run, "started")
+        self._check_sequence_unique(run)
         return run
+
+    def _check_sequence_unique(self, run: RunInfo) -> None:
+        """Refuse a run whose new sequence number another run got too (a writer that did not hold
+        the lock: object stores, or a lock removed by force): its commits would be skipped."""
+        others = sorted(
+            {r["run_id"] for r in self._log.records() if r["sequence"] == run.sequence} - {run.run_id}
+        )
+        if others:
+            raise WarehouseError(
+                f"run {run.run_id} and run {others[0]} got the same sequence number {run.sequence}: "
+                f"another writer is writing the warehouse {self.root} at the same time; re-run with a "
+                f"new run id when it is done"
+            )
 
     def commit_run(self, run: RunInfo, details: Optional[Mapping] = None) -> dict:
         """Record the run as committed (versions consumed and produced) and release the lock."""
@@ -324,9 +338,11 @@ class Warehouse:
             raise
         self.commit_run(info)
 
-    def break_lock(self) -> Optional[dict]:
-        """Remove the writer lock whoever holds it (after a crash on another host); the holder."""
-        holder = self._lock.break_lock()
+    def break_lock(self, force: bool = False) -> Optional[dict]:
+        """Remove the writer lock left by a crashed run (of another host, or a dead process);
+        return its holder (``None`` when unlocked). Refused with ``WarehouseError`` while a live
+        process of this host holds it, unless ``force``. ``spark-datalog unlock`` does this."""
+        holder = self._lock.unlock(force=force)
         return None if holder is None else dict(holder.__dict__)
 
     # ---------------------------------------------------------------------------- writing
