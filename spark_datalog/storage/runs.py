@@ -52,11 +52,13 @@ import stat
 import time
 import uuid
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Optional
 
 from ..errors import WarehouseError
 from . import uris
 
+fcntl: Optional[ModuleType]
 try:
     import fcntl
 except ImportError:  # not POSIX: the lock file's content alone decides
@@ -284,7 +286,7 @@ class WarehouseLock:
 
     def __init__(self, root: str, stale_after: Optional[float] = None, grace: float = LOCK_GRACE):
         self.enabled = uris.is_local(root)
-        self.path = os.path.join(root, META_DIR, "lock") if self.enabled else None
+        self.path = os.path.join(root, META_DIR, "lock") if self.enabled else ""  # "": no lock
         self.stale_after = stale_after
         self.grace = grace
         self.token: Optional[str] = None
@@ -328,6 +330,7 @@ class WarehouseLock:
         if not self.enabled or self.token is None:
             return
         fd, self._handle, self.token = self._handle, None, None
+        assert fd is not None  # held: acquire set both
         try:
             if self._is_current(fd):  # we hold its flock: nobody else removes it meanwhile
                 self._remove()
