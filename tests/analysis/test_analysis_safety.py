@@ -147,3 +147,46 @@ def test_safe_rules_pass(text):
 def test_anonymous_aggregate_variable_is_unsafe():
     [error] = errors("p(X, count<_>) :- q(X, _).", SafetyError)
     assert error.message.startswith("anonymous variable '_' of aggregate count<_> in the head")
+
+
+# -- expression arguments of atoms bind nothing (issue 19, item 5) -------------------------------
+
+
+def test_variable_only_inside_an_expression_argument_is_unsafe_at_the_expression():
+    [error] = errors("m(X, Y) :- edge(X + 1, Y).", SafetyError)
+    assert (error.line, error.column) == (1, 17)
+    assert error.message.startswith("variable X in expression 'X + 1' (an argument of edge)")
+    assert "not those inside an expression argument" in error.message
+    assert "^" in str(error)
+
+
+def test_variable_only_inside_an_expression_argument_is_unsafe_without_a_head_use():
+    [error] = errors("m(Y) :- edge(2 * X, Y).", SafetyError)
+    assert (error.line, error.column) == (1, 18)
+
+
+def test_anonymous_variable_in_an_expression_argument_is_unsafe():
+    [error] = errors("m(Y) :- edge(_ + 1, Y).", SafetyError)
+    assert error.message.startswith("anonymous variable '_' in expression '_ + 1'")
+    assert (error.line, error.column) == (1, 14)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "m(X, Y) :- a(X), edge(X + 1, Y).",
+        "m(X, Y) :- edge(X + 1, Y), a(X).",
+        "m(X) :- edge(X, X + 1).",
+        "m(X) :- edge(X + 1, Y), X = Y - 1.",
+    ],
+)
+def test_expression_arguments_bound_elsewhere_are_safe_and_plan(text):
+    import spark_datalog as sd
+
+    program = sd.Program.parse(text)
+    assert program.plans  # the translator places the expression too
+
+
+def test_equality_on_a_variable_only_in_an_expression_argument_becomes_an_assignment():
+    checked = check("m(X) :- edge(X + 1, Y), X = Y - 1.")
+    assert body_kinds(checked.rules[0]) == ["Atom", "Assignment"]
