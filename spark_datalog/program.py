@@ -4,6 +4,7 @@ Example::
 
     import spark_datalog as sd
     program = sd.Program.parse('''
+        .input arc
         tc(X, Y) :- arc(X, Y).
         tc(X, Z) :- tc(X, Y), arc(Y, Z).
     ''')

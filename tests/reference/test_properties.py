@@ -190,6 +190,7 @@ def _floyd_warshall(arcs):
 SHORTEST = """
     path(X, Y, min<D>) :- arc(X, Y, D).
     path(X, Y, min<D>) :- path(X, Z, D1), path(Z, Y, D2), D = D1 + D2.
+    .input arc
 """
 
 
@@ -203,6 +204,7 @@ def test_shortest_paths_match_floyd_warshall(arcs, strategy):
 LABELS = """
     label(X, X) :- node(X).
     label(Y, min<L>) :- label(X, L), edge(X, Y).
+    .input node, edge
 """
 
 
@@ -231,6 +233,7 @@ def test_min_label_propagation_is_the_smallest_node_reaching(nodes, edges, strat
 COINS = """
     num(C, 1) :- coins(C).
     num(V, min<N>) :- num(X, Y), coins(C), V = X + C, V <= 20, N = Y + 1.
+    .input coins
 """
 
 
@@ -255,6 +258,7 @@ AGGREGATES = """
     lo(K, min<V>) :- a(K, _, V).
     hi(K, max<V>) :- a(K, _, V).
     sv(K, sum<V>) :- a(K, _, V).
+    .input a
 """
 
 
