@@ -73,6 +73,9 @@ def _allow_deep_terms() -> None:
         sys.setrecursionlimit(RECURSION_LIMIT)
 
 
+_allow_deep_terms()  # at import too, so that it never changes in the middle of a caller's work
+
+
 def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
     groups: dict[type, list] = {
         kind: [] for kind in (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query)

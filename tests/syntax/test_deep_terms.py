@@ -65,13 +65,3 @@ def test_the_deepest_accepted_expression_still_works():
     )
     assert evaluate(program, {"e": {(1,)}}) == {"p": {(MAX_TERM_DEPTH + 1,)}}
     assert program.explain()
-
-
-@pytest.mark.spark
-def test_deep_terms_on_spark(spark):
-    expr, value = CASES["nested_sum"]
-    program = sd.Program.parse(f".input e\np(Y) :- e(X), Y = {expr}.\nq(X) :- e(X), X < {expr}.\n")
-    frame = spark.createDataFrame([(2,)], "x long")
-    result = program.materialize(spark, inputs={"e": frame})
-    assert {tuple(r) for r in result["p"].collect()} == {(value,)}
-    assert {tuple(r) for r in result["q"].collect()} == {(2,)}
