@@ -6,8 +6,7 @@ in" (deterministic output). Both come from :func:`atom_uses`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..syntax import ast
 
@@ -19,8 +18,7 @@ NEGATED = "negated"
 QUERY = "query"
 
 
-@dataclass(frozen=True)
-class AtomUse:
+class AtomUse(NamedTuple):
     """One atom of the program: its role and, for rule atoms, the index of its rule."""
 
     atom: ast.Atom
