@@ -4,6 +4,7 @@ Example::
 
     import spark_datalog as sd
     program = sd.Program.parse('''
+        .input arc
         tc(X, Y) :- arc(X, Y).
         tc(X, Z) :- tc(X, Y), arc(Y, Z).
     ''')
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
 from .analysis import analyse
@@ -38,13 +38,16 @@ class Program:
     def parse(cls, text: str, filename: Optional[str] = None) -> "Program":
         """Parse and check ``text``; raises ParseError, SafetyError, StratificationError or
         SchemaError (the first one, with every error found in ``.errors``)."""
-        return cls(analyse(parse(text, filename)))
+        with _collector_paused():  # parsing allocates much and frees nothing: no cycles to find
+            return cls(analyse(parse(text, filename)))
 
     @classmethod
     def from_file(cls, path) -> "Program":
-        """Parse and check the program in the file at ``path``."""
-        path = Path(path)
-        return cls.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        """Parse and check the program in the file at ``path`` (UTF-8; ``ParseError`` at the first
+        byte that is not, ``OSError`` when the file cannot be read)."""
+        from .textfiles import read_utf8
+
+        return cls.parse(read_utf8(path), filename=str(path))
 
     def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
         """The same program re-checked with column types taken from inputs (relation -> types)."""
@@ -187,6 +190,23 @@ class Program:
 
     def __repr__(self) -> str:
         return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"
+
+
+class _collector_paused:
+    """Pause Python's cyclic garbage collector (when it runs) for the duration: its collections,
+    triggered by the many objects a large program allocates, cost as much as parsing itself."""
+
+    def __enter__(self):
+        import gc
+
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        import gc
+
+        if self.enabled:
+            gc.enable()
 
 
 @dataclass

@@ -11,8 +11,9 @@ mentions to a set of tuples. Programs are valid by construction (they pass analy
   that converge (shortest paths with non-negative weights, label propagation, bounded coin change);
 - terminating: values stay in a small domain (0..5), arithmetic that can grow is guarded.
 
-Everything is a ``long`` except the results of ``avg``, and avg relations are never read by other
-rules, so there are no mixed-type joins. Use :func:`settings` for the example count.
+Every EDB relation a program reads is named by an ``.input`` line (a relation nothing defines
+is an error). Everything is a ``long`` except the results of ``avg``, and avg relations are never
+read by other rules, so there are no mixed-type joins. Use :func:`settings` for the example count.
 """
 
 from __future__ import annotations
@@ -133,7 +134,8 @@ class _Builder:
 
     def result(self) -> tuple:
         edb = {name: self.draw(_values(self.edb[name])) for name in sorted(self.used)}
-        return "\n".join(self.lines) + "\n", edb
+        inputs = [f".input {', '.join(sorted(self.used))}"] if self.used else []
+        return "\n".join(inputs + self.lines) + "\n", edb
 
 
 _ARITY = st.integers(1, 3)
@@ -232,13 +234,14 @@ def _shortest_paths(draw):
             )
         )
     )
-    return "\n".join((base, step, extra)) + "\n", {"arc": _weighted(draw)}
+    return "\n".join((".input arc", base, step, extra)) + "\n", {"arc": _weighted(draw)}
 
 
 @st.composite
 def _single_source(draw):
     source = draw(st.integers(*DOMAIN))
     text = (
+        ".input arc\n"
         f"dist({source}, 0).\n"
         "dist(Y, min<D>) :- dist(X, D1), arc(X, Y, W), D = D1 + W.\n"
         "far(Y) :- dist(Y, D), D > 4.\n"
@@ -249,7 +252,7 @@ def _single_source(draw):
 @st.composite
 def _components(draw):
     func = draw(st.sampled_from(("min", "max")))
-    text = f"label(X, X) :- node(X).\nlabel(Y, {func}<L>) :- label(X, L), edge(X, Y).\n"
+    text = f".input node, edge\nlabel(X, X) :- node(X).\nlabel(Y, {func}<L>) :- label(X, L), edge(X, Y).\n"
     if draw(st.booleans()):
         text += f"label(Y, {func}<L>) :- label(X, L), edge(Y, X).\n"
     text += "component(L, count<X>) :- label(X, L).\n"
@@ -262,6 +265,7 @@ def _components(draw):
 def _coin_change(draw):
     bound = draw(st.integers(3, 15))
     text = (
+        ".input coins\n"
         "num(C, 1) :- coins(C).\n"
         f"num(V, min<N>) :- num(X, Y), coins(C), V = X + C, V <= {bound}, N = Y + 1.\n"
     )

@@ -29,6 +29,7 @@ TC_EXAMPLE_3_5 = SeedProgram(
         % Edge(?x,?y) -> TC(?x,?y).   TC(?x,?y), TC(?y,?z) -> TC(?x,?z).
         tc(?x, ?y) :- edge(?x, ?y).
         tc(?x, ?z) :- tc(?x, ?y), tc(?y, ?z).
+        .input edge
     """,
     edb={"edge": {(1, 2), (2, 3), (3, 4)}},
     expected={"tc": {(1, 2), (2, 3), (3, 4), (1, 3), (2, 4), (1, 4)}},
@@ -56,6 +57,7 @@ SAME_GENERATION = SeedProgram(
     text="""
         sg(X,Y) :- arc(P,X), arc(P,Y), X != Y.
         sg(X,Y) :- arc(A,X), sg(A,B), arc(B,Y).
+        .input arc
     """,
     edb={"arc": {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (4, 7), (6, 8)}},
     expected={"sg": {(2, 3), (3, 2), (4, 5), (5, 4), (4, 6), (6, 4), (5, 6), (6, 5), (7, 8), (8, 7)}},
@@ -90,6 +92,7 @@ SHORTEST_PATHS = SeedProgram(
         path(X, Y, min<D>) <- arc(X, Y, D).
         path(X, Y, min<D>) <- path(X, Z, Dxz), arc(Z, Y, Dzy), D = Dxz + Dzy.
         shortestpath(X, Y, D) <- path(X, Y, D).
+        .input arc
     """,
     edb={"arc": {(1, 2, 4), (1, 3, 1), (3, 2, 2), (2, 4, 1), (3, 4, 5), (4, 1, 3)}},
     expected={"path": _SHORTEST, "shortestpath": _SHORTEST},
@@ -126,6 +129,7 @@ TEMPORAL_COALESCING = SeedProgram(
         final_intrvl(Eno, S, E) :- coal(Eno, S, E), not contain(Eno, S, E).
         contain(Eno, S, E) :- coal(Eno, S, E), coal(Eno, S1, E1), S1 <= S, E1 > E.
         contain(Eno, S, E) :- coal(Eno, S, E), coal(Eno, S1, E1), S1 < S, E1 >= E.
+        .input inter
     """,
     edb={
         "inter": {
@@ -166,6 +170,7 @@ MUTUAL_RECURSION = SeedProgram(
         p(X,W)   :- p(X,Y), p(X,Z), c(Y,Z,W).
         p(X,W)   :- q(X,R,Y), p(Y,Z), u(R,Z,W).
         q(X,Y,Z) :- q(X,R,W), q(W,P,Z), t(R,P,Y).
+        .input r, c, u, t
     """,
     edb={"r": {(10, 11)}, "c": {(2, 3, 4)}, "u": {(11, 2, 5)}, "t": {(10, 11, 12)}},
     expected={
@@ -184,6 +189,7 @@ UNREACHABLE = SeedProgram(
         unreachable(X) :- node(X), not reach(X).
         sink(X) :- node(X), !edge(X, _).
         isolated(X) :- node(X), ~edge(X, _), ~edge(_, X).
+        .input edge, node
     """,
     edb={"node": {(1,), (2,), (3,), (4,), (5,), (6,)}, "edge": {(1, 2), (2, 3), (4, 5), (3, 1)}},
     expected={
@@ -212,6 +218,7 @@ AGGREGATES = SeedProgram(
         cheapest(S, min<A>) :- sale(S, _, A).
         dearest(S, max<A>) :- sale(S, _, A).
         big(S) :- total(S, T), T > 10.
+        .input sale, extra
     """,
     edb={
         "sale": {(1, 10, 5), (1, 11, 5), (1, 12, 2), (2, 10, 7), (2, 13, 2), (3, 14, 3)},

@@ -71,6 +71,26 @@ def test_check_reports_a_parse_error_at_its_line(tmp_path, capsys):
     assert caret_line, err
 
 
+def test_check_rejects_a_variable_bound_only_inside_an_expression_argument(tmp_path, capsys):
+    path = write(tmp_path, "expr.dl", "edge(1, 2).\nm(X, Y) :- edge(X + 1, Y).\n")
+    status, out, err = run_cli(capsys, "check", path)
+    assert status == 1, out
+    assert f"{path}:2:17: safety error: variable X" in err
+    assert "Traceback" not in err
+
+
+def test_check_rejects_a_relation_nothing_defines(tmp_path, capsys):
+    path = write(
+        tmp_path,
+        "typo.dl",
+        ".input edge\npath(X, Y) :- edge(X, Y).\npath(X, Z) :- path(X, Y), edges(Y, Z).\n",
+    )
+    status, out, err = run_cli(capsys, "check", path)
+    assert status == 1, out
+    assert f"{path}:3:27: schema error: relation 'edges' is never defined" in err
+    assert "did you mean 'edge'?" in err
+
+
 def test_usage_errors_exit_2(capsys):
     assert run_cli(capsys)[0] == 2  # no command
     assert run_cli(capsys, "run", EXAMPLE, "--engine", "flink")[0] == 2

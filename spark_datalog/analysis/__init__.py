@@ -2,7 +2,8 @@
 
 The passes, one per module, each a pure function:
 
-- :mod:`.declarations` — ``.decl`` / ``.input`` / ``.output`` statements are consistent;
+- :mod:`.declarations` — ``.decl`` / ``.input`` / ``.output`` statements are consistent, and
+  every relation an atom reads is defined (by a rule, a fact, a ``.decl`` or an ``.input``);
 - :mod:`.arity` — every use of a predicate has its arity;
 - :mod:`.normalise` — ``V = expr`` that binds ``V`` becomes an assignment, bodies are ordered;
 - :mod:`.safety` — range restriction;
@@ -15,7 +16,8 @@ declarations or arities are already wrong, since it would only repeat those erro
 
 Decisions: a relation named by ``.input`` may have facts but not rules (an error); conflicting
 aggregates and count/sum/avg relations with plain rules or facts are stratification errors; a column
-nothing constrains has type ``long``. A relation is IDB when it has at least one rule, EDB otherwise.
+nothing constrains has type ``long``. A relation is IDB when it has at least one rule, EDB otherwise;
+an atom over a relation with no rule, fact, ``.decl`` or ``.input`` is a schema error.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..syntax import ast
 from .aggregates import relation_aggregates
 from .arity import check_arity
 from .checked import CheckedProgram, RelationSchema
-from .declarations import check_declarations
+from .declarations import check_declarations, check_defined
 from .dependencies import stratify
 from .describe import describe
 from .facts import fact_tuples
@@ -55,7 +57,7 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     """
     structural = check_declarations(program) + check_arity(program, input_types)
     rules = tuple(normalise_rule(rule) for rule in program.rules)
-    errors = list(structural)
+    errors = list(structural) + check_defined(program)
     errors += check_safety(rules)
 
     order = relation_order(program)

@@ -3,10 +3,14 @@
 - a relation is declared at most once, with distinct column names and known types;
 - ``.input`` / ``.output`` name a relation that is declared or used somewhere;
 - a relation named by ``.input`` is not also defined by rules (an input is supplied from outside;
-  facts stated in the program are added to it, rules are not).
+  facts stated in the program are added to it, rules are not);
+- every relation an atom reads is defined: it has a rule, a fact, a ``.decl`` or an ``.input``
+  (an atom over anything else is almost always a typo, or a function written as a relation).
 """
 
 from __future__ import annotations
+
+import difflib
 
 from ..errors import SchemaError
 from ..syntax import ast
@@ -74,3 +78,34 @@ def check_declarations(program: ast.Program) -> list[SchemaError]:
                 )
             )
     return errors
+
+
+def check_defined(program: ast.Program) -> list[SchemaError]:
+    """An error at the first atom over each relation that has no rule, fact, .decl or .input."""
+    defined = set(defined_relations(program))
+    errors: list[SchemaError] = []
+    reported: set[str] = set()
+    for use in atom_uses(program):
+        name = use.atom.predicate
+        if name in defined or name in reported:
+            continue
+        reported.add(name)
+        errors.append(error_at(SchemaError, _never_defined(name, defined), use.span))
+    return errors
+
+
+def defined_relations(program: ast.Program) -> list[str]:
+    """Relations with a rule, a fact, a ``.decl`` or an ``.input``, in that order."""
+    names = [rule.head.predicate for rule in program.rules]
+    names += [fact.atom.predicate for fact in program.facts]
+    names += [decl.name for decl in program.declarations]
+    names += list(program.inputs)
+    return list(dict.fromkeys(names))
+
+
+def _never_defined(name: str, defined: set) -> str:
+    message = f"relation '{name}' is never defined (it has no rule, fact, .decl or .input)"
+    close = difflib.get_close_matches(name, sorted(defined), n=1)
+    if close:
+        return f"{message}; did you mean '{close[0]}'?"
+    return f"{message}; if it is supplied from outside, declare it with '.input {name}'"

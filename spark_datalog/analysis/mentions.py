@@ -6,8 +6,7 @@ in" (deterministic output). Both come from :func:`atom_uses`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..syntax import ast
 
@@ -19,8 +18,7 @@ NEGATED = "negated"
 QUERY = "query"
 
 
-@dataclass(frozen=True)
-class AtomUse:
+class AtomUse(NamedTuple):
     """One atom of the program: its role and, for rule atoms, the index of its rule."""
 
     atom: ast.Atom
@@ -47,7 +45,7 @@ def atom_uses(program: ast.Program, rules: Optional[tuple] = None) -> list[AtomU
             elif isinstance(literal, ast.Negation):
                 uses.append(AtomUse(literal.atom, NEGATED, index))
     uses.extend(AtomUse(q.atom, QUERY) for q in program.queries)
-    return sorted(uses, key=lambda u: u.span)
+    return sorted(uses, key=lambda u: (u.atom.span.line, u.atom.span.column))  # ints: fast
 
 
 def relation_order(program: ast.Program) -> list[str]:
@@ -56,7 +54,7 @@ def relation_order(program: ast.Program) -> list[str]:
     mentions += [(d.span, d.name) for d in program.directives]
     mentions += [(u.span, u.atom.predicate) for u in atom_uses(program)]
     # Sort by position only (stable), so unpositioned mentions keep declaration order.
-    mentions.sort(key=lambda m: m[0])
+    mentions.sort(key=lambda m: (m[0].line, m[0].column))
     return list(dict.fromkeys(name for _, name in mentions))
 
 

@@ -17,9 +17,15 @@ from __future__ import annotations
 from ..syntax import ast
 
 
+def atom_bindings(atom: ast.Atom) -> set[str]:
+    """Names a positive atom binds: its plain variable arguments. Variables that occur only
+    inside an expression argument (``p(X + 1)``) are inputs of the atom, not bound by it."""
+    return {a.name for a in atom.args if isinstance(a, ast.Variable)}
+
+
 def positive_variables(body) -> set[str]:
     """Names of the variables bound by the positive atoms of a body."""
-    return {v.name for lit in body if isinstance(lit, ast.Atom) for v in ast.literal_variables(lit)}
+    return {name for lit in body if isinstance(lit, ast.Atom) for name in atom_bindings(lit)}
 
 
 def bound_variables(body) -> set[str]:
@@ -74,6 +80,12 @@ def _needs(literal) -> set[str]:
     return {v.name for v in ast.literal_variables(literal)}
 
 
+def expression_inputs(atom: ast.Atom) -> set[str]:
+    """Variables of the atom's expression arguments that the atom does not bind itself."""
+    inside = {v.name for a in atom.args if isinstance(a, ast.BinaryOp) for v in ast.term_variables(a)}
+    return inside - atom_bindings(atom)
+
+
 def _order(body: tuple) -> tuple:
     out: list = []
     available: set[str] = set()
@@ -82,7 +94,7 @@ def _order(body: tuple) -> tuple:
     def emit(literal) -> None:
         out.append(literal)
         if isinstance(literal, ast.Atom):
-            available.update(v.name for v in ast.literal_variables(literal))
+            available.update(atom_bindings(literal))
         elif isinstance(literal, ast.Assignment):
             available.add(literal.variable.name)
 

@@ -14,6 +14,10 @@ from .mentions import error_at, rule_text
 from .normalise import bound_variables
 
 _UNBOUND = "is not bound by a positive body atom or an assignment"
+_EXPRESSION_HINT = (
+    " (an atom binds only the variables that are whole arguments of it, not those inside an "
+    "expression argument such as 'p(X + 1)')"
+)
 
 
 def check_safety(rules) -> list[SafetyError]:
@@ -27,42 +31,68 @@ def check_safety(rules) -> list[SafetyError]:
 
 def _check_rule(rule: ast.Rule) -> list[SafetyError]:
     bound = bound_variables(rule.body)
+    hint = {v.name for arg in _expression_arguments(rule) for v in ast.term_variables(arg[1])}
     text = rule_text(rule)
     errors: list[SafetyError] = []
     reported: set[str] = set()
-
-    def check(variables, place: str, anonymous_allowed: bool = False) -> None:
+    for variables, place, anonymous_allowed in _places(rule):
         for var in variables:
             if var.anonymous:
                 if not anonymous_allowed:
-                    errors.append(
-                        error_at(
-                            SafetyError,
-                            f"anonymous variable '_' {place} of "
-                            f"rule '{text}' is not allowed (only "
-                            f"body atoms may use '_')",
-                            var.span,
-                        )
+                    message = (
+                        f"anonymous variable '_' {place} of rule '{text}' is not allowed "
+                        f"(only body atoms may use '_', as a whole argument)"
                     )
-                continue
-            if var.name in bound or var.name in reported:
-                continue
-            reported.add(var.name)
-            message = f"variable {var.name} {place} of rule '{text}' {_UNBOUND}"
-            if not rule.body:
-                message += " (a fact cannot contain variables)"
-            errors.append(error_at(SafetyError, message, var.span))
+                    errors.append(error_at(SafetyError, message, var.span))
+            elif var.name not in bound and var.name not in reported:
+                reported.add(var.name)
+                errors.append(error_at(SafetyError, _unbound(var, place, text, rule, hint), var.span))
+    return errors
 
+
+def _unbound(var: ast.Variable, place: str, text: str, rule: ast.Rule, hint: set) -> str:
+    message = f"variable {var.name} {place} of rule '{text}' {_UNBOUND}"
+    if var.name in hint:
+        message += _EXPRESSION_HINT
+    if not rule.body:
+        message += " (a fact cannot contain variables)"
+    return message
+
+
+def _expression_arguments(rule: ast.Rule):
+    """(atom, expression) for every expression argument of a positive body atom."""
+    for literal in rule.body:
+        if isinstance(literal, ast.Atom):
+            for arg in literal.args:
+                if isinstance(arg, ast.BinaryOp):
+                    yield literal, arg
+
+
+def _places(rule: ast.Rule):
+    """(variables, where they are, whether '_' may be one) of every place that needs bound
+    variables, in the order they are reported: expression arguments of atoms first (the atom
+    that seems to bind the variable is where to fix it), then the head, then the body."""
+    for atom, arg in _expression_arguments(rule):
+        yield (
+            ast.term_variables(arg),
+            f"in expression '{_bare(arg)}' (an argument of {atom.predicate})",
+            False,
+        )
     for arg in rule.head.args:
         if isinstance(arg, ast.Aggregate):
-            check([arg.variable], f"of aggregate {arg} in the head")
+            yield [arg.variable], f"of aggregate {arg} in the head", False
         else:
-            check(ast.term_variables(arg), "in the head")
+            yield ast.term_variables(arg), "in the head", False
     for literal in rule.body:
         if isinstance(literal, ast.Negation):
-            check(ast.literal_variables(literal), f"in negated atom '{literal}'", anonymous_allowed=True)
+            yield ast.literal_variables(literal), f"in negated atom '{literal}'", True
         elif isinstance(literal, ast.Comparison):
-            check(ast.literal_variables(literal), f"in comparison '{literal}'")
+            yield ast.literal_variables(literal), f"in comparison '{literal}'", False
         elif isinstance(literal, ast.Assignment):
-            check(ast.term_variables(literal.expr), f"in assignment '{literal}'")
-    return errors
+            yield ast.term_variables(literal.expr), f"in assignment '{literal}'", False
+
+
+def _bare(term) -> str:
+    """An expression as written, without the outer parentheses ``str`` puts around it."""
+    text = str(term)
+    return text[1:-1] if isinstance(term, ast.BinaryOp) else text

@@ -3,11 +3,15 @@
 A substitution is a dict from variable name to value. :func:`order_body` fixes the order in
 which a rule's literals are processed: a literal is taken as soon as its inputs are bound
 (comparisons, negations and assignments first, since they only filter or extend), otherwise the
-next positive atom. :func:`substitutions` then extends the empty substitution over that order.
+next positive atom. An atom read before the variables of one of its expression arguments are
+bound (a semi-naive delta atom ``r(Y + 1, B)`` taken first) keeps the matched value and checks the
+expression once they are (:class:`Deferred`). :func:`substitutions` then extends the empty
+substitution over that order.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
 from ..syntax import ast
@@ -38,45 +42,82 @@ def _ready(literal, bound: set) -> bool:
     raise TypeError(f"not a literal: {literal!r}")
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """A step of a body order: check expression argument ``index`` of the atom at body
+    ``position``. When that atom is matched before the expression's variables are bound
+    (``r(Y + 1, B)`` reading a semi-naive delta before ``a(X, Y)`` binds Y), the matched value is
+    kept under a hidden name and compared with the expression once its variables are bound."""
+
+    position: int
+    index: int
+
+    @property
+    def hidden(self) -> str:
+        return f"#{self.position}.{self.index}"
+
+
+def _own(atom: ast.Atom) -> set:
+    """Names the atom binds itself: its plain variable arguments."""
+    return {a.name for a in atom.args if isinstance(a, ast.Variable)}
+
+
 def order_body(body: tuple, first: Optional[int] = None) -> list:
-    """Body positions in processing order. ``first`` (a positive atom's position) is taken
-    first, e.g. the atom that reads a semi-naive delta."""
+    """Body positions (and :class:`Deferred` checks) in processing order. ``first`` (a positive
+    atom's position) is taken first, e.g. the atom that reads a semi-naive delta."""
     remaining = list(range(len(body)))
     order: list = []
     bound: set = set()
+    deferred: list = []
 
     def take(position: int) -> None:
         remaining.remove(position)
         order.append(position)
         literal = body[position]
         if isinstance(literal, ast.Atom):
-            bound.update(v.name for v in ast.literal_variables(literal))
+            own = _own(literal)
+            for index, arg in enumerate(literal.args):
+                if isinstance(arg, ast.BinaryOp) and not _names(arg) <= bound | own:
+                    deferred.append(Deferred(position, index))
+            bound.update(own)
         elif isinstance(literal, ast.Assignment):
             bound.add(literal.variable.name)
 
     if first is not None:
         take(first)
-    while remaining:
-        filters = [p for p in remaining if not isinstance(body[p], ast.Atom) and _ready(body[p], bound)]
-        atoms = [p for p in remaining if isinstance(body[p], ast.Atom) and _ready(body[p], bound)]
-        if filters:
-            take(filters[0])
-        elif atoms:
-            take(atoms[0])
+    while remaining or deferred:
+        checks = [d for d in deferred if _names(body[d.position].args[d.index]) <= bound]
+        if checks:
+            order.extend(checks)
+            deferred = [d for d in deferred if d not in checks]
+        elif remaining:
+            take(_next_literal(body, remaining, bound))
         else:
-            stuck = ", ".join(str(body[p]) for p in remaining)
+            stuck = ", ".join(str(body[d.position].args[d.index]) for d in deferred)
             raise UnsafeRuleError(f"cannot bind the inputs of: {stuck}")
     return order
 
 
-def _match(atom: ast.Atom, relation: Relation, subst: dict) -> Iterator[dict]:
-    """Extensions of ``subst`` that make ``atom`` one of the tuples of ``relation``."""
+def _next_literal(body: tuple, remaining: list, bound: set) -> int:
+    """A ready filter, else a ready atom, else an atom whose expression arguments must wait."""
+    filters = [p for p in remaining if not isinstance(body[p], ast.Atom) and _ready(body[p], bound)]
+    atoms = [p for p in remaining if isinstance(body[p], ast.Atom)]
+    ready = [p for p in atoms if _ready(body[p], bound)]
+    for candidates in (filters, ready, atoms):
+        if candidates:
+            return candidates[0]
+    stuck = ", ".join(str(body[p]) for p in remaining)
+    raise UnsafeRuleError(f"cannot bind the inputs of: {stuck}")
+
+
+def _match(atom: ast.Atom, position: int, relation: Relation, subst: dict) -> Iterator[dict]:
+    """Extensions of ``subst`` that make ``atom`` (at body ``position``) one of the tuples of
+    ``relation``. An expression argument whose variables are still unbound keeps the matched
+    value under its :class:`Deferred` name."""
     positions, key, later = [], [], []
     try:
         for i, arg in enumerate(atom.args):
-            if isinstance(arg, ast.Variable) and arg.name not in subst:
-                later.append(i)
-            elif isinstance(arg, ast.BinaryOp) and not _names(arg) <= subst.keys():
+            if _names(arg) - subst.keys() and isinstance(arg, (ast.Variable, ast.BinaryOp)):
                 later.append(i)
             else:
                 positions.append(i)
@@ -84,28 +125,40 @@ def _match(atom: ast.Atom, relation: Relation, subst: dict) -> Iterator[dict]:
     except Undefined:
         return
     for row in relation.lookup(tuple(positions), tuple(key)):
-        extended = dict(subst)
-        ok = True
-        for i in later:  # plain variables first: an arithmetic argument may use them
-            arg = atom.args[i]
-            if isinstance(arg, ast.Variable):
-                if arg.name in extended and extended[arg.name] != row[i]:
-                    ok = False
-                    break
-                extended[arg.name] = row[i]
-        if ok:
-            for i in later:
-                arg = atom.args[i]
-                if isinstance(arg, ast.BinaryOp):
-                    try:
-                        if evaluate_term(arg, extended) != row[i]:
-                            ok = False
-                            break
-                    except Undefined:
-                        ok = False
-                        break
-        if ok:
+        extended = _bind_variables(atom, later, row, subst)
+        if extended is not None and _expressions_hold(atom, position, later, row, extended):
             yield extended
+
+
+def _bind_variables(atom: ast.Atom, later: list, row: tuple, subst: dict) -> Optional[dict]:
+    """``subst`` extended by the atom's unbound plain variables, or None on a repeated-variable
+    mismatch."""
+    extended = dict(subst)
+    for i in later:
+        arg = atom.args[i]
+        if isinstance(arg, ast.Variable):
+            if arg.name in extended and extended[arg.name] != row[i]:
+                return None
+            extended[arg.name] = row[i]
+    return extended
+
+
+def _expressions_hold(atom: ast.Atom, position: int, later: list, row: tuple, extended: dict) -> bool:
+    """Checks the expression arguments computable now (plain variables first: they may use
+    them); the others are kept under their hidden names in ``extended``."""
+    for i in later:
+        arg = atom.args[i]
+        if not isinstance(arg, ast.BinaryOp):
+            continue
+        if not _names(arg) <= extended.keys():
+            extended[Deferred(position, i).hidden] = row[i]
+            continue
+        try:
+            if evaluate_term(arg, extended) != row[i]:
+                return False
+        except Undefined:
+            return False
+    return True
 
 
 def _negation_holds(atom: ast.Atom, relation: Relation, subst: dict) -> bool:
@@ -119,9 +172,19 @@ def _negation_holds(atom: ast.Atom, relation: Relation, subst: dict) -> bool:
     return not relation.lookup(tuple(positions), tuple(key))
 
 
-def _extend(literal, relation: Optional[Relation], subst: dict) -> Iterator[dict]:
+def _check_deferred(step: Deferred, body: tuple, subst: dict) -> Iterator[dict]:
+    """``subst`` without the hidden value, when the expression now evaluates to it."""
+    try:
+        value = evaluate_term(body[step.position].args[step.index], subst)
+    except Undefined:
+        return
+    if value == subst[step.hidden]:
+        yield {name: v for name, v in subst.items() if name != step.hidden}
+
+
+def _extend(literal, position: int, relation: Optional[Relation], subst: dict) -> Iterator[dict]:
     if isinstance(literal, ast.Atom):
-        yield from _match(literal, relation, subst)
+        yield from _match(literal, position, relation, subst)
         return
     try:
         if isinstance(literal, ast.Negation):
@@ -149,13 +212,16 @@ def _extend(literal, relation: Optional[Relation], subst: dict) -> Iterator[dict
 
 def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relation]) -> list:
     """Every substitution satisfying ``body`` (with repetitions), processing literals in
-    ``order``. ``relation_for(position)`` gives the relation read by the atom or negated atom at
-    that body position."""
+    ``order`` (from :func:`order_body`). ``relation_for(position)`` gives the relation read by
+    the atom or negated atom at that body position."""
     current = [{}]
-    for position in order:
-        literal = body[position]
-        relation = relation_for(position) if isinstance(literal, (ast.Atom, ast.Negation)) else None
-        current = [s for subst in current for s in _extend(literal, relation, subst)]
+    for step in order:
+        if isinstance(step, Deferred):
+            current = [s for subst in current for s in _check_deferred(step, body, subst)]
+        else:
+            literal = body[step]
+            relation = relation_for(step) if isinstance(literal, (ast.Atom, ast.Negation)) else None
+            current = [s for subst in current for s in _extend(literal, step, relation, subst)]
         if not current:
             break
     return current

@@ -45,7 +45,7 @@ def evaluate(
 
     Example::
 
-        >>> evaluate(sd.Program.parse("tc(X,Y) :- e(X,Y). tc(X,Z) :- tc(X,Y), e(Y,Z)."),
+        >>> evaluate(sd.Program.parse(".input e. tc(X,Y) :- e(X,Y). tc(X,Z) :- tc(X,Y), e(Y,Z)."),
         ...          {"e": {(1, 2), (2, 3)}})
         {'tc': {(1, 2), (2, 3), (1, 3)}}
     """

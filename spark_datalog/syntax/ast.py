@@ -73,7 +73,7 @@ class BinaryOp:
     span: Span = field(default=NO_SPAN, compare=False)
 
     def __str__(self) -> str:
-        return f"({self.left} {self.op} {self.right})"
+        return term_text(self)
 
 
 Term = Union[Variable, Constant, BinaryOp]
@@ -271,14 +271,48 @@ class Program:
 
 
 def term_variables(term) -> list[Variable]:
-    """Variables of a term or head argument, left to right (with repetitions)."""
-    if isinstance(term, Variable):
-        return [term]
-    if isinstance(term, BinaryOp):
-        return term_variables(term.left) + term_variables(term.right)
-    if isinstance(term, Aggregate):
-        return [term.variable]
-    return []
+    """Variables of a term or head argument, left to right (with repetitions). Iterative: terms
+    may be nested deeply (a 500-term sum)."""
+    out: list[Variable] = []
+    stack = [term]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, BinaryOp):
+            stack.append(node.right)
+            stack.append(node.left)
+        elif isinstance(node, Variable):
+            out.append(node)
+        elif isinstance(node, Aggregate):
+            out.append(node.variable)
+    return out
+
+
+def term_text(term) -> str:
+    """``str(term)``, with every operation parenthesised: ``((X + 1) * Y)``. Iterative."""
+    parts: list[str] = []
+    stack: list = [term]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+        elif isinstance(node, BinaryOp):
+            stack.extend((")", node.right, f" {node.op} ", node.left, "("))
+        else:
+            parts.append(str(node))
+    return "".join(parts)
+
+
+def term_depth(term) -> int:
+    """The nesting depth of a term: 1 for a variable or constant. Iterative."""
+    deepest = 0
+    stack = [(term, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, BinaryOp):
+            stack.append((node.left, depth + 1))
+            stack.append((node.right, depth + 1))
+    return deepest
 
 
 def literal_variables(literal) -> list[Variable]:

@@ -1,19 +1,22 @@
 """Program text -> :class:`~spark_datalog.syntax.ast.Program`.
 
 The grammar lives in ``grammar.lark`` next to this module (package data) and is compiled once,
-lazily, into an LALR(1) parser. Lark's parse tree is turned into AST records by
-:class:`_ToAst`; problems it finds (unknown types, misplaced aggregates, bad escapes) are collected
-and raised together. Syntax errors stop at the first one and are reworded for people.
+lazily, into an LALR(1) parser that calls :class:`_ToAst` at every reduction to build the AST
+records directly (no parse tree, no recursion). Problems it finds (unknown types, misplaced
+aggregates, bad escapes) are collected and raised together. After a syntax error parsing starts
+again at the next statement, so every syntax error is reported, each reworded for people.
 """
 
 from __future__ import annotations
 
+import re
+import sys
 import threading
 from pathlib import Path
 from typing import Optional
 
-from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
+from lark import Lark, Token
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
 from spark_datalog.errors import ParseError, raise_collected
 from spark_datalog.syntax import ast
@@ -25,11 +28,17 @@ _LOCK = threading.Lock()
 _PARSER: Optional[Lark] = None
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
+# The deepest expression accepted (a sum of MAX_TERM_DEPTH terms, or as many nested operations);
+# the passes after parsing walk terms recursively, and RECURSION_LIMIT frames are enough for them.
+MAX_TERM_DEPTH = 1000
+RECURSION_LIMIT = 12 * MAX_TERM_DEPTH
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 _TYPE_LIST = "int, long, double, string, bool (aliases number, symbol, float)"
 
 
 def _parser() -> Lark:
+    """The LALR parser, built once. It calls :class:`_ToAst` at every reduction (no parse tree,
+    no recursion: a deeply nested expression costs no stack)."""
     global _PARSER
     if _PARSER is None:
         with _LOCK:
@@ -38,26 +47,33 @@ def _parser() -> Lark:
                     _GRAMMAR_PATH.read_text(encoding="utf-8"),
                     parser="lalr",
                     lexer="contextual",
-                    propagate_positions=True,
+                    transformer=_Callbacks(),
                     maybe_placeholders=False,
+                    cache=False,
                 )
     return _PARSER
 
 
 def parse(text: str, filename: Optional[str] = None) -> ast.Program:
     """Parse a Datalog program. Raises :class:`ParseError` (with line, column and a caret excerpt);
-    several independent problems found after a successful syntactic parse are all in ``.errors``."""
-    try:
-        tree = _parser().parse(text)
-    except UnexpectedInput as error:
-        raise _syntax_error(error, text, filename) from None
+    every syntax error of the text, or else every problem found while building the AST (unknown
+    types, misplaced aggregates, bad escapes), is in ``.errors``."""
+    _allow_deep_terms()
     builder = _ToAst(text)
-    try:
-        statements = builder.transform(tree)
-    except VisitError as error:  # a bug in the transformer, not in the user's program
-        raise error.orig_exc from None
-    raise_collected(builder.errors, text, filename)
+    with _building(builder):
+        statements, syntax_errors = _parse_recovering(text, filename, builder)
+    raise_collected(syntax_errors + builder.errors, text, filename)
     return _program(statements, text, filename)
+
+
+def _allow_deep_terms() -> None:
+    """Raise the interpreter's recursion limit (never lower it) so that analysis, translation,
+    explain and evaluation, which walk terms recursively, handle terms up to MAX_TERM_DEPTH."""
+    if sys.getrecursionlimit() < RECURSION_LIMIT:
+        sys.setrecursionlimit(RECURSION_LIMIT)
+
+
+_allow_deep_terms()  # at import too, so that it never changes in the middle of a caller's work
 
 
 def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
@@ -82,8 +98,8 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
 # Parse tree -> AST
 
 
-def _span(meta_or_token) -> ast.Span:
-    return ast.Span(meta_or_token.line, meta_or_token.column)
+def _span(token) -> ast.Span:
+    return ast.Span(token.line, token.column)
 
 
 def _tokens(children) -> list[Token]:
@@ -94,45 +110,91 @@ def _values(children) -> list:
     return [c for c in children if not isinstance(c, Token)]
 
 
-@v_args(meta=True)
-class _ToAst(Transformer):
-    """Builds AST nodes bottom-up. One instance per parse: it numbers anonymous variables per
-    clause (children are transformed in source order, a clause after all of its children)."""
+_CURRENT = threading.local()
+
+
+class _building:
+    """Makes ``builder`` the :class:`_ToAst` the shared parser's callbacks use in this thread."""
+
+    def __init__(self, builder: "_ToAst"):
+        self.builder = builder
+
+    def __enter__(self):
+        self.previous = getattr(_CURRENT, "builder", None)
+        _CURRENT.builder = self.builder
+
+    def __exit__(self, *exc):
+        _CURRENT.builder = self.previous
+
+
+class _Callbacks:
+    """What the parser calls at each reduction: forwards to this thread's :class:`_ToAst`."""
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or not hasattr(_ToAst, name):
+            raise AttributeError(name)
+
+        def callback(children):
+            return getattr(_CURRENT.builder, name)(children)
+
+        callback.__name__ = name
+        return callback
+
+
+class _ToAst:
+    """Builds AST nodes bottom-up, one reduction at a time. One instance per parse: it numbers
+    anonymous variables per clause (the parser reduces a clause's children in source order, the
+    clause after all of them)."""
 
     def __init__(self, source: str):
-        super().__init__(visit_tokens=False)
         self.source = source
         self.errors: list[ParseError] = []
         self._anonymous = 0
+        # id(node) -> first token of the node, where it is not the node's own span: an atom's
+        # name token (for rule texts) and a parenthesised term's '(' (for spans of the enclosing)
+        self._first: dict = {}
+        self._depth: dict = {}  # id(term) -> nesting depth of the clause's operations
 
     def _error(self, message: str, where) -> None:
         self.errors.append(ParseError(message, where.line, where.column))
 
+    def restart(self) -> None:
+        """Forget the clause a syntax error interrupted (parsing starts again at a statement)."""
+        self._end_clause()
+
+    def _start(self, node) -> ast.Span:
+        token = self._first.get(id(node))
+        return _span(token) if token is not None else node.span
+
     # -- statements ---------------------------------------------------------------------------
 
-    def start(self, meta, children):
+    def start(self, children):
         return children
 
     def _end_clause(self) -> None:
         self._anonymous = 0
+        self._first.clear()
+        self._depth.clear()
 
-    def fact_or_rule(self, meta, children):
-        head = children[0]
+    def fact_or_rule(self, children):
+        head, dot = children
+        text = self._text(head, dot)
         self._end_clause()
         if all(isinstance(arg, ast.Constant) for arg in head.args):
             return ast.Fact(head, span=head.span)
-        return ast.Rule(head, (), span=head.span, text=self._text(meta))
+        return ast.Rule(head, (), span=head.span, text=text)
 
-    def rule(self, meta, children):
+    def rule(self, children):
         head, *body = _values(children)
+        text = self._text(head, children[-1])
         self._end_clause()
         for literal in body:
             atom = literal.atom if isinstance(literal, ast.Negation) else literal
             if isinstance(atom, ast.Atom):
                 self._no_aggregate_outside_head(atom, "rule body")
-        return ast.Rule(head, tuple(body), span=head.span, text=self._text(meta))
+        return ast.Rule(head, tuple(body), span=head.span, text=text)
 
-    def empty_body(self, meta, children):
+    def empty_body(self, children):
         neck = _tokens(children)[0]
         self._end_clause()
         self._error(
@@ -140,18 +202,18 @@ class _ToAst(Transformer):
         )
         return []
 
-    def query(self, meta, children):
+    def query(self, children):
         atom = _values(children)[0]
         self._end_clause()
         self._no_aggregate_outside_head(atom, "query")
-        return ast.Query(atom, span=_span(meta))
+        return ast.Query(atom, span=_span(children[0]))
 
-    def declaration(self, meta, children):
+    def declaration(self, children):
         name = children[1]
         columns = tuple(c for c in _values(children) if c is not None)
-        return ast.Declaration(str(name), columns, span=_span(meta))
+        return ast.Declaration(str(name), columns, span=_span(children[0]))
 
-    def column(self, meta, children):
+    def column(self, children):
         name, _colon, type_token = children
         type_name = str(type_token)
         type_name = ast.TYPE_ALIASES.get(type_name, type_name)
@@ -160,7 +222,7 @@ class _ToAst(Transformer):
             type_name = str(type_token)
         return ast.ColumnDecl(str(name), type_name, span=_span(name))
 
-    def directive(self, meta, children):
+    def directive(self, children):
         keyword, *rest = children
         kind = keyword.type.lower()
         names = [t for t in rest if t.type == "NAME"]
@@ -170,11 +232,13 @@ class _ToAst(Transformer):
 
     # -- literals -----------------------------------------------------------------------------
 
-    def atom(self, meta, children):
+    def atom(self, children):
         name = children[0]
-        return ast.Atom(str(name), tuple(_values(children)), span=_span(name))
+        atom = ast.Atom(str(name), tuple(_values(children)), span=_span(name))
+        self._first[id(atom)] = name
+        return atom
 
-    def aggregate(self, meta, children):
+    def aggregate(self, children):
         func, _lt, variable, _gt = children
         if str(func) not in ast.AGGREGATE_FUNCTIONS:
             self._error(
@@ -182,21 +246,37 @@ class _ToAst(Transformer):
             )
         return ast.Aggregate(str(func), variable, span=_span(func))
 
-    def negation(self, meta, children):
+    def negation(self, children):
         keyword, atom = children
         return ast.Negation(atom, span=_span(keyword))
 
-    def comparison(self, meta, children):
+    def comparison(self, children):
         left, op, right = children
-        return ast.Comparison(str(op), left, right, span=_span(meta))
+        return ast.Comparison(str(op), left, right, span=self._start(left))
 
     # -- terms --------------------------------------------------------------------------------
 
-    def binop(self, meta, children):
+    def binop(self, children):
         left, op, right = children
-        return ast.BinaryOp(str(op), left, right, span=_span(meta))
+        node = ast.BinaryOp(str(op), left, right, span=self._start(left))
+        first = self._first.get(id(left))
+        if first is not None:
+            self._first[id(node)] = first
+        self._nest(node, op, left, right)
+        return node
 
-    def negate(self, meta, children):
+    def _nest(self, node, op: Token, *operands) -> None:
+        """Record the depth of a new operation; deeper than MAX_TERM_DEPTH is an error at ``op``."""
+        depth = 1 + max(self._depth.get(id(o), 1) for o in operands)
+        self._depth[id(node)] = depth
+        if depth == MAX_TERM_DEPTH + 2:  # a leaf has depth 1
+            self._error(
+                f"expression nested deeper than {MAX_TERM_DEPTH} operations; split it with "
+                f"assignments (V = ..., W = V + ...)",
+                op,
+            )
+
+    def negate(self, children):
         minus, operand = children
         if isinstance(operand, ast.Constant) and operand.type in ("long", "double"):
             value = -operand.value
@@ -207,19 +287,23 @@ class _ToAst(Transformer):
                 if value < _LONG_MIN:
                     self._error(f"integer {value} does not fit in a 64-bit long", minus)
             return ast.Constant(value, operand.type, span=_span(minus))
-        return ast.BinaryOp("-", ast.Constant(0, "long", span=_span(minus)), operand, span=_span(minus))
+        node = ast.BinaryOp("-", ast.Constant(0, "long", span=_span(minus)), operand, span=_span(minus))
+        self._nest(node, minus, operand)
+        return node
 
-    def parenthesised(self, meta, children):
-        return children[1]
+    def parenthesised(self, children):
+        inner = children[1]
+        self._first[id(inner)] = children[0]
+        return inner
 
-    def variable(self, meta, children):
+    def variable(self, children):
         token = children[0]
         if str(token) == "_":
             self._anonymous += 1
             return ast.Variable(f"_#{self._anonymous}", span=_span(token), anonymous=True)
         return ast.Variable(str(token), span=_span(token))
 
-    def constant(self, meta, children):
+    def constant(self, children):
         token = children[0]
         span = _span(token)
         kind = token.type
@@ -238,8 +322,8 @@ class _ToAst(Transformer):
 
     # -- helpers ------------------------------------------------------------------------------
 
-    def _text(self, meta) -> str:
-        return self.source[meta.start_pos : meta.end_pos]
+    def _text(self, head: ast.Atom, dot: Token) -> str:
+        return self.source[self._first[id(head)].start_pos : dot.end_pos]
 
     def _no_aggregate_outside_head(self, atom: ast.Atom, where: str) -> None:
         for arg in atom.args:
@@ -319,14 +403,67 @@ _DESCRIBE = {
 _STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT"}
 
 
-def _syntax_error(error: UnexpectedInput, text: str, filename: Optional[str]) -> ParseError:
+# At most this many syntax errors are reported (each costs a parse of the rest of the text).
+MAX_SYNTAX_ERRORS = 100
+_NOT_NEWLINE = re.compile(r"[^\n]")
+# Where a statement ends ('.') or starts ('.decl', '.input', '.output', '?-'), skipping strings,
+# comments and decimals, whose dots end nothing.
+_STATEMENT_BOUNDARY = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|//[^\n]*|/\*(?:.|\n)*?\*/|\d+\.\d+'
+    r"|(?P<start>\.(?:decl|input|output)\b|\?-)|(?P<end>\.)"
+)
+
+
+def _parse_recovering(text: str, filename: Optional[str], builder: "_ToAst") -> tuple:
+    """(statements, syntax errors) of ``text``. After a syntax error, parsing starts again at the
+    next statement (the text before it blanked out, so positions stay those of ``text``), until
+    the end of the text or :data:`MAX_SYNTAX_ERRORS` errors."""
+    errors: list = []
+    seen, resume = text, 0
+    while True:
+        try:
+            statements = _parser().parse(seen)
+            return (statements if not errors else []), errors
+        except UnexpectedInput as error:
+            errors.append(_syntax_error(error, seen, filename, source=text))
+            builder.restart()
+            after = _resume_position(seen, error)
+        if after is None or after <= resume or len(errors) >= MAX_SYNTAX_ERRORS:
+            return [], errors
+        resume = after
+        seen = _NOT_NEWLINE.sub(" ", text[:resume]) + text[resume:]
+
+
+def _resume_position(text: str, error: UnexpectedInput) -> Optional[int]:
+    """Where the statement after the one holding ``error`` starts, or None at the end."""
+    if isinstance(error, UnexpectedToken):
+        token = error.token
+        if token.type == "$END":
+            return None
+        line_start = text.rfind("\n", 0, token.start_pos) + 1
+        if token.type in _STARTS_STATEMENT and not text[line_start : token.start_pos].strip():
+            return token.start_pos  # a statement starting its own line: the '.' before it is missing
+        position = token.start_pos
+    else:
+        position = error.pos_in_stream + 1
+    for match in _STATEMENT_BOUNDARY.finditer(text, position):
+        if match.group("start"):
+            return match.start()
+        if match.group("end"):
+            return match.end()
+    return None
+
+
+def _syntax_error(
+    error: UnexpectedInput, text: str, filename: Optional[str], source: Optional[str] = None
+) -> ParseError:
     if isinstance(error, UnexpectedCharacters):
         message, line, column = _bad_character(error, text)
     elif isinstance(error, UnexpectedToken):
         message, line, column = _bad_token(error, text)
     else:  # pragma: no cover - LALR raises only the two above
         message, line, column = str(error), getattr(error, "line", None), getattr(error, "column", None)
-    return ParseError(message, line, column, source=text, filename=filename)
+    return ParseError(message, line, column, source=source or text, filename=filename)
 
 
 def _bad_character(error: UnexpectedCharacters, text: str):

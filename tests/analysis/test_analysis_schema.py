@@ -17,7 +17,7 @@ from .analysis_helpers import check, errors
 
 
 def test_arity_mismatch_between_rule_atoms():
-    [error] = errors("p(X) :- q(X, Y).\nr(X) :- q(X).\n", SchemaError)
+    [error] = errors("p(X) :- q(X, Y).\nr(X) :- q(X).\n.input q\n", SchemaError)
     assert (error.line, error.column) == (2, 9)
     assert error.message == "relation 'q' has arity 1 here but arity 2 at its use at 1:9"
 
@@ -58,13 +58,15 @@ def test_declared_input_never_used_is_fine():
 
 
 def test_input_relation_with_rules_is_rejected():
-    [error] = errors(".input e\ne(X) :- f(X).\n", SchemaError)
+    [error] = errors(".input e\ne(X) :- f(X).\n.input f\n", SchemaError)
     assert error.message == "relation 'e' is declared .input but also defined by rules"
     assert (error.line, error.column) == (2, 1)
 
 
 def test_edb_and_idb_classification():
-    checked = check(".decl d(x: long)\n.input i\nf(1).\ni(2).\np(X) :- i(X), f(X), b(X).\np(7).\n?- q(X).\n")
+    checked = check(
+        ".decl d(x: long)\n.input i\nf(1).\ni(2).\np(X) :- i(X), f(X), b(X).\np(7).\n?- q(X).\n.input b, q\n"
+    )
     kinds = {name: schema.kind for name, schema in checked.relations.items()}
     assert kinds == {"d": "edb", "i": "edb", "f": "edb", "p": "idb", "b": "edb", "q": "edb"}
     assert list(checked.relations) == ["d", "i", "f", "p", "b", "q"]
@@ -77,22 +79,22 @@ def test_facts_of_idb_and_edb_relations():
 
 
 def test_outputs_default_to_all_idb_relations():
-    checked = check("a(X) :- e(X).\nb(X) :- a(X).\n")
+    checked = check("a(X) :- e(X).\nb(X) :- a(X).\n.input e\n")
     assert checked.outputs == ("a", "b")
 
 
 def test_outputs_are_the_output_relations():
-    checked = check(".output b\na(X) :- e(X).\nb(X) :- a(X).\n")
+    checked = check(".output b\na(X) :- e(X).\nb(X) :- a(X).\n.input e\n")
     assert checked.outputs == ("b",)
 
 
 def test_queries_are_kept():
-    checked = check("a(X) :- e(X).\n?- a(1).\n")
+    checked = check("a(X) :- e(X).\n?- a(1).\n.input e\n")
     assert [str(q) for q in checked.queries] == ["?- a(1)."]
 
 
 def test_aggregate_spec_of_a_relation():
-    checked = check("d(X, count<Y>) :- e(X, Y).")
+    checked = check("d(X, count<Y>) :- e(X, Y). .input e")
     assert checked.relations["d"].aggregate == AggregateSpec(1, "count")
     assert checked.relations["e"].aggregate is None
 
@@ -125,8 +127,9 @@ def test_errors_of_every_pass_are_collected_and_sorted():
     text = (
         "p(X, Y) :- q(X).\n"  # safety
         "r(X) :- s(X), not r(X).\n"  # stratification
-        "t(X) :- q(X, X).\n"
-    )  # arity
+        "t(X) :- q(X, X).\n"  # arity
+        ".input q, s\n"
+    )
     with pytest.raises(DatalogError) as caught:
         check(text)
     found = caught.value.errors
@@ -141,12 +144,12 @@ def test_errors_of_every_pass_are_collected_and_sorted():
 
 def test_error_message_shows_the_source_line():
     with pytest.raises(SafetyError) as caught:
-        check("p(X, Y) :- q(X).")
+        check("p(X, Y) :- q(X).\n.input q")
     assert str(caught.value).splitlines()[1:] == ["   1 | p(X, Y) :- q(X).", "            ^"]
 
 
 def test_zero_arity_relations():
-    checked = check("go.\nready :- go, not stop.\n")
+    checked = check("go.\nready :- go, not stop.\n.input stop\n")
     assert checked.relations["ready"].columns == () and checked.facts["go"] == frozenset({()})
     assert [s.relations for s in checked.strata] == [("ready",)]
 
@@ -155,3 +158,32 @@ def test_comparison_constrains_kind_not_precision():
     checked = check("p(-1).\nq(X) :- p(X), X < -0.5.\n")
     assert checked.facts["p"] == frozenset({(-1,)})
     assert checked.relations["p"].types == ("long",)
+
+
+# -- relations nothing defines (issue 19, item 18) -----------------------------------------------
+
+
+def test_atom_over_a_relation_nothing_defines_is_an_error_at_the_atom():
+    text = ".input contain\nhit(X) :- contain(X, 1).\nmiss(X) :- contain(X, _), contains(X, 2).\n"
+    [error] = errors(text, SchemaError)
+    assert (error.line, error.column) == (3, 27)
+    assert error.message.startswith("relation 'contains' is never defined")
+    assert error.message.endswith("did you mean 'contain'?")
+    assert str(error).splitlines()[-1].endswith(" " * 26 + "^")
+
+
+def test_each_undefined_relation_is_reported_once_at_its_first_use():
+    text = "a(1).\np(X) :- a(X), not zzz(X).\nq(X) :- zzz(X).\n?- yyy(1).\n"
+    found = errors(text, SchemaError)
+    assert [(e.line, e.column) for e in found] == [(2, 19), (4, 4)]
+    assert "'zzz' is never defined" in found[0].message and "did you mean" not in found[0].message
+    assert "'yyy' is never defined" in found[1].message
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [".decl e(x: long)\n", ".input e\n", "e(7).\n", "e(X) :- f(X).\nf(1).\n"],
+)
+def test_a_rule_a_fact_a_decl_or_an_input_defines_a_relation(definition):
+    checked = check(definition + "p(X) :- e(X).\n")
+    assert "e" in checked.relations

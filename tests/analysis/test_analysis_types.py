@@ -28,7 +28,7 @@ def test_types_propagate_through_variables_to_undeclared_relations():
 
 
 def test_head_of_a_declared_relation_types_undeclared_body_columns():
-    checked = check(".decl p(x: string)\np(X) :- q(X).\n")
+    checked = check(".decl p(x: string)\np(X) :- q(X).\n.input q\n")
     assert types(checked, "q") == ("string",)
 
 
@@ -38,7 +38,7 @@ def test_literals_type_columns():
 
 
 def test_unconstrained_columns_default_to_long():
-    assert types(check("p(X) :- e(X, _)."), "e") == ("long", "long")
+    assert types(check("p(X) :- e(X, _). .input e"), "e") == ("long", "long")
 
 
 def test_integer_literal_fits_a_double_column_and_becomes_a_float():
@@ -98,11 +98,11 @@ def test_aggregate_types_of_other_values(func, expected):
 
 
 def test_comparison_with_a_string_types_an_undeclared_column():
-    assert types(check('p(X) :- e(X), X < "m".'), "e") == ("string",)
+    assert types(check('p(X) :- e(X), X < "m". .input e'), "e") == ("string",)
 
 
 def test_input_types_type_undeclared_relations():
-    checked = check("p(X, Y) :- e(X, Y).", input_types={"e": ("string", "double")})
+    checked = check("p(X, Y) :- e(X, Y). .input e", input_types={"e": ("string", "double")})
     assert types(checked, "e") == ("string", "double")
     assert types(checked, "p") == ("string", "double")
 
@@ -143,7 +143,7 @@ def test_arithmetic_on_strings():
 
 
 def test_arithmetic_on_a_string_literal():
-    [error] = errors('p(Z) :- q(X), Z = X + "a".', SchemaError)
+    [error] = errors('p(Z) :- q(X), Z = X + "a". .input q', SchemaError)
     assert "string" in error.message and "number" in error.message
 
 
@@ -173,7 +173,7 @@ def test_double_into_declared_long_column_is_rejected():
 
 
 def test_count_into_declared_string_column_is_rejected():
-    [error] = errors(".decl c(k: long, n: string)\nc(K, count<V>) :- e(K, V).\n", SchemaError)
+    [error] = errors(".decl c(k: long, n: string)\nc(K, count<V>) :- e(K, V).\n.input e\n", SchemaError)
     assert error.message == "column 'n' of relation 'c' has type string but is given count<V> of type long"
 
 
@@ -205,5 +205,5 @@ def test_all_type_errors_are_collected():
 
 
 def test_input_types_for_a_derived_relation_are_rejected():
-    [error] = errors("p(X) :- e(X).\n", SchemaError, input_types={"p": ("long",)})
+    [error] = errors("p(X) :- e(X).\n.input e\n", SchemaError, input_types={"p": ("long",)})
     assert "defined by rules" in error.message and (error.line, error.column) == (1, 1)

@@ -251,6 +251,7 @@ def test_applies_to_linear_strata_only():
         path(X, Z) :- path(X, Y), path(Y, Z).
         cc(X, min<X>) :- arc(X, _).
         cc(Y, min<L>) :- cc(X, L), arc(X, Y).
+        .input arc
     """
     )
     applies = {plan.relations[0]: linear_dred_applies(plan) for plan in program.plans if plan.recursive}

@@ -38,6 +38,7 @@ def test_nonlinear_transitive_closure_has_two_variants_each_starting_at_its_delt
         .decl tc(src: long, dst: long)
         tc(X, Y) :- arc(X, Y).
         tc(X, Z) :- tc(X, Y), tc(Y, Z).
+        .input arc
     """
     assert explained(text) == golden("""
         stratum 0: tc (recursive)
@@ -66,6 +67,7 @@ def test_same_generation_joins_connected_atoms_and_filters_after_the_join():
     text = """
         sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
         sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
+        .input arc
     """
     assert explained(text) == golden("""
         stratum 0: sg (recursive)
@@ -117,7 +119,7 @@ def test_constants_and_repeated_variables_are_selected_on_the_scan():
 
 
 def test_filtered_atom_is_joined_first():
-    assert explained("p(X, Y) :- a(X, Y), b(Y, 3).") == golden("""
+    assert explained("p(X, Y) :- a(X, Y), b(Y, 3). .input a, b") == golden("""
         stratum 0: p
           % p(X, Y) :- a(X, Y), b(Y, 3).
           Project[c0=X, c1=Y]
@@ -131,7 +133,7 @@ def test_filtered_atom_is_joined_first():
 
 def test_comparisons_are_placed_as_soon_as_their_variables_are_bound():
     # X < 5 only needs a(X, Y): it is applied on that scan, before the join
-    assert explained("q(X, Z) :- a(X, Y), b(Y, Z), X < 5, X < Z.") == golden("""
+    assert explained("q(X, Z) :- a(X, Y), b(Y, Z), X < 5, X < Z. .input a, b") == golden("""
         stratum 0: q
           % q(X, Z) :- a(X, Y), b(Y, Z), X < 5, X < Z.
           Project[c0=X, c1=Z]
@@ -182,6 +184,7 @@ def test_negation_becomes_an_antijoin_and_ground_negation_an_emptiness_test():
         .decl flag()
         lonely(X) :- node(X), not arc(X, _), not flag().
         hidden(X) :- node(X), not lbl(X, "red", 1), ~arc(X, X).
+        .input node, arc, lbl
     """
     assert explained(text) == golden("""
         stratum 0: lonely
@@ -214,6 +217,7 @@ def test_aggregate_rules_yield_contributions():
         deg(X, count<Y>) :- arc(X, Y).
         total(sum<D>) :- w(_, Y, D), Y > 0.
         cheapest(X, min<D>) :- w(X, _, D).
+        .input arc, w
     """
     assert explained(text) == golden("""
         stratum 0: deg
@@ -242,6 +246,7 @@ def test_min_in_recursion_computes_the_candidate_in_the_head():
     text = """
         path(X, Y, min<D>) :- w(X, Y, D).
         path(X, Y, min<D>) :- path(X, Z, D1), w(Z, Y, D2), D = D1 + D2.
+        .input w
     """
     assert explained(text) == golden("""
         stratum 0: path (recursive, PreM, decomposes by c0)
@@ -263,7 +268,7 @@ def test_min_in_recursion_computes_the_candidate_in_the_head():
 
 
 def test_disconnected_atoms_give_a_cross_product():
-    assert explained("pair(X, Y) :- a(X), b(Y).") == golden("""
+    assert explained("pair(X, Y) :- a(X), b(Y). .input a, b") == golden("""
         stratum 0: pair
           % pair(X, Y) :- a(X), b(Y).
           Project[c0=X, c1=Y]
@@ -274,7 +279,7 @@ def test_disconnected_atoms_give_a_cross_product():
 
 
 def test_arithmetic_arguments_are_computed_and_joined_on():
-    text = "q(X) :- r(X + 1, Y), p(X), not s(X * 2, _)."
+    text = "q(X) :- r(X + 1, Y), p(X), not s(X * 2, _). .input r, p, s"
     assert explained(text) == golden("""
         stratum 0: q
           % q(X) :- r(X + 1, Y), p(X), not s(X * 2, _).
@@ -292,7 +297,7 @@ def test_arithmetic_arguments_are_computed_and_joined_on():
 
 
 def test_explain_with_checked_program_lists_relation_schemas():
-    text = ".decl tc(src: long, dst: long)\ntc(X, Y) :- arc(X, Y)."
+    text = ".decl tc(src: long, dst: long)\ntc(X, Y) :- arc(X, Y). .input arc"
     program = checked(text)
     from spark_datalog.plan import plan_program
 
@@ -303,5 +308,5 @@ def test_explain_with_checked_program_lists_relation_schemas():
 
 
 def test_explain_is_deterministic():
-    text = "sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).\nsg(X, Y) :- arc(P, X), arc(P, Y)."
+    text = "sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).\nsg(X, Y) :- arc(P, X), arc(P, Y). .input arc"
     assert explain(plans(text)) == explain(plans(text))

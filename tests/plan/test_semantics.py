@@ -44,14 +44,17 @@ def _closure(edges):
 TC_LINEAR = """
     tc(X, Y) :- arc(X, Y).
     tc(X, Z) :- tc(X, Y), arc(Y, Z).
+    .input arc
 """
 TC_NONLINEAR = """
     tc(X, Y) :- arc(X, Y).
     tc(X, Z) :- tc(X, Y), tc(Y, Z).
+    .input arc
 """
 SAME_GENERATION = """
     sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
     sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
+    .input arc
 """
 
 edges = st.sets(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=20)
@@ -93,6 +96,7 @@ MIXED = """
     nonempty :- arc(_, _).
     gated(X) :- node(X), nonempty, arc(1, 2).
     ratio(X, Q, M) :- arc(X, Y), Q = X / (Y - 3), M = Y mod (X - 1).
+    .input arc, node, stop
 """
 
 

@@ -28,6 +28,7 @@ def test_one_variant_per_body_atom_of_the_same_stratum():
         p(X, Y) :- q(X, Y), e(Y).
         q(X, Y) :- p(X, Y), e(X), p(Y, X).
         p(X, Y) :- e(X), e(Y).
+        .input e
     """)
     (stratum,) = plan_program(program)
     assert stratum.recursive and len(stratum.rules) == 4
@@ -50,6 +51,7 @@ def test_non_recursive_strata_have_no_variants():
         tc(X, Y) :- arc(X, Y).
         tc(X, Z) :- tc(X, Y), arc(Y, Z).
         out(X) :- tc(X, X), not arc(X, X).
+        .input arc
     """)
     first, second = plan_program(program)
     assert first.recursive and len(first.delta_rules) == 1
@@ -63,6 +65,7 @@ def test_stratum_plan_carries_the_aggregates():
         path(X, Y, min<D>) :- w(X, Y, D).
         path(X, Y, min<D>) :- path(X, Z, D1), w(Z, Y, D2), D = D1 + D2.
         deg(X, count<Y>) :- path(X, Y, _).
+        .input w
     """)
     path, deg = plan_program(program)
     assert path.uses_prem and path.aggregates == {"path": AggregateSpec(2, "min")}
@@ -71,7 +74,7 @@ def test_stratum_plan_carries_the_aggregates():
 
 
 def test_fresh_columns_do_not_collide_with_underscore_or_question_mark_variables():
-    program = checked("p(_X, ?y) :- a(_X, 1, ?y, ?y, _).")
+    program = checked("p(_X, ?y) :- a(_X, 1, ?y, ?y, _). .input a")
     plan = plan_program(program)[0].rules[0].plan
     scan = ir.scans(plan)[0]
     assert scan.columns == ("_X", "#1_2", "?y", "#1_4", "#1_5")
@@ -117,7 +120,7 @@ def test_unbound_literal_is_an_internal_error_not_a_wrong_plan():
 
 
 def test_delta_position_must_be_a_positive_atom():
-    program = checked("p(X) :- e(X), not p2(X).\np2(X) :- e(X), X > 1.")
+    program = checked("p(X) :- e(X), not p2(X).\np2(X) :- e(X), X > 1. .input e")
     rule = program.strata[-1].rules[0]
     with pytest.raises(ValueError, match="not a positive atom"):
         plan_rule(rule, program, delta_position=1)

@@ -135,7 +135,7 @@ def test_input_types_for_analysis(spark, checked):
 
 
 def test_undeclared_relation_takes_input_types(spark):
-    checked = analyse(parse("p(X) :- q(X, Y), Y > 1."), input_types={"q": ("long", "double")})
+    checked = analyse(parse("p(X) :- q(X, Y), Y > 1. .input q"), input_types={"q": ("long", "double")})
     frame = spark.createDataFrame([(1, 2.5)], "a long, b double")
     frames = prepare_inputs(spark, checked, {"q": frame})
     assert frames["q"].columns == list(checked.relations["q"].column_names)

@@ -37,7 +37,7 @@ def assert_error(text: str, line: int, column: int, *fragments: str) -> ParseErr
 
 
 # ---------------------------------------------------------------------------------------------
-# Syntax errors (the first one stops the parse)
+# Syntax errors (every one is reported: parsing resumes at the next statement)
 
 
 def test_missing_dot_before_the_next_rule_points_after_the_rule():
@@ -123,9 +123,40 @@ def test_unexpected_token_lists_what_was_expected():
     assert "'!='" in str(error) and "'<='" in str(error)
 
 
-def test_first_syntax_error_wins():
+def test_every_syntax_error_is_reported_in_one_pass():
     error = assert_error("p(X) :- q(X) & r.\np(Y) :- .", 1, 14)
-    assert len(error.errors) == 1
+    assert [(e.line, e.column) for e in error.errors] == [(1, 14), (2, 6)]
+
+
+def test_parsing_resumes_at_the_next_statement_after_each_syntax_error():
+    text = (
+        "e(1, 2).\n"
+        "p(X) :- e(X, Y) Y > 1.\n"  # missing ','
+        ".decl q(x long)\n"  # missing ':'
+        "r(X) :- e(X, _).\n"
+        "s(X) :- e(X, 1.5), X = 'a'.\n"  # single quotes
+        "t(X) :- e(X, _)\n"  # missing '.' before the next line's statement
+        "u(X :- e(X, _).\n"  # missing ')'
+        "v(1).\n"
+    )
+    error = assert_error(text, 2, 17, "expected ',' between body literals or '.'")
+    found = [(e.line, e.column) for e in error.errors]
+    assert found == [(2, 17), (3, 11), (5, 24), (6, 16), (7, 5)], str(error)
+    assert all(isinstance(e, ParseError) and e.source == text for e in error.errors)
+    assert f"({len(found)} errors)" in str(error)
+
+
+def test_syntax_errors_are_capped(monkeypatch):
+    from spark_datalog.syntax import parser
+
+    monkeypatch.setattr(parser, "MAX_SYNTAX_ERRORS", 3)
+    error = parse_error("p(.\n" * 10)
+    assert [e.line for e in error.errors] == [1, 2, 3]
+
+
+def test_an_error_at_the_end_stops_the_recovery():
+    error = parse_error("p(1).\nq(2")
+    assert [(e.line, e.column) for e in error.errors] == [(2, 4)]
 
 
 def test_error_without_filename_uses_placeholder():
