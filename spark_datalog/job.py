@@ -22,7 +22,9 @@ a list) and relative paths in it are taken relative to the config file's directo
 runs the same from any working directory (a scheduler's, for instance).
 
 The program is parsed and checked before Spark starts: a wrong program exits 1 without a JVM.
-Exit status: 0 success, 1 a ``DatalogError`` (program, inputs, warehouse), 2 a usage error.
+Exit status: 0 success, 1 a ``DatalogError`` (program, inputs, warehouse) or a file that cannot
+be read or written, 2 a usage error (flags, config file), 141 the output's reader went away
+(see ``cli.report_failures``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from .errors import DatalogError
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -314,10 +315,15 @@ def load_config(path: str) -> dict:
     directory. Keys are those of the flags (``run_id`` or ``run-id``)."""
     import yaml
 
+    from .errors import ParseError
+    from .textfiles import read_utf8
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_utf8(path, ParseError)
     except OSError as err:
         raise UsageError(f"cannot read the config file {path}: {err.strerror or err}") from None
+    except ParseError as err:  # not UTF-8: with the line and column of the first bad byte
+        raise UsageError(err.render()) from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -350,22 +356,7 @@ def _config_value(path: str, name: str, value, base: Path):
     if name in ("program", "warehouse"):
         return relative_to(_text(where, value), base)
     if name in ("inputs", "changes"):
-        if not isinstance(value, dict):
-            raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
-        inputs = {}
-        for relation, spec in value.items():
-            if isinstance(spec, dict):
-                unknown = set(spec) - {"uri", "format"}
-                if unknown or "uri" not in spec:
-                    raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
-                spec = InputSpec(
-                    _text(f"{where}.{relation}.uri", spec["uri"]),
-                    _format(f"{where}.{relation}", spec.get("format")),
-                )
-            else:
-                spec = parse_location(_text(f"{where}.{relation}", spec))
-            inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
-        return inputs
+        return _config_inputs(where, value, base)
     if name == "outputs":
         items = value if isinstance(value, list) else [value]
         return split_outputs([_text(where, item) for item in items])
@@ -383,6 +374,26 @@ def _config_value(path: str, name: str, value, base: Path):
     if choices and text not in choices:
         raise UsageError(f"{where} must be one of {', '.join(choices)}, not {text!r}")
     return text
+
+
+def _config_inputs(where: str, value, base: Path) -> dict:
+    """The ``inputs`` / ``changes`` mapping of a config file: relation -> ``InputSpec``."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
+    inputs = {}
+    for relation, spec in value.items():
+        if isinstance(spec, dict):
+            unknown = set(spec) - {"uri", "format"}
+            if unknown or "uri" not in spec:
+                raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
+            spec = InputSpec(
+                _text(f"{where}.{relation}.uri", spec["uri"]),
+                _format(f"{where}.{relation}", spec.get("format")),
+            )
+        else:
+            spec = parse_location(_text(f"{where}.{relation}", spec))
+        inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
+    return inputs
 
 
 def parse_inputs(items: Sequence[str], flag: str = "--input") -> dict:
@@ -631,7 +642,7 @@ def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
     schema = program.checked.relations[name]
     columns = list(schema.column_names)
     if schema.declared or not warehouse.exists(name):
-        types = list(zip(columns, schema.types))
+        types = list(zip(columns, schema.types, strict=True))
     else:
         types = warehouse.schema(name)
     df = load_input(spark, spec.uri, spec.format, types, name).df.toDF(*columns)
@@ -695,29 +706,20 @@ def get_session():
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the job's command line; return the exit status (0, 1 DatalogError, 2 usage)."""
+    """Run the job's command line; return the exit status (that of ``cli.report_failures``: 0, 1
+    DatalogError or a file error, 2 usage)."""
+    from .cli import report_failures
+
     try:
-        args = parse_args(argv)
+        namespace = build_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
         return int(exit_.code or 0)
-    except UsageError as err:
-        print(f"materialize: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    return execute(args)
+    return report_failures(lambda: execute(resolve(namespace)), "materialize")
 
 
-def execute(args: JobArgs, prog: str = "materialize") -> int:
-    """``run_job`` with errors reported on stderr; the exit status."""
-    from .cli import print_errors
-
-    try:
-        run_job(args)
-    except UsageError as err:
-        print(f"{prog}: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    except DatalogError as err:
-        print_errors(err)
-        return EXIT_PROGRAM_ERROR
+def execute(args: JobArgs) -> int:
+    """``run_job``; the exit status of a run that did not raise."""
+    run_job(args)
     return EXIT_OK
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterator, Mapping, Optional
 
 from .analysis import analyse
@@ -42,9 +41,11 @@ class Program:
 
     @classmethod
     def from_file(cls, path) -> "Program":
-        """Parse and check the program in the file at ``path``."""
-        path = Path(path)
-        return cls.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        """Parse and check the program in the file at ``path`` (UTF-8; ``ParseError`` at the first
+        byte that is not, ``OSError`` when the file cannot be read)."""
+        from .textfiles import read_utf8
+
+        return cls.parse(read_utf8(path), filename=str(path))
 
     def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
         """The same program re-checked with column types taken from inputs (relation -> types)."""
