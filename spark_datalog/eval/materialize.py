@@ -32,7 +32,7 @@ def materialize(
 ):
     """See :meth:`spark_datalog.Program.materialize`."""
     from ..program import Materialization
-    from ..spark.inputs import input_types, prepare_inputs
+    from ..spark.inputs import input_types, prepare_inputs, require_mapping
     from .driver import evaluate
 
     if strategy not in STRATEGIES:
@@ -42,6 +42,7 @@ def materialize(
     if checkpoint_interval is not None and checkpoint_interval < 1:
         raise ValueError("checkpoint_interval must be a positive number of iterations")
 
+    require_mapping(inputs, "inputs")
     unknown = sorted(set(inputs) - set(program.checked.relations))
     if unknown:
         raise InputError(f"inputs given for relations the program does not mention: {', '.join(unknown)}")
@@ -52,6 +53,8 @@ def materialize(
             "only EDB relations (declared .input or never in a rule head) take inputs"
         )
 
+    if warehouse is not None:  # an unwritable warehouse fails now, not after the evaluation
+        warehouse.check_writable()
     frames_in, consumed = read_located_inputs(spark, program.checked, inputs)
 
     # Undeclared relations take their column types from the input frames.
@@ -83,19 +86,26 @@ def materialize(
 
 def read_located_inputs(spark, checked, inputs: Mapping[str, object]) -> tuple:
     """Inputs given as a location (``"path"`` or ``("path", "csv")``) read into DataFrames;
-    DataFrames pass through unchanged. Returns (frames, consumed) where ``consumed`` maps each
-    relation read from a Delta table to (version read, uri)."""
+    DataFrames pass through unchanged, pandas DataFrames and pyarrow Tables are converted
+    (``spark.inputs.input_frame``; anything else is an ``InputError``). Returns (frames,
+    consumed) where ``consumed`` maps each relation read from a Delta table to (version read, uri)."""
+    from ..spark.inputs import input_frame
     from ..storage.locations import load_input
 
     frames, consumed = {}, {}
     for name, value in inputs.items():
-        if isinstance(value, (str, tuple)):
+        if isinstance(value, str) or _is_location_pair(value):
             uri, fmt = (value, None) if isinstance(value, str) else value
             schema = checked.relations[name]
-            table = load_input(spark, uri, fmt, list(zip(schema.column_names, schema.types)), name)
+            columns = list(zip(schema.column_names, schema.types, strict=True))
+            table = load_input(spark, uri, fmt, columns, name)
             frames[name] = table.df
             if table.version is not None:
                 consumed[name] = (table.version, table.uri)
         else:
-            frames[name] = value
+            frames[name] = input_frame(spark, name, value)
     return frames, consumed
+
+
+def _is_location_pair(value) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)

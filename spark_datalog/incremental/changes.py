@@ -19,6 +19,7 @@ from typing import Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegralType
 
 from ..errors import InputError
 from ..eval.checkpoint import count_groups
@@ -42,11 +43,16 @@ def conform_changes(schema, frame: DataFrame) -> DataFrame:
     """
     columns = [c for c in frame.columns if c != COUNT]
     conform_input(schema, frame.select(*[F.col(f"`{c}`") for c in columns]))  # arity and types
+    if COUNT in frame.columns and not isinstance(frame.schema[COUNT].dataType, IntegralType):
+        raise InputError(
+            f"changes {schema.name}: {COUNT} has type {frame.schema[COUNT].dataType.simpleString()}; "
+            "it holds signed integer counts (+n inserts n copies, -n deletes n)"
+        )
     weight = F.col(COUNT).cast("long") if COUNT in frame.columns else F.lit(1).cast("long")
     signed = frame.select(
         *[
             F.col(f"`{c}`").cast(spark_type(column.type)).alias(column.name)
-            for c, column in zip(columns, schema.columns)
+            for c, column in zip(columns, schema.columns, strict=True)
         ],
         weight.alias(COUNT),
     )

@@ -197,6 +197,23 @@ class Warehouse:
 
     # ---------------------------------------------------------------------------- runs
 
+    def check_writable(self) -> None:
+        """Refuse, with ``WarehouseError``, a local warehouse that cannot be created or written
+        (under a regular file, in a read-only directory): callers check it before any work.
+        Object stores are not checked (their permissions show at the first write)."""
+        if not uris.is_local(self.root):
+            return
+        existing = self.root
+        while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            raise WarehouseError(
+                f"the warehouse {self.root} cannot be created: {existing} is a file, not a directory"
+            )
+        for path in (existing, os.path.join(self.root, META_DIR)):
+            if os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+                raise WarehouseError(f"the warehouse {self.root} cannot be written: {path} is not writable")
+
     def check_program(self, fingerprint: str, replace: bool = False) -> None:
         """Refuse a program other than the one the warehouse holds, unless ``replace``.
 
