@@ -87,6 +87,7 @@ from .changes import (
     counted_change,
     diff,
     presence_rows,
+    refuse_program_fact_deletions,
     signed,
     signed_presence,
     store_assessed,
@@ -198,6 +199,7 @@ def update(
             )
     if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
         changes = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
+        refuse_program_fact_deletions(checked, changes)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}
     if changes and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
