@@ -129,14 +129,22 @@ class JobSummary:
     rows: dict = field(default_factory=dict)  # relation -> first rows shown
     spark: str = ""  # Spark version and master
     update: Optional[object] = None  # incremental mode: the UpdateReport
+    skipped: Optional[str] = None  # "already committed" / "unchanged" (Materialization.skipped)
 
     def render(self) -> str:
         """The summary printed at the end of a job."""
         lines = [
             f"run {self.run_id}: {self.program} -> {self.warehouse}"
             + (f" (Spark {self.spark})" if self.spark else ""),
-            f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}",
         ]
+        if self.skipped == "already committed":
+            lines.append(f"run {self.run_id} is already committed: nothing done; the versions it produced:")
+        elif self.skipped == "unchanged":
+            lines.append(
+                "the program and its input versions are those of the last committed run: run recorded, "
+                "nothing evaluated or written"
+            )
+        lines.append(f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}")
         for rel in self.relations:
             version = "-" if rel.version is None else str(rel.version)
             lines.append(f"{rel.name:<24} {rel.kind:<4} {rel.facts:>10} {version:>8}")
@@ -558,12 +566,12 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     written = [n for n in program.checked.relations if n in result.warehouse_versions]
     written += sorted(set(result.warehouse_versions) - set(written))
     for name in written:
-        facts = warehouse.read(name).count()
-        summary.relations.append(
-            RelationSummary(name, kinds.get(name, "?"), facts, result.warehouse_versions[name])
-        )
+        version = result.warehouse_versions[name]
+        facts = warehouse.read(name, version=version).count()
+        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, version))
     summary.strata = [stratum_summary(stats) for stats in result.stats]
-    _show(summary, warehouse, outputs, args.show)
+    summary.skipped = result.skipped
+    _show(summary, warehouse, outputs, args.show, result.warehouse_versions)
     return summary
 
 
@@ -573,9 +581,11 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     from .storage import Warehouse
 
     warehouse = Warehouse(spark, args.warehouse)
-    changes = {name: read_changes(spark, program, name, spec) for name, spec in args.changes.items()}
-    for name, spec in args.inputs.items():
-        changes[name] = snapshot_change(spark, program, warehouse, name, spec)
+    changes = {}
+    if warehouse.committed_run(run_id) is None:  # a committed run id reads nothing (update says so)
+        changes = {name: read_changes(spark, program, name, spec) for name, spec in args.changes.items()}
+        for name, spec in args.inputs.items():
+            changes[name] = snapshot_change(spark, program, warehouse, name, spec)
     report = update(
         program,
         spark,
@@ -596,7 +606,7 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     )
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
     for name, entry in report.relations.items():
-        facts = warehouse.read(name).count()
+        facts = warehouse.read(name, version=entry.version_after).count()
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, entry.version_after))
     _show(summary, warehouse, outputs, args.show)
     return summary
@@ -656,11 +666,12 @@ def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
     return diff(old, new, columns)
 
 
-def _show(summary: JobSummary, warehouse, outputs, show: int) -> None:
+def _show(summary: JobSummary, warehouse, outputs, show: int, versions: Optional[dict] = None) -> None:
+    """The first ``show`` rows of each output, at its version in ``versions`` (default latest)."""
     if show:
         for name in outputs:
             if warehouse.exists(name):
-                frame = warehouse.read(name)
+                frame = warehouse.read(name, version=(versions or {}).get(name))
                 summary.rows[name] = [
                     tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()
                 ]

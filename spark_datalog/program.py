@@ -201,6 +201,12 @@ class Materialization(Mapping):
     stats: list = field(default_factory=list)
     program: Optional[Program] = None
     warehouse_versions: dict = field(default_factory=dict)
+    # None: evaluated. "already committed": the run id had committed, nothing was done and the
+    # frames are the tables at the versions that run produced. "unchanged": same program and
+    # input versions as the last committed run: the run was recorded, nothing evaluated or
+    # written, the frames are the stored tables.
+    skipped: Optional[str] = None
+    run_id: Optional[str] = None
 
     @property
     def relations(self) -> list:

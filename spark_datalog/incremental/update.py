@@ -208,7 +208,15 @@ def update(
     run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
     try:
         if run.already_committed:
-            report = UpdateReport(run.run_id, already_committed=True, consumed=dict(run.consumed))
+            report = UpdateReport(
+                run.run_id,
+                already_committed=True,
+                consumed=dict(run.consumed),
+                relations={  # the versions that run produced
+                    name: RelationReport(name, version_before=run.base_versions.get(name), version_after=v)
+                    for name, v in run.produced.items()
+                },
+            )
         else:
             report = _Update(
                 program,

@@ -188,6 +188,12 @@ class Warehouse:
         committed = [r for r in self.runs() if r["status"] == COMMITTED]
         return committed[-1] if committed else None
 
+    def committed_run(self, run_id: Optional[str]) -> Optional[dict]:
+        """The record of run ``run_id`` when it committed, else ``None``."""
+        if run_id is None:
+            return None
+        return next((r for r in self.runs() if r["run_id"] == run_id and r["status"] == COMMITTED), None)
+
     def pending_run(self) -> Optional[dict]:
         """The latest run that started after the last committed one and did not finish."""
         runs = self.runs()

@@ -80,3 +80,79 @@ def test_the_cli_reports_an_unwritable_warehouse_before_evaluation(spark, tmp_pa
     _, err = capsys.readouterr()
     assert status == 1
     assert "warehouse error" in err and "cannot be created" in err and "Traceback" not in err
+
+
+# ------------------------------------------------------------------- item 13: re-runs
+
+
+def versions(wh) -> dict:
+    return {name: wh.version(name) for name in wh.relations()}
+
+
+def rows(frame) -> set:
+    return {tuple(r) for r in frame.collect()}
+
+
+def test_a_committed_run_id_is_not_run_again(spark, tmp_path, monkeypatch):
+    program = sd.Program.parse(TC)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    first = program.materialize(spark, inputs={"arc": arcs(spark)}, warehouse=wh, run_id="r1")
+    assert first.skipped is None
+    produced = dict(first.warehouse_versions)
+    program.materialize(spark, inputs={"arc": arcs(spark, [(5, 6)])}, warehouse=wh, run_id="r2")
+    after_r2 = versions(wh)
+    assert after_r2 != produced
+    no_evaluation(monkeypatch)
+    again = program.materialize(spark, inputs={"arc": arcs(spark, [(7, 8)])}, warehouse=wh, run_id="r1")
+    assert again.skipped == "already committed" and again.run_id == "r1"
+    assert again.warehouse_versions == produced  # what r1 produced, not the latest versions
+    assert rows(again["tc"]) == sd.reference.evaluate(program, {"arc": {(1, 2), (2, 3)}})["tc"]
+    assert versions(wh) == after_r2 and [r["run_id"] for r in wh.runs()] == ["r1", "r2"]
+
+
+def test_a_new_run_over_the_same_program_and_input_versions_writes_nothing(spark, tmp_path, monkeypatch):
+    from deltalake import write_deltalake
+    import pyarrow as pa
+
+    source = str(tmp_path / "arcs")
+    write_deltalake(source, pa.table({"x": [1, 2], "y": [2, 3]}))
+    program = sd.Program.parse(TC)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    program.materialize(spark, inputs={"arc": (source, "delta")}, warehouse=wh, run_id="a")
+    before = versions(wh)
+    with monkeypatch.context() as patch:
+        no_evaluation(patch)
+        same = program.materialize(spark, inputs={"arc": (source, "delta")}, warehouse=wh, run_id="b")
+    assert same.skipped == "unchanged" and same.warehouse_versions == before
+    assert versions(wh) == before  # no new Delta version anywhere
+    last = wh.runs()[-1]
+    assert (last["run_id"], last["status"]) == ("b", "committed")
+    assert last["details"]["unchanged_since"] == "a" and last["consumed"]["arc"] == 0
+    assert rows(same["tc"]) == sd.reference.evaluate(program, {"arc": {(1, 2), (2, 3)}})["tc"]
+
+    write_deltalake(source, pa.table({"x": [3], "y": [4]}), mode="append")  # a new input version
+    changed = program.materialize(spark, inputs={"arc": (source, "delta")}, warehouse=wh, run_id="c")
+    assert changed.skipped is None and versions(wh)["tc"] == before["tc"] + 1
+    expected = sd.reference.evaluate(program, {"arc": {(1, 2), (2, 3), (3, 4)}})["tc"]
+    assert rows(wh.read("tc")) == expected
+
+
+def test_the_cli_says_a_committed_run_is_committed_and_shows_its_versions(spark, tmp_path, capsys):
+    from spark_datalog.cli import main
+
+    program = tmp_path / "tc.dl"
+    program.write_text(TC)
+    (tmp_path / "arcs.csv").write_text("x,y\n1,2\n2,3\n")
+    argv = ["materialize", "--program", str(program), "--input", f"arc={tmp_path / 'arcs.csv'}"]
+    argv += ["--warehouse", str(tmp_path / "wh"), "--run-id", "nightly-1", "--show", "0"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    before = versions(wh)
+    (tmp_path / "arcs.csv").write_text("x,y\n9,9\n")  # not even read again
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "run nightly-1 is already committed" in out
+    table = [line for line in out.splitlines() if line.startswith(("arc ", "tc "))]
+    assert table == [line for line in first.splitlines() if line.startswith(("arc ", "tc "))]
+    assert versions(wh) == before and len(wh.runs()) == 1
