@@ -54,6 +54,9 @@ def commit_materialization(
             run.consume(name, version, uri)
         for name in checked.idb:  # levels kept for tables made before are not theirs
             warehouse.levels.clear(name)
+        retired = sorted(set(warehouse.relations()) - set(checked.relations))
+        if retired and not run.already_committed:  # another program's tables: kept, not current
+            run.details["retired"] = retired
         for name, frame in counted.items():
             schema = checked.relations[name]
             result = warehouse.replace(

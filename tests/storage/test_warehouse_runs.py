@@ -156,3 +156,34 @@ def test_the_cli_says_a_committed_run_is_committed_and_shows_its_versions(spark,
     table = [line for line in out.splitlines() if line.startswith(("arc ", "tc "))]
     assert table == [line for line in first.splitlines() if line.startswith(("arc ", "tc "))]
     assert versions(wh) == before and len(wh.runs()) == 1
+
+
+# ------------------------------------------------------------------- item 14: replaced programs
+
+WITH_SG = TC + "sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.\n"
+
+
+def test_tables_of_a_replaced_program_are_retired_not_offered(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    data = {"arc": arcs(spark, [(1, 2), (1, 3), (2, 4)])}
+    bigger = sd.Program.parse(WITH_SG)
+    bigger.materialize(spark, inputs=data, warehouse=wh, run_id="p1")
+    assert wh.relations() == ["arc", "sg", "tc"]
+    sg_version = wh.version("sg")
+
+    sd.Program.parse(TC).materialize(spark, inputs=data, warehouse=wh, run_id="p2", replace=True)
+    assert wh.relations() == ["arc", "tc"] and not wh.exists("sg")
+    assert wh.retired() == {"sg": "p2"}
+    with pytest.raises(WarehouseError, match=r"relation sg is retired: run p2 replaced the program"):
+        wh.read("sg")
+    with pytest.raises(WarehouseError, match="retired"):
+        Warehouse(spark, str(tmp_path / "wh")).read("sg")  # a new object reads the run log
+    kept = DeltaTable(str(tmp_path / "wh" / "sg"))  # reversible: the table and its history are kept
+    assert kept.version() == sg_version
+
+    bigger.materialize(spark, inputs=data, warehouse=wh, run_id="p3", replace=True)
+    assert wh.relations() == ["arc", "sg", "tc"] and wh.retired() == {}
+    expected = sd.reference.evaluate(bigger, {"arc": {(1, 2), (1, 3), (2, 4)}})
+    assert rows(wh.read("sg")) == expected["sg"]
