@@ -286,7 +286,7 @@ def read_csv_facts(path: str, schema) -> set:
     chosen = match_columns(
         header, list(zip(schema.column_names, schema.types, strict=True)), schema.name, path
     )
-    positions = [header.index(name) for name in chosen]
+    positions = list(range(len(header))) if chosen == header else [header.index(name) for name in chosen]
     facts, number = set(), reader.line_num + 1
     for row in reader:
         if row:

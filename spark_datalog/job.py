@@ -583,7 +583,9 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     warehouse = Warehouse(spark, args.warehouse)
     changes = {}
     if warehouse.committed_run(run_id) is None:  # a committed run id reads nothing (update says so)
-        changes = {name: read_changes(spark, program, name, spec) for name, spec in args.changes.items()}
+        changes = {
+            name: read_changes(spark, program, name, spec, warehouse) for name, spec in args.changes.items()
+        }
         for name, spec in args.inputs.items():
             changes[name] = snapshot_change(spark, program, warehouse, name, spec)
     report = update(
@@ -612,9 +614,10 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     return summary
 
 
-def read_changes(spark, program, name: str, spec: InputSpec):
+def read_changes(spark, program, name: str, spec: InputSpec, warehouse=None):
     """The change set of ``name`` at ``spec``: the relation's columns (by position) and an
-    optional signed ``_count``, from a Delta table, Parquet or a CSV with a header."""
+    optional signed ``_count``, from a Delta table, Parquet or a CSV with a header (read as
+    every CSV input is, ``storage.locations``, its columns typed: ``_count`` a long)."""
     from .errors import InputError
     from .storage import uris
     from .storage.embedded import open_table, read_table
@@ -633,12 +636,33 @@ def read_changes(spark, program, name: str, spec: InputSpec):
             return read_table(spark, table, location, error=InputError)
         if fmt == "parquet":
             return spark.read.parquet(uris.for_spark(location))
-        return spark.read.csv(uris.for_spark(location), header=True)
+        return _read_csv_changes(spark, location, relation_columns(program, warehouse, name), name)
     except InputError:
         raise
     except Exception as exc:  # AnalysisException: no such files, not that format
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"--changes {name}: cannot read {spec.uri} as {fmt}: {first}") from None
+
+
+def _read_csv_changes(spark, location: str, columns: list, name: str):
+    from .spark.counted import COUNT
+    from .storage import uris
+    from .storage.locations import read_csv
+
+    header = spark.read.option("header", True).csv(uris.for_spark(location)).columns
+    if COUNT in header:
+        columns = [*columns, (COUNT, "long")]
+    return read_csv(spark, location, columns, name)
+
+
+def relation_columns(program, warehouse, name: str) -> list:
+    """``(column, type)`` of ``name``: declared, else as stored in ``warehouse``, else as the
+    program infers them."""
+    schema = program.checked.relations[name]
+    columns = list(schema.column_names)
+    if schema.declared or warehouse is None or not warehouse.exists(name):
+        return list(zip(columns, schema.types, strict=True))
+    return warehouse.schema(name)
 
 
 def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
@@ -651,10 +675,7 @@ def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
 
     schema = program.checked.relations[name]
     columns = list(schema.column_names)
-    if schema.declared or not warehouse.exists(name):
-        types = list(zip(columns, schema.types, strict=True))
-    else:
-        types = warehouse.schema(name)
+    types = relation_columns(program, warehouse, name)
     df = load_input(spark, spec.uri, spec.format, types, name).df.toDF(*columns)
     facts = program.checked.facts.get(name)
     if facts:  # a full run adds the program's facts to the input

@@ -189,6 +189,14 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
     return df.select(*exprs, *keep)
 
 
+def read_csv(spark, uri: str, columns: Columns, relation: str):
+    """The CSV file(s) at ``uri`` as ``load_input`` reads them, with ``columns`` as given (not
+    checked as a relation's: a change set's ``_count`` is one of them)."""
+    location = uris.normalise(uri)
+    _require_exists(location, relation, uri)
+    return _read_csv(spark, location, list(columns), relation, uri)
+
+
 def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
     """Read a UTF-8 CSV with a header as text, then parse every column as its declared type.
 
