@@ -344,6 +344,7 @@ class Warehouse:
                 run.already_committed = True
         finally:
             self._active = None
+            self._retired_cache = None  # the run may have written (or retired) relations
             self._lock.release()
         return record
 
