@@ -8,16 +8,22 @@ Example::
     spark-datalog materialize --config conf/example-job.yaml
     spark-datalog unlock /data/wh          # remove the lock a crashed run left behind
 
-Exit status: 0 on success, 1 when the program or its inputs are wrong (a ``DatalogError``), 2 on a
-usage error (bad arguments, unreadable program file). ``unlock`` exits 0 when it removed the lock or
-there was none, 1 when a live process of this host holds it (without ``--force``) or the warehouse
-does not exist.
+Exit status: 0 on success; 1 when the program, its inputs or the warehouse are wrong (a
+``DatalogError``) or a file cannot be read or written while running (``OSError``,
+``UnicodeError``); 2 on a usage error (bad arguments, a bad or unreadable config file, an
+unreadable program file); 141 (128 + SIGPIPE) when the reader of the output went away (``| head``).
+Every one of them is reported on stderr as a message, never as a traceback (``report_failures``). ``unlock``
+exits 0 when it removed the lock or there was none, 1 when a live process of this host holds it
+(without ``--force``) or the warehouse does not exist.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import io
+import os
+import signal
 import sys
 import time
 from typing import Optional, Sequence
@@ -28,12 +34,13 @@ from .errors import DatalogError, InputError
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
 EXIT_USAGE = 2
+EXIT_BROKEN_PIPE = 128 + getattr(signal, "SIGPIPE", 13)  # what a shell shows for a SIGPIPE death
 
 DEFAULT_SHOW = 10
 
-
-class UsageError(Exception):
-    """A command-line mistake: reported on stderr with exit status 2."""
+# A command-line mistake (bad flags, a bad config file): reported on stderr with exit status 2.
+# One class for every subcommand and the spark-submit job.
+UsageError = job.UsageError
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -43,14 +50,47 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse exits on --help (0) and on usage errors (2)
         return int(exit_.code or 0)
+    return report_failures(lambda: args.handler(args), "spark-datalog")
+
+
+def report_failures(action, prog: str) -> int:
+    """Run ``action`` (returning an exit status) and turn every failure a user can cause into a
+    message on stderr and the documented exit status (module docstring), never a traceback."""
     try:
-        return args.handler(args)
+        status = action()
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        return silence_broken_pipe()
     except UsageError as err:
-        print(f"spark-datalog: {err}", file=sys.stderr)
+        print(f"{prog}: {err}", file=sys.stderr)
         return EXIT_USAGE
     except DatalogError as err:
         print_errors(err)
         return EXIT_PROGRAM_ERROR
+    except (OSError, UnicodeError) as err:
+        print(f"{prog}: {describe_os_error(err)}", file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+
+
+def silence_broken_pipe() -> int:
+    """The reader of stdout went away (``... | head``): point stdout at /dev/null so that the
+    interpreter's final flush cannot fail again, and exit as a process killed by SIGPIPE does."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, io.UnsupportedOperation):  # stdout is no file (captured by a test)
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def describe_os_error(err: BaseException) -> str:
+    """``OSError`` / ``UnicodeError`` as one line naming the file and the reason."""
+    if isinstance(err, OSError):
+        target = f"{err.filename}: " if err.filename else ""
+        return f"{target}{err.strerror or err}"
+    return f"not valid text: {err}"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -177,10 +217,8 @@ def run_spark(program, checked, input_paths: dict, show: int) -> None:
     already_running = SparkSession.getActiveSession() is not None
     spark = local_session("spark-datalog run")
     try:
-        inputs = {
-            name: spark.read.csv(path, header=True, schema=spark_schema(checked.relations[name]))
-            for name, path in input_paths.items()
-        }
+        # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
+        inputs = {name: (path, "csv") for name, path in input_paths.items()}
         result = program.materialize(spark, inputs=inputs)
         for name in result.relations:
             frame = result[name]
@@ -196,11 +234,8 @@ def run_spark(program, checked, input_paths: dict, show: int) -> None:
 
 
 def run_materialize(args: argparse.Namespace) -> int:
-    try:
-        settings = job.resolve(args)
-    except job.UsageError as err:
-        raise UsageError(str(err)) from None
-    return job.execute(settings, prog="spark-datalog materialize")
+    job.run_job(job.resolve(args))
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,26 +314,37 @@ def parse_input_args(items: Sequence[str], checked) -> dict:
 
 
 def read_csv_facts(path: str, schema) -> set:
-    """Facts of ``schema``'s relation from a CSV file with a header row, converted to its column types."""
+    """Facts of ``schema``'s relation from a UTF-8 CSV file with a header row, converted to its
+    column types. Columns are matched as for every CSV input (``storage.locations``): by name
+    when the header has every declared column, else by position. Quoted fields may span lines."""
+    from .storage.locations import match_columns
+    from .textfiles import read_utf8
+
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            rows = list(csv.reader(handle))
+        text = read_utf8(path, InputError)
     except OSError as err:
         raise InputError(f"cannot read input {schema.name!r} from {path}: {err.strerror or err}") from err
-    facts = set()
-    for number, row in enumerate(rows[1:], start=2):  # row 1 is the header
-        if not row:
-            continue
-        if len(row) != schema.arity:
-            raise InputError(
-                f"{path}:{number}: {schema.name} has {schema.arity} columns, the row has {len(row)}"
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header:
+        raise InputError(f"input {schema.name}: {path} has no header row with column names")
+    chosen = match_columns(
+        header, list(zip(schema.column_names, schema.types, strict=True)), schema.name, path
+    )
+    positions = list(range(len(header))) if chosen == header else [header.index(name) for name in chosen]
+    facts, number = set(), reader.line_num + 1
+    for row in reader:
+        if row:
+            if len(row) != len(header):
+                raise InputError(f"{path}:{number}: the header has {len(header)} columns, the row {len(row)}")
+            values = [row[i] for i in positions]
+            facts.add(
+                tuple(
+                    convert_value(value, column, path, number)
+                    for value, column in zip(values, schema.columns, strict=True)
+                )
             )
-        facts.add(
-            tuple(
-                convert_value(text, column, path, number)
-                for text, column in zip(row, schema.columns, strict=True)
-            )
-        )
+        number = reader.line_num + 1  # a quoted field may span lines: the next record starts here
     return facts
 
 
@@ -320,24 +366,6 @@ def convert_value(text: str, column, path: str, line: int):
     except ValueError:
         raise InputError(f"{where}: {text!r} is not a {column.type}") from None
     return text
-
-
-_SPARK_TYPES = {
-    "int": "IntegerType",
-    "long": "LongType",
-    "double": "DoubleType",
-    "string": "StringType",
-    "bool": "BooleanType",
-}
-
-
-def spark_schema(schema):
-    """The Spark StructType of a relation (used to read its CSV input)."""
-    from pyspark.sql import types as T
-
-    return T.StructType(
-        [T.StructField(c.name, getattr(T, _SPARK_TYPES[c.type])(), True) for c in schema.columns]
-    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -22,7 +22,9 @@ a list) and relative paths in it are taken relative to the config file's directo
 runs the same from any working directory (a scheduler's, for instance).
 
 The program is parsed and checked before Spark starts: a wrong program exits 1 without a JVM.
-Exit status: 0 success, 1 a ``DatalogError`` (program, inputs, warehouse), 2 a usage error.
+Exit status: 0 success, 1 a ``DatalogError`` (program, inputs, warehouse) or a file that cannot
+be read or written, 2 a usage error (flags, config file), 141 the output's reader went away
+(see ``cli.report_failures``).
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
-from .errors import DatalogError
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -128,14 +129,22 @@ class JobSummary:
     rows: dict = field(default_factory=dict)  # relation -> first rows shown
     spark: str = ""  # Spark version and master
     update: Optional[object] = None  # incremental mode: the UpdateReport
+    skipped: Optional[str] = None  # "already committed" / "unchanged" (Materialization.skipped)
 
     def render(self) -> str:
         """The summary printed at the end of a job."""
         lines = [
             f"run {self.run_id}: {self.program} -> {self.warehouse}"
             + (f" (Spark {self.spark})" if self.spark else ""),
-            f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}",
         ]
+        if self.skipped == "already committed":
+            lines.append(f"run {self.run_id} is already committed: nothing done; the versions it produced:")
+        elif self.skipped == "unchanged":
+            lines.append(
+                "the program and its input versions are those of the last committed run: run recorded, "
+                "nothing evaluated or written"
+            )
+        lines.append(f"{'relation':<24} {'kind':<4} {'facts':>10} {'version':>8}")
         for rel in self.relations:
             version = "-" if rel.version is None else str(rel.version)
             lines.append(f"{rel.name:<24} {rel.kind:<4} {rel.facts:>10} {version:>8}")
@@ -314,10 +323,15 @@ def load_config(path: str) -> dict:
     directory. Keys are those of the flags (``run_id`` or ``run-id``)."""
     import yaml
 
+    from .errors import ParseError
+    from .textfiles import read_utf8
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_utf8(path, ParseError)
     except OSError as err:
         raise UsageError(f"cannot read the config file {path}: {err.strerror or err}") from None
+    except ParseError as err:  # not UTF-8: with the line and column of the first bad byte
+        raise UsageError(err.render()) from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as err:
@@ -350,22 +364,7 @@ def _config_value(path: str, name: str, value, base: Path):
     if name in ("program", "warehouse"):
         return relative_to(_text(where, value), base)
     if name in ("inputs", "changes"):
-        if not isinstance(value, dict):
-            raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
-        inputs = {}
-        for relation, spec in value.items():
-            if isinstance(spec, dict):
-                unknown = set(spec) - {"uri", "format"}
-                if unknown or "uri" not in spec:
-                    raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
-                spec = InputSpec(
-                    _text(f"{where}.{relation}.uri", spec["uri"]),
-                    _format(f"{where}.{relation}", spec.get("format")),
-                )
-            else:
-                spec = parse_location(_text(f"{where}.{relation}", spec))
-            inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
-        return inputs
+        return _config_inputs(where, value, base)
     if name == "outputs":
         items = value if isinstance(value, list) else [value]
         return split_outputs([_text(where, item) for item in items])
@@ -383,6 +382,26 @@ def _config_value(path: str, name: str, value, base: Path):
     if choices and text not in choices:
         raise UsageError(f"{where} must be one of {', '.join(choices)}, not {text!r}")
     return text
+
+
+def _config_inputs(where: str, value, base: Path) -> dict:
+    """The ``inputs`` / ``changes`` mapping of a config file: relation -> ``InputSpec``."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
+    inputs = {}
+    for relation, spec in value.items():
+        if isinstance(spec, dict):
+            unknown = set(spec) - {"uri", "format"}
+            if unknown or "uri" not in spec:
+                raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
+            spec = InputSpec(
+                _text(f"{where}.{relation}.uri", spec["uri"]),
+                _format(f"{where}.{relation}", spec.get("format")),
+            )
+        else:
+            spec = parse_location(_text(f"{where}.{relation}", spec))
+        inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
+    return inputs
 
 
 def parse_inputs(items: Sequence[str], flag: str = "--input") -> dict:
@@ -547,12 +566,12 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     written = [n for n in program.checked.relations if n in result.warehouse_versions]
     written += sorted(set(result.warehouse_versions) - set(written))
     for name in written:
-        facts = warehouse.read(name).count()
-        summary.relations.append(
-            RelationSummary(name, kinds.get(name, "?"), facts, result.warehouse_versions[name])
-        )
+        version = result.warehouse_versions[name]
+        facts = warehouse.read(name, version=version).count()
+        summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, version))
     summary.strata = [stratum_summary(stats) for stats in result.stats]
-    _show(summary, warehouse, outputs, args.show)
+    summary.skipped = result.skipped
+    _show(summary, warehouse, outputs, args.show, result.warehouse_versions)
     return summary
 
 
@@ -562,9 +581,13 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     from .storage import Warehouse
 
     warehouse = Warehouse(spark, args.warehouse)
-    changes = {name: read_changes(spark, program, name, spec) for name, spec in args.changes.items()}
-    for name, spec in args.inputs.items():
-        changes[name] = snapshot_change(spark, program, warehouse, name, spec)
+    changes = {}
+    if warehouse.committed_run(run_id) is None:  # a committed run id reads nothing (update says so)
+        changes = {
+            name: read_changes(spark, program, name, spec, warehouse) for name, spec in args.changes.items()
+        }
+        for name, spec in args.inputs.items():
+            changes[name] = snapshot_change(spark, program, warehouse, name, spec)
     report = update(
         program,
         spark,
@@ -585,15 +608,16 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     )
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
     for name, entry in report.relations.items():
-        facts = warehouse.read(name).count()
+        facts = warehouse.read(name, version=entry.version_after).count()
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, entry.version_after))
     _show(summary, warehouse, outputs, args.show)
     return summary
 
 
-def read_changes(spark, program, name: str, spec: InputSpec):
+def read_changes(spark, program, name: str, spec: InputSpec, warehouse=None):
     """The change set of ``name`` at ``spec``: the relation's columns (by position) and an
-    optional signed ``_count``, from a Delta table, Parquet or a CSV with a header."""
+    optional signed ``_count``, from a Delta table, Parquet or a CSV with a header (read as
+    every CSV input is, ``storage.locations``, its columns typed: ``_count`` a long)."""
     from .errors import InputError
     from .storage import uris
     from .storage.embedded import open_table, read_table
@@ -612,12 +636,33 @@ def read_changes(spark, program, name: str, spec: InputSpec):
             return read_table(spark, table, location, error=InputError)
         if fmt == "parquet":
             return spark.read.parquet(uris.for_spark(location))
-        return spark.read.csv(uris.for_spark(location), header=True)
+        return _read_csv_changes(spark, location, relation_columns(program, warehouse, name), name)
     except InputError:
         raise
     except Exception as exc:  # AnalysisException: no such files, not that format
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"--changes {name}: cannot read {spec.uri} as {fmt}: {first}") from None
+
+
+def _read_csv_changes(spark, location: str, columns: list, name: str):
+    from .spark.counted import COUNT
+    from .storage import uris
+    from .storage.locations import read_csv
+
+    header = spark.read.option("header", True).csv(uris.for_spark(location)).columns
+    if COUNT in header:
+        columns = [*columns, (COUNT, "long")]
+    return read_csv(spark, location, columns, name)
+
+
+def relation_columns(program, warehouse, name: str) -> list:
+    """``(column, type)`` of ``name``: declared, else as stored in ``warehouse``, else as the
+    program infers them."""
+    schema = program.checked.relations[name]
+    columns = list(schema.column_names)
+    if schema.declared or warehouse is None or not warehouse.exists(name):
+        return list(zip(columns, schema.types, strict=True))
+    return warehouse.schema(name)
 
 
 def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
@@ -630,10 +675,7 @@ def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
 
     schema = program.checked.relations[name]
     columns = list(schema.column_names)
-    if schema.declared or not warehouse.exists(name):
-        types = list(zip(columns, schema.types, strict=True))
-    else:
-        types = warehouse.schema(name)
+    types = relation_columns(program, warehouse, name)
     df = load_input(spark, spec.uri, spec.format, types, name).df.toDF(*columns)
     facts = program.checked.facts.get(name)
     if facts:  # a full run adds the program's facts to the input
@@ -645,11 +687,12 @@ def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
     return diff(old, new, columns)
 
 
-def _show(summary: JobSummary, warehouse, outputs, show: int) -> None:
+def _show(summary: JobSummary, warehouse, outputs, show: int, versions: Optional[dict] = None) -> None:
+    """The first ``show`` rows of each output, at its version in ``versions`` (default latest)."""
     if show:
         for name in outputs:
             if warehouse.exists(name):
-                frame = warehouse.read(name)
+                frame = warehouse.read(name, version=(versions or {}).get(name))
                 summary.rows[name] = [
                     tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()
                 ]
@@ -695,29 +738,20 @@ def get_session():
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Run the job's command line; return the exit status (0, 1 DatalogError, 2 usage)."""
+    """Run the job's command line; return the exit status (that of ``cli.report_failures``: 0, 1
+    DatalogError or a file error, 2 usage)."""
+    from .cli import report_failures
+
     try:
-        args = parse_args(argv)
+        namespace = build_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
         return int(exit_.code or 0)
-    except UsageError as err:
-        print(f"materialize: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    return execute(args)
+    return report_failures(lambda: execute(resolve(namespace)), "materialize")
 
 
-def execute(args: JobArgs, prog: str = "materialize") -> int:
-    """``run_job`` with errors reported on stderr; the exit status."""
-    from .cli import print_errors
-
-    try:
-        run_job(args)
-    except UsageError as err:
-        print(f"{prog}: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    except DatalogError as err:
-        print_errors(err)
-        return EXIT_PROGRAM_ERROR
+def execute(args: JobArgs) -> int:
+    """``run_job``; the exit status of a run that did not raise."""
+    run_job(args)
     return EXIT_OK
 
 

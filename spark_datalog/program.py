@@ -126,7 +126,9 @@ class Program:
     ) -> "Materialization":
         """Evaluate the program on Spark and return every IDB relation as a DataFrame.
 
-        ``inputs`` maps EDB relation names to DataFrames (matched to the relation positionally).
+        ``inputs`` maps EDB relation names to DataFrames (matched to the relation positionally):
+        Spark DataFrames, pandas DataFrames or pyarrow Tables, or locations (``"path"``,
+        ``("path", "csv")``); anything else is an ``InputError`` naming the relation.
         ``strategy`` is ``"seminaive"`` (default) or ``"naive"``. ``max_iterations`` bounds each
         recursive stratum (``NonTerminationError`` beyond it). Lineage is cut every
         ``checkpoint_interval`` iterations. Rows with nulls raise ``InputError`` unless
@@ -140,7 +142,7 @@ class Program:
         return materialize(
             self,
             spark,
-            inputs=inputs or {},
+            inputs={} if inputs is None else inputs,
             strategy=strategy,
             max_iterations=max_iterations,
             checkpoint_interval=checkpoint_interval,
@@ -165,7 +167,8 @@ class Program:
     ):
         """Fold EDB changes into the relations this program materialized in ``warehouse``.
 
-        ``changes`` maps EDB relations to signed change sets (columns + ``_count``); without it,
+        ``changes`` maps EDB relations to signed change sets (columns + an integer ``_count``; Spark
+        or pandas DataFrames, pyarrow Tables); without it,
         the changes since the versions the last run consumed. ``method`` is ``"auto"`` (counting
         for non-recursive strata, touched groups for aggregate relations, DRed for recursive
         strata), ``"dred"``, ``"counting"`` or
@@ -217,6 +220,12 @@ class Materialization(Mapping):
     stats: list = field(default_factory=list)
     program: Optional[Program] = None
     warehouse_versions: dict = field(default_factory=dict)
+    # None: evaluated. "already committed": the run id had committed, nothing was done and the
+    # frames are the tables at the versions that run produced. "unchanged": same program and
+    # input versions as the last committed run: the run was recorded, nothing evaluated or
+    # written, the frames are the stored tables.
+    skipped: Optional[str] = None
+    run_id: Optional[str] = None
 
     @property
     def relations(self) -> list:

@@ -195,3 +195,175 @@ def test_run_spark_reads_csv_inputs(spark, tmp_path, capsys):
     assert status == 0, err
     assert fact_count(out, "tc") == 9
     assert "  tc(3, 3)" in out
+
+
+# ---------------------------------------------------------------------------------------------
+# failures of every subcommand: a message on stderr and a documented exit status (issue 19, 22)
+
+DOCUMENTED_EXITS = {0, 1, 2, 141}
+
+
+def _subcommands() -> dict:
+    """Every subcommand of the parser -> the smallest command line that parses."""
+    import argparse
+
+    from spark_datalog import cli
+
+    parser = cli.build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    argvs = {}
+    for name, sub in commands.choices.items():
+        argv = [name]
+        for action in sub._actions:
+            if action.required and not action.option_strings:
+                argv.append("x")
+            elif action.required:
+                argv += [action.option_strings[0], "x"]
+        argvs[name] = argv
+    return argvs
+
+
+def _raiser(error):
+    def handler(args):
+        raise error
+
+    return handler
+
+
+FAILURES = [
+    (sd.errors.InputError("input arc: something is wrong"), 1, "something is wrong"),
+    (sd.errors.WarehouseError("the warehouse refused"), 1, "the warehouse refused"),
+    (PermissionError(13, "Permission denied", "/data/wh/tc"), 1, "/data/wh/tc: Permission denied"),
+    (IsADirectoryError(21, "Is a directory", "/data/in.csv"), 1, "/data/in.csv: Is a directory"),
+    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), 1, "invalid start byte"),
+    (BrokenPipeError(32, "Broken pipe"), 141, ""),
+]
+
+
+@pytest.mark.parametrize("command", sorted(_subcommands()))
+@pytest.mark.parametrize("error, status, message", FAILURES, ids=[type(f[0]).__name__ for f in FAILURES])
+def test_every_subcommand_reports_every_failure_without_a_traceback(
+    command, error, status, message, monkeypatch, capsys
+):
+    from spark_datalog import cli
+
+    monkeypatch.setattr(cli, "build_parser", _failing_with(cli, error))
+    got, out, err = run_cli(capsys, *_subcommands()[command])
+    assert got == status and got in DOCUMENTED_EXITS
+    assert "Traceback" not in err and message in err
+    if status != 141:
+        assert err.strip(), "the failure is reported on stderr"
+
+
+def test_usage_errors_of_every_subcommand_exit_2(monkeypatch, capsys):
+    from spark_datalog import cli
+
+    monkeypatch.setattr(cli, "build_parser", _failing_with(cli, cli.UsageError("--flag is wrong")))
+    for argv in _subcommands().values():
+        status, _, err = run_cli(capsys, *argv)
+        assert status == 2 and "--flag is wrong" in err and "Traceback" not in err
+
+
+def _failing_with(cli, error):
+    build = cli.build_parser
+
+    def failing_parser():
+        parser = build()
+        for action in parser._actions:
+            for sub in getattr(action, "choices", None) or {}:
+                action.choices[sub].set_defaults(handler=_raiser(error))
+        return parser
+
+    return failing_parser
+
+
+def test_a_directory_given_as_the_program_is_a_usage_error(tmp_path, capsys):
+    for command in ("check", "run"):
+        status, _, err = run_cli(capsys, command, tmp_path)
+        assert status == 2 and "cannot read" in err and "Traceback" not in err
+
+
+def test_a_program_that_is_not_utf8_is_a_parse_error_at_the_byte(tmp_path, capsys):
+    path = tmp_path / "latin1.dl"
+    path.write_bytes(b"arc(1, 2).\n% caf\xe9\ntc(X, Y) :- arc(X, Y).\n")
+    status, _, err = run_cli(capsys, "check", path)
+    assert status == 1 and "Traceback" not in err
+    assert f"{path}:2:6: parse error" in err and "0xe9" in err and "^" in err
+
+
+def test_a_csv_that_is_not_utf8_is_an_input_error_at_its_line(tmp_path, capsys):
+    program = write(
+        tmp_path, "p.dl", ".decl name(id: long, text: string)\n.input name\nn(X, T) :- name(X, T).\n"
+    )
+    csv_path = tmp_path / "names.csv"
+    csv_path.write_bytes(b"id,text\n1,ok\n2,caf\xe9\n")
+    status, _, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"name={csv_path}")
+    assert status == 1 and "Traceback" not in err
+    assert f"{csv_path}:3:6: input error" in err and "UTF-8" in err
+
+
+def test_a_csv_input_that_is_a_directory_is_an_input_error(tmp_path, capsys):
+    program = write(tmp_path, "tc.dl", TC_PROGRAM)
+    status, _, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"arc={tmp_path}")
+    assert status == 1 and "cannot read input 'arc'" in err and "Traceback" not in err
+
+
+def test_a_config_that_is_not_utf8_is_a_usage_error_at_the_byte(tmp_path, capsys):
+    config = tmp_path / "job.yaml"
+    config.write_bytes(b"program: p.dl\nwarehouse: w\xe9h\n")
+    status, _, err = run_cli(capsys, "materialize", "--config", config)
+    assert status == 2 and "Traceback" not in err
+    assert f"{config}:2:13" in err and "0xe9" in err
+
+
+def test_run_reference_reads_multi_line_quoted_fields(tmp_path, capsys):
+    program = write(
+        tmp_path, "p.dl", ".decl name(id: long, text: string)\n.input name\nn(X, T) :- name(X, T).\n"
+    )
+    names = write(tmp_path, "names.csv", 'id,text\n1,"two\nlines"\n2,"say ""hi"""\nthree,x\n')
+    status, _, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"name={names}")
+    assert status == 1 and "names.csv:5" in err and "'three' is not a long" in err  # the record's line
+    names.write_text('id,text\n1,"two\nlines"\n2,"say ""hi"""\n')
+    status, out, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"name={names}")
+    assert status == 0, err
+    assert 'n(1, "two\nlines")' in out and 'n(2, "say \\"hi\\"")' in out
+
+
+def test_output_closed_by_its_reader_exits_quietly_with_the_sigpipe_status():
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "spark_datalog.cli",
+            "run",
+            str(EXAMPLE),
+            "--engine",
+            "reference",
+            "--show",
+            "500",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # like `| head` that has read enough
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141, err
+    assert b"Traceback" not in err and b"BrokenPipe" not in err and b"Exception ignored" not in err
+
+
+@pytest.mark.spark
+def test_run_on_spark_is_quiet(tmp_path):
+    """No log4j chatter on stderr (the quiet configuration), and none about CSV header names:
+    columns that do not match by name are taken by position."""
+    program = write(tmp_path, "tc.dl", TC_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "a,b\n1,2\n2,3\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "spark_datalog.cli", "run", str(program), "--input", f"arc={arcs}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "tc: 3 facts" in proc.stdout
+    assert not re.search(r"\b(WARN|INFO)\b", proc.stderr), proc.stderr
+    assert "log4j" not in proc.stderr and "CSV header" not in proc.stderr, proc.stderr

@@ -54,6 +54,9 @@ def commit_materialization(
             run.consume(name, version, uri)
         for name in checked.idb:  # levels kept for tables made before are not theirs
             warehouse.levels.clear(name)
+        retired = sorted(set(warehouse.relations()) - set(checked.relations))
+        if retired and not run.already_committed:  # another program's tables: kept, not current
+            run.details["retired"] = retired
         for name, frame in counted.items():
             schema = checked.relations[name]
             result = warehouse.replace(
@@ -100,3 +103,56 @@ def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping)
                 union = union.unionByName(part)
             counted[name] = union.groupBy(*frame.columns).agg(F.sum(COUNT).alias(COUNT))
     return counted
+
+
+def committed_versions(warehouse, program, run_id) -> Optional[dict]:
+    """The versions run ``run_id`` produced when it committed with this program, else ``None``
+    (a run id committed with another program is refused when the run starts)."""
+    record = warehouse.committed_run(run_id)
+    if record is None or record["fingerprint"] != program.fingerprint:
+        return None
+    return dict(record["produced"])
+
+
+def record_if_unchanged(
+    warehouse, program, given: set, consumed: Mapping, run_id=None, replace: bool = False
+) -> Optional[dict]:
+    """When the program and its input versions are those of the last committed run and every
+    table is as that run left it, record the run as committed without evaluating or writing
+    anything and return the tables' versions; else ``None``.
+
+    ``given`` names the relations with inputs, ``consumed`` maps those read from Delta tables to
+    (version, uri): an input of another kind (a DataFrame, CSV, Parquet) has no version, so it
+    always counts as changed.
+    """
+    versions = _unchanged_versions(warehouse, program, given, consumed)
+    if versions is None:
+        return None
+    last = warehouse.last_run()
+    with warehouse.run(program.fingerprint, run_id=run_id, mode="full", replace=replace) as run:
+        if not run.already_committed:
+            for name in program.checked.edb:
+                version, uri = consumed.get(name, (versions[name], None))
+                run.consume(name, version, uri)
+            run.produced.update(versions)
+            run.details["unchanged_since"] = last["run_id"]
+    return versions
+
+
+def _unchanged_versions(warehouse, program, given: set, consumed: Mapping) -> Optional[dict]:
+    last = warehouse.last_run()
+    if last is None or last["fingerprint"] != program.fingerprint or warehouse.pending_run() is not None:
+        return None
+    checked = program.checked
+    for name in checked.edb:
+        if name in consumed:
+            version, uri = consumed[name]
+            if last["consumed"].get(name) != version or last["sources"].get(name) != uri:
+                return None
+        elif name in given or name in last["sources"]:
+            return None
+    current = {name: warehouse.version(name) for name in checked.relations}
+    left = {name: last["produced"].get(name, last["base_versions"].get(name)) for name in checked.relations}
+    if None in current.values() or current != left:
+        return None
+    return current

@@ -31,27 +31,15 @@ def materialize(
     decompose: bool = True,
 ):
     """See :meth:`spark_datalog.Program.materialize`."""
-    from ..program import Materialization
     from ..spark.inputs import input_types, prepare_inputs
     from .driver import evaluate
 
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
-    if on_null not in ON_NULL:
-        raise ValueError(f"on_null must be one of {ON_NULL}, not {on_null!r}")
-    if checkpoint_interval is not None and checkpoint_interval < 1:
-        raise ValueError("checkpoint_interval must be a positive number of iterations")
-
-    unknown = sorted(set(inputs) - set(program.checked.relations))
-    if unknown:
-        raise InputError(f"inputs given for relations the program does not mention: {', '.join(unknown)}")
-    not_edb = sorted(n for n in inputs if program.checked.relations[n].kind != "edb")
-    if not_edb:
-        raise InputError(
-            f"inputs given for derived (IDB) relations: {', '.join(not_edb)}; "
-            "only EDB relations (declared .input or never in a rule head) take inputs"
-        )
-
+    _check_arguments(program, inputs, strategy, on_null, checkpoint_interval)
+    if warehouse is not None:  # an unwritable warehouse fails now, not after the evaluation
+        warehouse.check_writable()
+        done = _stored_result(program, warehouse, run_id)  # a committed run id is not run again
+        if done is not None:
+            return done
     frames_in, consumed = read_located_inputs(spark, program.checked, inputs)
 
     # Undeclared relations take their column types from the input frames.
@@ -59,6 +47,9 @@ def materialize(
     checked = program.checked
     if warehouse is not None:  # refuse a foreign program before spending the evaluation on it
         warehouse.check_program(program.fingerprint, replace=replace)
+        done = _stored_result(program, warehouse, run_id, set(inputs), consumed, replace)
+        if done is not None:
+            return done
     frames = prepare_inputs(spark, checked, frames_in, on_null=on_null)
     results, stats = evaluate(
         spark,
@@ -71,7 +62,7 @@ def materialize(
         decompose=decompose,
     )
     outputs = {name: results[name] for name in checked.idb if name in results}
-    result = Materialization(frames=outputs, stats=stats, program=program)
+    result = _result(program, frames=outputs, stats=stats, run_id=run_id)
     if warehouse is not None:
         from .commit import commit_materialization
 
@@ -81,23 +72,78 @@ def materialize(
     return result
 
 
+def _check_arguments(program, inputs, strategy: str, on_null: str, checkpoint_interval) -> None:
+    from ..spark.inputs import require_mapping
+
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")
+    if on_null not in ON_NULL:
+        raise ValueError(f"on_null must be one of {ON_NULL}, not {on_null!r}")
+    if checkpoint_interval is not None and checkpoint_interval < 1:
+        raise ValueError("checkpoint_interval must be a positive number of iterations")
+    require_mapping(inputs, "inputs")
+    unknown = sorted(set(inputs) - set(program.checked.relations))
+    if unknown:
+        raise InputError(f"inputs given for relations the program does not mention: {', '.join(unknown)}")
+    not_edb = sorted(n for n in inputs if program.checked.relations[n].kind != "edb")
+    if not_edb:
+        raise InputError(
+            f"inputs given for derived (IDB) relations: {', '.join(not_edb)}; "
+            "only EDB relations (declared .input or never in a rule head) take inputs"
+        )
+
+
+def _stored_result(program, warehouse, run_id, given=None, consumed=None, replace: bool = False):
+    """Without evaluating: the result of run ``run_id`` when it has committed; with ``given``
+    (the relations with inputs), the result recorded as a new run when nothing changed since
+    the last committed run (``commit.record_if_unchanged``). ``None`` when there is work to do."""
+    from .commit import committed_versions, record_if_unchanged
+
+    versions = committed_versions(warehouse, program, run_id)
+    skipped = "already committed"
+    if versions is None and given is not None:
+        versions = record_if_unchanged(warehouse, program, given, consumed, run_id=run_id, replace=replace)
+        skipped = "unchanged"
+    if versions is None:
+        return None
+    if skipped == "already committed":
+        log.info("run %s is already committed; nothing done", run_id)
+    frames = {
+        name: warehouse.read(name, version=versions[name])
+        for name in program.checked.idb
+        if versions.get(name) is not None
+    }
+    return _result(program, frames=frames, warehouse_versions=versions, skipped=skipped, run_id=run_id)
+
+
+def _result(program, **fields):
+    from ..program import Materialization
+
+    return Materialization(program=program, **fields)
+
+
 def read_located_inputs(spark, checked, inputs: Mapping[str, object]) -> tuple:
     """Inputs given as a location (``"path"`` or ``("path", "csv")``) read into DataFrames;
-    DataFrames pass through unchanged. Returns (frames, consumed) where ``consumed`` maps each
-    relation read from a Delta table to (version read, uri)."""
+    DataFrames pass through unchanged, pandas DataFrames and pyarrow Tables are converted
+    (``spark.inputs.input_frame``; anything else is an ``InputError``). Returns (frames,
+    consumed) where ``consumed`` maps each relation read from a Delta table to (version read, uri)."""
+    from ..spark.inputs import input_frame
     from ..storage.locations import load_input
 
     frames, consumed = {}, {}
     for name, value in inputs.items():
-        if isinstance(value, (str, tuple)):
+        if isinstance(value, str) or _is_location_pair(value):
             uri, fmt = (value, None) if isinstance(value, str) else value
             schema = checked.relations[name]
-            table = load_input(
-                spark, uri, fmt, list(zip(schema.column_names, schema.types, strict=True)), name
-            )
+            columns = list(zip(schema.column_names, schema.types, strict=True))
+            table = load_input(spark, uri, fmt, columns, name)
             frames[name] = table.df
             if table.version is not None:
                 consumed[name] = (table.version, table.uri)
         else:
-            frames[name] = value
+            frames[name] = input_frame(spark, name, value)
     return frames, consumed
+
+
+def _is_location_pair(value) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)

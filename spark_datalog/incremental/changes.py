@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Mapping, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import IntegralType
 
 from ..errors import InputError
 from ..eval.checkpoint import count_groups
@@ -45,6 +46,11 @@ def conform_changes(schema, frame: DataFrame) -> DataFrame:
     """
     columns = [c for c in frame.columns if c != COUNT]
     conform_input(schema, frame.select(*[F.col(f"`{c}`") for c in columns]))  # arity and types
+    if COUNT in frame.columns and not isinstance(frame.schema[COUNT].dataType, IntegralType):
+        raise InputError(
+            f"changes {schema.name}: {COUNT} has type {frame.schema[COUNT].dataType.simpleString()}; "
+            "it holds signed integer counts (+n inserts n copies, -n deletes n)"
+        )
     weight = F.col(COUNT).cast("long") if COUNT in frame.columns else F.lit(1).cast("long")
     signed = frame.select(
         *[
@@ -55,6 +61,53 @@ def conform_changes(schema, frame: DataFrame) -> DataFrame:
     )
     null = reduce(lambda a, b: a | b, [F.col(c).isNull() for c in signed.columns])
     return signed.withColumn(_NULL, null)
+
+
+def refuse_program_fact_deletions(checked, changes: Mapping[str, DataFrame]) -> None:
+    """``InputError`` at the fact in the program text when a change set deletes (a negative net
+    count for) a fact the program states: such facts are part of the program, not of its inputs.
+    One Spark job per changed relation that has facts in the program, over those facts only."""
+    from ..spark.inputs import facts_frame
+
+    for name, frame in changes.items():
+        stated = checked.facts.get(name)
+        if not stated or COUNT not in frame.columns:
+            continue
+        schema = checked.relations[name]
+        names = list(schema.column_names)
+        change = conform_changes(schema, frame).drop(_NULL)
+        deleted = (
+            change.join(F.broadcast(facts_frame(frame.sparkSession, schema, stated)), names, "left_semi")
+            .groupBy(*names)
+            .agg(F.sum(COUNT).alias(COUNT))
+            .where(F.col(COUNT) < 0)
+            .limit(1)
+            .collect()
+        )
+        if deleted:
+            raise _program_fact_error(checked, name, tuple(deleted[0][c] for c in names))
+
+
+def _program_fact_error(checked, name: str, values: tuple) -> InputError:
+    program = checked.program
+    span = next(
+        (
+            f.span
+            for f in program.facts
+            if f.atom.predicate == name
+            and tuple(type(v)(w) for v, w in zip(values, f.values, strict=True)) == values
+        ),
+        None,
+    )
+    shown = ", ".join(repr(v) for v in values)
+    return InputError(
+        f"changes {name}: the change set deletes {name}({shown}), a fact stated in the program text; "
+        "program facts are part of the program, not of its inputs: remove it from the program instead",
+        line=span.line if span else None,
+        column=span.column if span else None,
+        source=program.source,
+        filename=getattr(program, "filename", None),
+    )
 
 
 def net(frame: DataFrame, columns) -> DataFrame:

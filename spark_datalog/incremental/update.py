@@ -72,7 +72,7 @@ from pyspark.sql import functions as F
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..spark.counted import COUNT, count_derivations
-from ..spark.inputs import facts_frame
+from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
 from .aggregates import aggregate_changes
@@ -88,6 +88,7 @@ from .changes import (
     counted_change,
     diff,
     presence_rows,
+    refuse_program_fact_deletions,
     signed,
     signed_presence,
     store_assessed,
@@ -185,8 +186,10 @@ def update(
     if checkpoint_interval is None or checkpoint_interval < 1:
         raise ValueError("checkpoint_interval must be a positive number of iterations")
     started = time.perf_counter()
+    warehouse.check_writable()
     program = _typed(program, warehouse)
     checked = program.checked
+    require_mapping(changes, "changes")
     for name in changes or {}:
         if name not in checked.relations:
             raise InputError(f"changes given for a relation the program does not mention: {name}")
@@ -194,6 +197,9 @@ def update(
             raise InputError(
                 f"changes given for a derived (IDB) relation: {name}; only EDB relations take changes"
             )
+    if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
+        changes = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
+        refuse_program_fact_deletions(checked, changes)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}
     if changes and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
@@ -202,7 +208,15 @@ def update(
     run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
     try:
         if run.already_committed:
-            report = UpdateReport(run.run_id, already_committed=True, consumed=dict(run.consumed))
+            report = UpdateReport(
+                run.run_id,
+                already_committed=True,
+                consumed=dict(run.consumed),
+                relations={  # the versions that run produced
+                    name: RelationReport(name, version_before=run.base_versions.get(name), version_after=v)
+                    for name, v in run.produced.items()
+                },
+            )
         else:
             report = _Update(
                 program,

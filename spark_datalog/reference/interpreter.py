@@ -17,7 +17,7 @@ last one that finds nothing new: a transitive closure over a 3-edge chain needs 
 from __future__ import annotations
 
 import logging
-from typing import Optional
+from typing import Iterable, Mapping, Optional
 
 from ..analysis.checked import CheckedProgram, RelationSchema, Stratum
 from ..errors import InputError, NonTerminationError, StratificationError
@@ -55,7 +55,7 @@ def evaluate(
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
 
-    facts = _initial_rows(checked, edb or {})
+    facts = _initial_rows(checked, {} if edb is None else edb)
     db = {name: Relation(facts[name]) for name in checked.edb}
     for stratum in checked.strata:
         run = _StratumRun(checked, stratum, db, facts)
@@ -71,6 +71,8 @@ def evaluate(
 
 
 def _row(schema: RelationSchema, values, what: str) -> tuple:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+        raise InputError(f"{what}: a row is a tuple of values, not a {type(values).__name__} ({values!r})")
     row = tuple(values)
     if len(row) != schema.arity:
         raise InputError(f"{what}: {row!r} has {len(row)} values, {schema.name} has arity {schema.arity}")
@@ -80,8 +82,27 @@ def _row(schema: RelationSchema, values, what: str) -> tuple:
         raise InputError(f"{what}: {row!r} does not fit {schema}: {error}") from None
 
 
+def input_rows(name: str, value) -> Iterable:
+    """The rows of the input ``value`` of ``name``: a collection of tuples, a pandas DataFrame or
+    a pyarrow Table (its rows); anything else is an ``InputError`` naming the relation."""
+    if type(value).__module__.startswith("pandas") and type(value).__name__ == "DataFrame":
+        import pyarrow as pa
+
+        value = pa.Table.from_pandas(value, preserve_index=False)  # Python values, not NumPy's
+    if type(value).__module__.startswith("pyarrow") and hasattr(value, "to_pylist"):
+        return [tuple(row.values()) for row in value.to_pylist()]
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise InputError(
+            f"input {name}: expected a set of tuples, a pandas DataFrame or a pyarrow Table, "
+            f"not a {type(value).__name__}"
+        )
+    return value
+
+
 def _initial_rows(checked: CheckedProgram, edb: dict) -> dict:
     """{relation: set of rows} from the EDB inputs and the program's facts, typed."""
+    if not isinstance(edb, Mapping):
+        raise InputError(f"inputs must map relation names to sets of tuples, not a {type(edb).__name__}")
     rows = {name: set() for name in checked.relations}
     for name, tuples in edb.items():
         schema = checked.relations.get(name)
@@ -89,7 +110,7 @@ def _initial_rows(checked: CheckedProgram, edb: dict) -> dict:
             raise InputError(f"input {name!r} is not a relation of the program")
         if schema.kind != "edb":
             raise InputError(f"input {name!r} is derived by rules; only EDB relations can be given")
-        rows[name].update(_row(schema, t, f"input {name}") for t in tuples)
+        rows[name].update(_row(schema, t, f"input {name}") for t in input_rows(name, tuples))
     for name, tuples in checked.facts.items():
         rows[name].update(_row(checked.relations[name], t, f"fact of {name}") for t in tuples)
     return rows

@@ -102,6 +102,55 @@ def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
     )
 
 
+def require_mapping(value, what: str) -> None:
+    """``InputError`` unless ``value`` (``inputs`` or ``changes``) is ``None`` or a mapping of
+    relation names."""
+    if value is not None and not isinstance(value, Mapping):
+        raise InputError(
+            f"{what} must map relation names to their data (a dict such as {{'arc': frame}}), "
+            f"not a {type(value).__name__}"
+        )
+
+
+def input_frame(spark: SparkSession, relation: str, value, what: str = "input") -> DataFrame:
+    """``value`` (the input or change set of ``relation``) as a Spark DataFrame: a Spark DataFrame
+    as it is, a pandas DataFrame or a pyarrow Table converted with its columns and types (the
+    relation's arity and type checks follow); anything else is an ``InputError`` naming the
+    relation."""
+    if isinstance(value, DataFrame):
+        return value
+    table = _arrow_table(relation, value, what)
+    try:
+        return spark.createDataFrame(table)
+    except Exception as exc:  # a column type Spark cannot take from Arrow
+        raise InputError(
+            f"{what} {relation}: cannot be turned into a Spark DataFrame: {_first_line(exc)}"
+        ) from None
+
+
+def _arrow_table(relation: str, value, what: str):
+    """A pandas DataFrame or pyarrow Table/RecordBatch as a pyarrow Table; ``InputError`` else."""
+    import pyarrow as pa
+
+    if isinstance(value, pa.RecordBatch):
+        return pa.Table.from_batches([value])
+    if isinstance(value, pa.Table):
+        return value
+    if type(value).__module__.startswith("pandas") and type(value).__name__ == "DataFrame":
+        try:
+            return pa.Table.from_pandas(value, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise InputError(f"{what} {relation}: a pandas column holds mixed values: {exc}") from None
+    raise InputError(
+        f"{what} {relation}: expected a Spark DataFrame, a pandas DataFrame or a pyarrow Table, "
+        f"not {type(value).__name__}"
+    )
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
 def check_no_nulls(frames: Mapping[str, DataFrame]) -> None:
     """Raise InputError naming every relation and column holding nulls, and how many rows.
 

@@ -21,6 +21,11 @@ LOCAL_DEFAULTS = {
 }
 
 
+# Warnings and errors only, without the harmless warnings of every local start (shipped with the
+# package; conf/log4j2.properties links to it). It takes effect when this session starts the JVM.
+QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2.properties")
+
+
 def workers_use_this_python() -> None:
     """Make Spark start its Python workers with this interpreter (unless ``PYSPARK_PYTHON`` says
     otherwise): PySpark defaults to ``python3`` on PATH, which outside an activated virtual
@@ -40,7 +45,9 @@ def local_session(
     """Create (or reuse) a local SparkSession for running Datalog programs.
 
     ``checkpoint_dir`` defaults to a fresh temporary directory, so the driver can cut lineage
-    with reliable checkpoints. Extra Spark settings go in ``conf``.
+    with reliable checkpoints. Logging is quiet (``QUIET_LOG4J``, when this call starts the
+    JVM). Extra Spark settings go in ``conf`` (``spark.driver.extraJavaOptions`` there replaces
+    the quiet logging).
 
     Example::
 
@@ -53,6 +60,7 @@ def local_session(
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(LOCAL_DEFAULTS)
     settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
+    settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}"
     settings.update(conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -153,7 +153,7 @@ def _require_exists(location: str, relation: str, uri: str) -> None:
         raise InputError(f"input {relation}: {uri} does not exist")
 
 
-def _match(source: list, columns: Columns, relation: str, uri: str) -> list:
+def match_columns(source: list, columns: Columns, relation: str, uri: str) -> list:
     """Source column names in declared order: by name, else by position."""
     names = [c for c, _ in columns]
     if all(n in source for n in names):
@@ -175,7 +175,7 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
     from pyspark.sql import functions as F
 
     keep = list(keep)
-    chosen = _match([c for c in df.columns if c not in keep], columns, relation, uri)
+    chosen = match_columns([c for c in df.columns if c not in keep], columns, relation, uri)
     fields = {f.name: f.dataType for f in df.schema.fields}
     exprs = []
     for source, (name, type_) in zip(chosen, columns, strict=True):
@@ -192,24 +192,49 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
     return df.select(*exprs, *keep)
 
 
-def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
-    """Read a CSV with a header as text, then parse every column as its declared type."""
-    from functools import reduce
+def read_csv(spark, uri: str, columns: Columns, relation: str):
+    """The CSV file(s) at ``uri`` as ``load_input`` reads them, with ``columns`` as given (not
+    checked as a relation's: a change set's ``_count`` is one of them)."""
+    location = uris.normalise(uri)
+    _require_exists(location, relation, uri)
+    return _read_csv(spark, location, list(columns), relation, uri)
 
+
+def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
+    """Read a UTF-8 CSV with a header as text, then parse every column as its declared type.
+
+    Quoted fields may span lines (``multiLine``: each file is read by one task) and hold doubled
+    quotes (RFC 4180, as the reference engine's ``csv`` module reads them). Spark's reader
+    turns bytes that are not UTF-8 into U+FFFD; a value holding U+FFFD makes the files it came
+    from be checked, and one that is not UTF-8 is an ``InputError`` at its line and column.
+    """
     from pyspark.sql import functions as F
 
-    raw = spark.read.option("header", True).option("inferSchema", False).csv(uris.for_spark(location))
+    raw = (
+        spark.read.option("header", True)
+        .option("inferSchema", False)
+        .option("multiLine", True)
+        .option("escape", '"')  # RFC 4180: a quote inside quotes is doubled (as Python's csv reads it)
+        .option("encoding", "UTF-8")
+        .csv(uris.for_spark(location))
+    )
     if not raw.columns or raw.columns == ["_c0"] and len(columns) != 1:
         raise InputError(f"input {relation}: {uri} has no header row with column names")
-    chosen = _match(raw.columns, columns, relation, uri)
+    chosen = match_columns(raw.columns, columns, relation, uri)
     parsed = raw.select(
-        *[F.col(s).alias(f"__raw{i}") for i, s in enumerate(chosen)],
-        *[_parse(F.col(s), t).alias(n) for s, (n, t) in zip(chosen, columns, strict=True)],
+        *[F.col(f"`{s}`").alias(f"__raw{i}") for i, s in enumerate(chosen)],
+        *[_parse(F.col(f"`{s}`"), t).alias(n) for s, (n, t) in zip(chosen, columns, strict=True)],
     )
-    bad = [(F.col(f"__raw{i}").isNotNull() & F.col(n).isNull()) for i, (n, _) in enumerate(columns)]
-    offending = parsed.where(reduce(lambda a, b: a | b, bad)).limit(1).collect()
-    if offending:
-        row = offending[0]
+    unparsed = [(F.col(f"__raw{i}").isNotNull() & F.col(n).isNull()) for i, (n, _) in enumerate(columns)]
+    replaced = [F.col(f"__raw{i}").contains(REPLACEMENT) for i in range(len(columns))]
+    suspects = parsed.where(_any(unparsed + replaced)).limit(1).collect()
+    if suspects and any(REPLACEMENT in (v or "") for v in _raw_values(suspects[0], columns)):
+        files = parsed.where(_any(replaced)).select(F.input_file_name().alias("file")).distinct().collect()
+        for row in files:
+            check_utf8_file(row["file"], relation)
+        suspects = parsed.where(_any(unparsed)).limit(1).collect()  # the U+FFFD were real
+    if suspects:
+        row = suspects[0]
         for i, (name, type_) in enumerate(columns):
             if row[f"__raw{i}"] is not None and row[name] is None:
                 raise InputError(
@@ -217,6 +242,53 @@ def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
                     f"{row[f'__raw{i}']!r}, which is not a {type_}"
                 )
     return parsed.select(*[n for n, _ in columns])
+
+
+REPLACEMENT = "\ufffd"  # what Spark's CSV reader makes of bytes that are not UTF-8
+
+
+def _any(conditions: list):
+    from functools import reduce
+
+    return reduce(lambda a, b: a | b, conditions)
+
+
+def _raw_values(row, columns: Columns) -> list:
+    return [row[f"__raw{i}"] for i in range(len(columns))]
+
+
+def check_utf8_file(location: str, relation: str) -> None:
+    """``InputError`` at the line and column of the first byte of the file at ``location`` (a
+    Spark file URI) that is not UTF-8; nothing when the file is UTF-8. Reads up to that line."""
+    from ..textfiles import first_invalid_utf8
+
+    fs, path = uris.filesystem(uris.normalise(location))
+    with fs.open_input_stream(path, compression="detect") as stream:
+        found = first_invalid_utf8(_lines(stream))
+    if found is not None:
+        line, column, byte = found
+        raise InputError(
+            f"input {relation}: the file is not valid UTF-8 text: byte 0x{byte:02x} at line {line}, "
+            f"column {column}",
+            line=line,
+            column=column,
+            filename=path,
+        )
+
+
+def _lines(stream, chunk: int = 1 << 20):
+    """The lines (bytes, with their newline) of a binary stream, read a chunk at a time."""
+    pending = b""
+    while True:
+        data = stream.read(chunk)
+        if not data:
+            break
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    if pending:
+        yield pending
 
 
 def _parse(column, type_name: str):

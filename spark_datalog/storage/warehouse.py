@@ -91,6 +91,7 @@ class Warehouse:
         self.after_commit: Optional[Callable[[str, int], None]] = None
         self._commits = 0
         self._active: Optional[RunInfo] = None
+        self._retired_cache: Optional[dict] = None  # see retired()
 
     def __repr__(self) -> str:
         return f"Warehouse({self.root!r}, backend={self.backend_name!r})"
@@ -107,11 +108,20 @@ class Warehouse:
         except FileNotFoundError:
             return []
         names = [i.base_name for i in infos if i.type == FileType.Directory and _valid_name(i.base_name)]
-        return sorted(n for n in names if self._backend.exists(n))
+        retired = self.retired()
+        return sorted(n for n in names if n not in retired and self._backend.exists(n))
 
     def exists(self, name: str) -> bool:
-        """True when ``name`` is a Delta table of the warehouse."""
-        return _valid_name(name) and self._backend.exists(name)
+        """True when ``name`` is a (not retired) Delta table of the warehouse."""
+        return _valid_name(name) and name not in self._retired_names() and self._backend.exists(name)
+
+    def retired(self) -> dict:
+        """Relations whose tables belong to a program the warehouse no longer holds -> the run
+        that retired them (a run that replaced the program by one without them). Their tables
+        are kept, history and all, but ``relations``, ``exists`` and ``read`` no longer offer
+        them; a later program that has the relation again writes it and makes it current."""
+        self.runs()
+        return dict(self._retired_cache)
 
     def version(self, name: str) -> Optional[int]:
         """The latest Delta version of ``name`` (``None`` when it does not exist)."""
@@ -182,12 +192,26 @@ class Warehouse:
 
     def runs(self) -> list[dict]:
         """Every run's latest record (status ``started`` or ``committed``), oldest first."""
-        return self._log.runs()
+        runs = self._log.runs()
+        self._retired_cache = _retired_relations(runs)
+        return runs
+
+    def _retired_names(self) -> dict:
+        """``retired()`` as of the last time this object read the run log."""
+        if self._retired_cache is None:
+            self.runs()
+        return self._retired_cache
 
     def last_run(self) -> Optional[dict]:
         """The latest committed run, or ``None``."""
         committed = [r for r in self.runs() if r["status"] == COMMITTED]
         return committed[-1] if committed else None
+
+    def committed_run(self, run_id: Optional[str]) -> Optional[dict]:
+        """The record of run ``run_id`` when it committed, else ``None``."""
+        if run_id is None:
+            return None
+        return next((r for r in self.runs() if r["run_id"] == run_id and r["status"] == COMMITTED), None)
 
     def pending_run(self) -> Optional[dict]:
         """The latest run that started after the last committed one and did not finish."""
@@ -197,6 +221,23 @@ class Warehouse:
         return pending[-1] if pending else None
 
     # ---------------------------------------------------------------------------- runs
+
+    def check_writable(self) -> None:
+        """Refuse, with ``WarehouseError``, a local warehouse that cannot be created or written
+        (under a regular file, in a read-only directory): callers check it before any work.
+        Object stores are not checked (their permissions show at the first write)."""
+        if not uris.is_local(self.root):
+            return
+        existing = self.root
+        while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+            existing = os.path.dirname(existing)
+        if not os.path.isdir(existing):
+            raise WarehouseError(
+                f"the warehouse {self.root} cannot be created: {existing} is a file, not a directory"
+            )
+        for path in (existing, os.path.join(self.root, META_DIR)):
+            if os.path.isdir(path) and not os.access(path, os.W_OK | os.X_OK):
+                raise WarehouseError(f"the warehouse {self.root} cannot be written: {path} is not writable")
 
     def check_program(self, fingerprint: str, replace: bool = False) -> None:
         """Refuse a program other than the one the warehouse holds, unless ``replace``.
@@ -318,6 +359,7 @@ class Warehouse:
                 run.already_committed = True
         finally:
             self._active = None
+            self._retired_cache = None  # the run may have written (or retired) relations
             self._lock.release()
         return record
 
@@ -447,9 +489,29 @@ class Warehouse:
 
     def _require(self, name: str) -> None:
         _check_name(name)
+        retired_by = self._retired_names().get(name)
+        if retired_by is not None:
+            raise WarehouseError(
+                f"relation {name} is retired: run {retired_by} replaced the program of the warehouse "
+                f"{self.root} by one without {name}. Its Delta table is kept (not current) at "
+                f"{uris.join(self.root, name)}; read it with deltalake or delta-spark, or delete it"
+            )
         if not self._backend.exists(name):
             known = ", ".join(self.relations()) or "none"
             raise WarehouseError(f"no relation {name} in the warehouse {self.root} (relations: {known})")
+
+
+def _retired_relations(runs: list) -> dict:
+    """Relation -> the committed run that retired it and that no later run wrote again."""
+    retired: dict = {}
+    for run in runs:
+        if run["status"] != COMMITTED:
+            continue
+        for name in (run.get("details") or {}).get("retired", ()):
+            retired[name] = run["run_id"]
+        for name in run.get("produced") or {}:
+            retired.pop(name, None)
+    return retired
 
 
 def _valid_name(name: str) -> bool:

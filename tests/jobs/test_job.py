@@ -627,3 +627,25 @@ def test_run_job_incremental_from_delta_changes_change_sets_and_snapshots(spark,
     assert {tuple(r) for r in wh.read("tc").collect()} == tc_of({(1, 2), (3, 4)})
     assert summary.update.relations["arc"].deleted == 1
     assert {tuple(r) for r in wh.read("arc", with_counts=True).collect()} == {(1, 2, 1), (3, 4, 1)}
+
+
+def test_csv_change_sets_are_read_typed_and_checked(spark, tmp_path, capsys):
+    """A CSV change set is read as every CSV input is: its _count a long, a bad one an input error."""
+    program_path = write(tmp_path / "tc.dl", TC)
+    write(tmp_path / "arcs.csv", "src,dst\n1,2\n2,3\n")
+    base = ["--program", str(program_path), "--warehouse", str(tmp_path / "wh"), "--show", "0"]
+    job.run_job(job.parse_args(base + ["--input", f"arc={tmp_path / 'arcs.csv'}"]), spark=spark, out=False)
+    write(tmp_path / "changes.csv", "src,dst,_count\n2,3,-1\n3,1,1\n")
+    job.run_job(
+        job.parse_args(base + ["--mode", "incremental", "--changes", f"arc={tmp_path / 'changes.csv'}"]),
+        spark=spark,
+        out=False,
+    )
+    wh = sd.Warehouse(spark, str(tmp_path / "wh"))
+    expected = sd.reference.evaluate(sd.Program.parse(TC), {"arc": {(1, 2), (3, 1)}})["tc"]
+    assert {tuple(r) for r in wh.read("tc").collect()} == expected
+    write(tmp_path / "bad.csv", "src,dst,_count\n5,6,one\n")
+    argv = base + ["--mode", "incremental", "--changes", f"arc={tmp_path / 'bad.csv'}"]
+    assert job.main(argv) == 1
+    err = capsys.readouterr().err
+    assert "'one', which is not a long" in err and "Traceback" not in err

@@ -101,3 +101,36 @@ def test_wrong_shape_and_type(spark, tmp_path):
         read_input(spark, typed, "orc", EDGE, "arc")
     with pytest.raises(InputError, match="version can only be given for a Delta table"):
         read_input(spark, typed, "parquet", EDGE, "arc", version=1)
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV text: multi-line quoted fields, bytes that are not UTF-8 (issue 19, items 10 and 17)
+
+
+def test_csv_quoted_field_may_span_lines(spark, tmp_path):
+    path = tmp_path / "edges.csv"
+    path.write_text('x,y\n1,"two\nlines"\n2,plain\n3,"with ""quotes"", and a comma"\n')
+    assert facts(read_input(spark, str(path), "csv", EDGE, "edge")) == {
+        (1, "two\nlines"),
+        (2, "plain"),
+        (3, 'with "quotes", and a comma'),
+    }
+
+
+def test_csv_string_that_is_not_utf8_is_refused_at_its_line(spark, tmp_path):
+    path = tmp_path / "edges.csv"
+    path.write_bytes(b"x,y\n1,fine\n2,caf\xe9\n")  # Latin-1, not UTF-8: Spark would store U+FFFD
+    with pytest.raises(InputError) as info:
+        read_input(spark, str(path), "csv", EDGE, "edge")
+    err = info.value
+    assert err.line == 3 and err.column == 6
+    assert "edges.csv" in str(err) and "0xe9" in str(err) and "UTF-8" in str(err)
+
+
+def test_csv_holding_a_real_replacement_character_is_accepted(spark, tmp_path):
+    path = tmp_path / "edges.csv"
+    path.write_text("x,y\n1,\ufffd\n2,b\n", encoding="utf-8")
+    assert facts(read_input(spark, str(path), "csv", EDGE, "edge")) == {(1, "\ufffd"), (2, "b")}
+    path.write_text("x,y\n1,\ufffd\n2,b\nthree,c\n", encoding="utf-8")  # and later rows still checked
+    with pytest.raises(InputError, match="'three', which is not a long"):
+        read_input(spark, str(path), "csv", EDGE, "edge")
