@@ -136,6 +136,11 @@ class Program:
         recursion keeps some columns in place (``tc(X, Z) :- tc(X, Y), arc(Y, Z).``) as one
         Spark job in which each partition runs its own fixpoint; ``decompose=False`` always
         runs rounds of Spark joins.
+
+        With a ``warehouse``: a ``run_id`` that has committed is not run again, and a run over
+        the program and Delta input versions of the last committed run writes nothing; the
+        result's ``skipped`` says so (``"already committed"`` / ``"unchanged"``). ``replace=True``
+        retires the stored relations the program lacks (``Warehouse.retired``).
         """
         from .eval.materialize import materialize
 

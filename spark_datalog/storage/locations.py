@@ -4,7 +4,9 @@ Columns are matched by name when the source has every declared column (extra col
 ignored), otherwise by position when it has exactly as many columns as declared; anything else
 is an ``InputError`` naming both column lists. Values are cast to the declared types; a source
 type that cannot hold them (a string column for a ``long``) is an ``InputError``. CSV files are
-read as text and every value must parse as its declared type (one Spark job checks it). A Delta
+read as UTF-8 text (RFC 4180 quoting, quoted fields may span lines) and every value must parse as
+its declared type; bytes that are not UTF-8 are an ``InputError`` at their line (one Spark job
+checks it all). A Delta
 table written by spark_datalog (with a ``_count`` column) contributes its present facts.
 """
 
