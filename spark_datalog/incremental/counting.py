@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from ..analysis.checked import Column, RelationSchema
 from ..plan.scan_atom import fresh_name, is_fresh, scan_atom
 from ..plan.translate import plan_rule
-from ..spark.compile import compile_node
+from ..spark.compile import compile_node, match
 from ..spark.counted import COUNT, count_derivations
 from ..syntax import ast
 from .changes import net
@@ -134,12 +134,12 @@ def _existence_change(
     for name, frame in (("changed", changed), ("old", old), ("new", new)):
         plain = frame.select(*schema.column_names)
         keys[name] = compile_node(node, {(atom.predicate, "full"): plain}).distinct()
-    before = _match(keys["old"], keys["changed"], columns, "left_semi")
-    after = _match(keys["new"], keys["changed"], columns, "left_semi")
+    before = match(keys["old"], keys["changed"], columns, "left_semi")
+    after = match(keys["new"], keys["changed"], columns, "left_semi")
     change = (
-        _match(before, after, columns, "left_anti")
+        match(before, after, columns, "left_anti")
         .withColumn(COUNT, F.lit(1).cast("long"))
-        .unionByName(_match(after, before, columns, "left_anti").withColumn(COUNT, F.lit(-1).cast("long")))
+        .unionByName(match(after, before, columns, "left_anti").withColumn(COUNT, F.lit(-1).cast("long")))
     )
     # the key atom: the named variables in the scan's order, then the arithmetic arguments
     positions = {}
@@ -152,13 +152,6 @@ def _existence_change(
     key_columns = tuple(Column(f"k{k}", schema.types[positions[c]]) for k, c in enumerate(columns))
     key_schema = RelationSchema(alias, key_columns, "idb")
     return ast.Atom(alias, args), key_schema, change.toDF(*[c.name for c in key_columns], COUNT)
-
-
-def _match(left: DataFrame, right: DataFrame, columns: list, how: str) -> DataFrame:
-    """A semi- or anti-join on ``columns``; on none, by whether ``right`` has a row."""
-    if columns:
-        return left.join(right, columns, how)
-    return left.join(right.limit(1), on=F.lit(True), how=how)
 
 
 def term(rule: ast.Rule, i: int, negated_suffix: str = NEG_DELTA) -> tuple:

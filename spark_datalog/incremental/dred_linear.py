@@ -51,7 +51,7 @@ from ..local.dred import seed_rows
 from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..reference.aggregates import group_of, with_value
-from ..storage.datafiles import collect_small, is_arrow
+from ..storage.datafiles import collect_arrow, collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
 from .dred_local import dred_plans, rederive_plan
@@ -460,7 +460,7 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
 
 def _rows(rows) -> list:
     """The tuples of a Spark frame (collected: one job) or of a pyarrow Table."""
-    return arrow.table_rows(rows if is_arrow(rows) else rows.toArrow())
+    return arrow.table_rows(rows if is_arrow(rows) else collect_arrow(rows))
 
 
 def _variants(stratum_plan) -> list:

@@ -51,12 +51,22 @@ def arrays(facts: list, column_types) -> list:
 
 def table(facts: list, column_names, column_types) -> pa.Table:
     """``facts`` (tuples) as an Arrow table with the given column names and Datalog types."""
+    if not column_types:
+        return without_columns(len(facts))
     return pa.Table.from_arrays(
         arrays(facts, column_types),
         schema=pa.schema(
-            [pa.field(name, ARROW_TYPES[type_]) for name, type_ in zip(column_names, column_types)]
+            [
+                pa.field(name, ARROW_TYPES[type_])
+                for name, type_ in zip(column_names, column_types, strict=True)
+            ]
         ),
     )
+
+
+def without_columns(count: int) -> pa.Table:
+    """An Arrow table of ``count`` rows and no columns (a nullary relation's facts)."""
+    return pa.table({"_": pa.nulls(count)}).drop_columns(["_"])
 
 
 # what a value that Arrow cannot hold or compare in a column raises (a string with a lone
