@@ -37,6 +37,14 @@ def table_rows(table: pa.Table) -> list:
     return list(rows(table.columns, table.num_rows))
 
 
+def rows_at(table: pa.Table, indexes: list) -> list:
+    """The rows of an Arrow table at ``indexes``, as tuples (none, a table without columns:
+    both keep their rows)."""
+    if not table.num_columns:
+        return [()] * len(indexes)
+    return table_rows(table.take(pa.array(indexes, pa.int64())))
+
+
 def arrays(facts: list, column_types) -> list:
     """One Arrow array per column of ``facts`` (tuples), typed by the Datalog ``column_types``;
     an integer computed into a double column becomes a float (as Spark casts it)."""
