@@ -37,6 +37,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
+from .bounds import MAX_ITERATIONS
 from .errors import DatalogError
 
 EXIT_OK = 0
@@ -89,7 +90,7 @@ class JobArgs:
     replace: bool = False
     strategy: str = "seminaive"
     decompose: bool = True  # partition-local fixpoints where a stratum decomposes
-    max_iterations: Optional[int] = None
+    max_iterations: Optional[int] = MAX_ITERATIONS
     checkpoint_interval: int = 10
     on_null: str = "error"
     show: int = DEFAULT_SHOW
@@ -227,7 +228,7 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "--max-iterations",
         type=_positive,
         metavar="N",
-        help="bound on the iterations of each recursive stratum",
+        help=f"bound on the iterations of each recursive stratum (default {MAX_ITERATIONS:,})",
     )
     add(
         "--checkpoint-interval",

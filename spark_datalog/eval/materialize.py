@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Mapping, Optional
 
+from ..bounds import MAX_ITERATIONS
 from ..errors import InputError
 
 log = logging.getLogger("spark_datalog")
@@ -22,7 +23,7 @@ def materialize(
     spark,
     inputs: Mapping[str, object],
     strategy: str = "seminaive",
-    max_iterations: Optional[int] = None,
+    max_iterations: Optional[int] = MAX_ITERATIONS,
     checkpoint_interval: int = 10,
     on_null: str = "error",
     warehouse=None,

@@ -38,7 +38,7 @@ from typing import Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..errors import NonTerminationError
+from ..eval.stats import non_termination
 from ..eval.checkpoint import cut_lineage, materialise
 from ..eval.driver import conform, recursion_settings
 from ..eval.state import IMPROVED, BestState, SetState
@@ -278,10 +278,7 @@ def _propagate(
         if not deltas:
             break
         if max_iterations is not None and iteration >= max_iterations:
-            raise NonTerminationError(
-                f"stratum {stratum_plan.index} did not reach a fixpoint "
-                f"within {max_iterations} incremental iterations"
-            )
+            raise non_termination(stratum_plan, max_iterations, what="incremental iterations")
         if iteration % checkpoint_interval == 0:
             for name, pieces in found.items():
                 if len(pieces) > 1:

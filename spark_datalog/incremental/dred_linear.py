@@ -43,7 +43,7 @@ from typing import Callable, Optional
 
 import pyarrow as pa
 
-from ..errors import NonTerminationError
+from ..eval.stats import non_termination
 from ..eval import partitioned
 from ..local import arrow
 from ..local.compile import compile_plan
@@ -232,7 +232,7 @@ def linear_dred_changes(
                 max_facts=limit,
                 fixed_full=True,
             )
-            _check(outcome, stratum_plan.index, max_iterations)
+            _check(outcome, stratum_plan, max_iterations)
             overflow = outcome.overflow
             if not overflow:
                 over = {name: _among(known[name], outcome.facts[name]) for name in relations}
@@ -287,9 +287,9 @@ def linear_dred_changes(
         max_facts=max_facts,
         known=known,
         only_new=True,
-        by_value=set(best) == own and max_iterations is None,
+        by_value=set(best) == own,
     )
-    _check(outcome, stratum_plan.index, max_iterations)
+    _check(outcome, stratum_plan, max_iterations)
     if outcome.overflow:
         return None
     final = {
@@ -475,8 +475,6 @@ def _frames(static: dict) -> dict:
     return {(name, "full"): rows for name, rows in static.items()}
 
 
-def _check(outcome, index: int, max_iterations: Optional[int]) -> None:
+def _check(outcome, stratum_plan, max_iterations: Optional[int]) -> None:
     if outcome.exceeded:
-        raise NonTerminationError(
-            f"stratum {index} did not reach a fixpoint within {max_iterations} incremental iterations"
-        )
+        raise non_termination(stratum_plan, max_iterations, what="incremental iterations")

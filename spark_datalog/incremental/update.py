@@ -69,6 +69,7 @@ from typing import Mapping, Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..spark.counted import COUNT, count_derivations
@@ -159,7 +160,7 @@ def update(
     method: str = "auto",
     on_missing_delete: str = "error",
     run_id: Optional[str] = None,
-    max_iterations: Optional[int] = None,
+    max_iterations: Optional[int] = MAX_ITERATIONS,
     checkpoint_interval: int = 10,
     decompose: bool = True,
 ) -> UpdateReport:

@@ -20,6 +20,7 @@ import logging
 from typing import Optional
 
 from ..analysis.checked import CheckedProgram, RelationSchema, Stratum
+from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, NonTerminationError, StratificationError
 from ..syntax import ast
 from .aggregates import PREMAPPABLE, aggregate, best_per_group, better, group_of
@@ -33,7 +34,7 @@ STRATEGIES = ("naive", "seminaive")
 
 
 def evaluate(
-    program, edb: Optional[dict] = None, strategy: str = "seminaive", max_iterations: int = 100_000
+    program, edb: Optional[dict] = None, strategy: str = "seminaive", max_iterations: int = MAX_ITERATIONS
 ) -> dict:
     """Every IDB relation of ``program`` as a set of tuples.
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import spark_datalog as sd
+from spark_datalog.bounds import MAX_ITERATIONS
 from spark_datalog import job
 from spark_datalog.job import InputSpec, JobArgs, UsageError
 
@@ -267,7 +268,7 @@ def test_null_config_values_mean_the_default(tmp_path):
     """,
     )
     args = job.parse_args(["--config", str(config)])
-    assert (args.run_id, args.max_iterations, args.strategy) == (None, None, "seminaive")
+    assert (args.run_id, args.max_iterations, args.strategy) == (None, MAX_ITERATIONS, "seminaive")
 
 
 @pytest.mark.parametrize(
