@@ -71,13 +71,15 @@ def materialize(
         checkpoint_interval=checkpoint_interval,
         decompose=decompose,
     )
-    outputs = {name: results[name] for name in checked.idb if name in results}
-    result = Materialization(frames=outputs, stats=stats, program=program)
-    if warehouse is not None:
+    derived = {name: results[name] for name in checked.idb if name in results}
+    facts = {**frames, **derived}
+    returned_frames = {name: facts[name] for name in checked.returned}
+    result = Materialization(frames=returned_frames, stats=stats, program=program)
+    if warehouse is not None:  # the outputs and every relation they need
         from .commit import commit_materialization
 
         result.warehouse_versions = commit_materialization(
-            warehouse, program, frames, outputs, run_id=run_id, replace=replace, consumed=consumed
+            warehouse, program, frames, derived, run_id=run_id, replace=replace, consumed=consumed
         )
     return result
 

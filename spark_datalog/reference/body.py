@@ -119,8 +119,18 @@ def _negation_holds(atom: ast.Atom, relation: Relation, subst: dict) -> bool:
     return not relation.lookup(tuple(positions), tuple(key))
 
 
+def _binds_nothing(atom: ast.Atom) -> bool:
+    """Only ``_`` and constants: the atom tests that a matching tuple exists (once, however many
+    match: ten such atoms must not multiply the substitutions)."""
+    return all(v.anonymous for arg in atom.args for v in ast.term_variables(arg))
+
+
 def _extend(literal, relation: Optional[Relation], subst: dict) -> Iterator[dict]:
     if isinstance(literal, ast.Atom):
+        if _binds_nothing(literal):
+            if next(_match(literal, relation, subst), None) is not None:
+                yield subst
+            return
         yield from _match(literal, relation, subst)
         return
     try:
@@ -148,7 +158,8 @@ def _extend(literal, relation: Optional[Relation], subst: dict) -> Iterator[dict
 
 
 def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relation]) -> list:
-    """Every substitution satisfying ``body`` (with repetitions), processing literals in
+    """Every substitution satisfying ``body`` (with repetitions; an atom binding no variable
+    passes each once), processing literals in
     ``order``. ``relation_for(position)`` gives the relation read by the atom or negated atom at
     that body position."""
     current = [{}]

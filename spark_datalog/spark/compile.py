@@ -88,6 +88,11 @@ def _antijoin(node: ir.AntiJoin, frames: Frames) -> DataFrame:
     return anti_join(compile_node(node.left, frames), compile_node(node.right, frames), node.on)
 
 
+def _semijoin(node: ir.SemiJoin, frames: Frames) -> DataFrame:
+    right = compile_node(node.right, frames).select(*node.on)
+    return match(compile_node(node.left, frames), right, list(node.on), "left_semi")
+
+
 def _union(node: ir.Union_, frames: Frames) -> DataFrame:
     parts = [compile_node(child, frames).select(*node.columns) for child in node.children]
     return reduce(DataFrame.union, parts)
@@ -109,6 +114,7 @@ _NODE_COMPILERS = {
     ir.Project: _project,
     ir.Join: _join,
     ir.AntiJoin: _antijoin,
+    ir.SemiJoin: _semijoin,
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
