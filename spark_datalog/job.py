@@ -489,6 +489,13 @@ def load_program(args: JobArgs):
             f"--output: the program has no relation {', '.join(map(repr, unknown))} "
             f"(relations: {', '.join(relations)})"
         )
+    checked = program.checked
+    skipped = [name for name in outputs if name not in checked.demanded and name not in checked.edb]
+    if skipped:  # .output decides what is computed: these are not
+        raise UsageError(
+            f"--output: {', '.join(map(repr, skipped))} is not computed: the program's .output "
+            f"({', '.join(checked.outputs)}) does not depend on it"
+        )
     return program, outputs
 
 

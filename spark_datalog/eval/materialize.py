@@ -81,6 +81,9 @@ def materialize(
         result.warehouse_versions = commit_materialization(
             warehouse, program, frames, derived, run_id=run_id, replace=replace, consumed=consumed
         )
+    for name, frame in derived.items():  # what only the outputs needed: no longer held
+        if name not in returned_frames:
+            frame.unpersist(blocking=False)
     return result
 
 

@@ -628,3 +628,12 @@ def test_run_job_incremental_from_delta_changes_change_sets_and_snapshots(spark,
     assert {tuple(r) for r in wh.read("tc").collect()} == tc_of({(1, 2), (3, 4)})
     assert summary.update.relations["arc"].deleted == 1
     assert {tuple(r) for r in wh.read("arc", with_counts=True).collect()} == {(1, 2, 1), (3, 4, 1)}
+
+
+def test_an_output_flag_for_a_relation_the_program_does_not_compute_is_a_usage_error(tmp_path):
+    program = write(tmp_path / "tc.dl", TC + "\nloop(X) :- loop(X), arc(X, X).\n")
+    base = ["--program", str(program), "--warehouse", str(tmp_path / "wh")]
+    with pytest.raises(UsageError, match="'loop' is not computed"):
+        job.load_program(job.parse_args(base + ["--output", "loop"]))
+    _, outputs = job.load_program(job.parse_args(base + ["--output", "arc"]))
+    assert outputs == ("arc",)
