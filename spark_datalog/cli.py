@@ -29,6 +29,7 @@ import time
 from typing import Optional, Sequence
 
 from . import job
+from .bounds import MAX_ITERATIONS
 from .errors import DatalogError, InputError
 
 EXIT_OK = 0
@@ -137,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"rows to print per relation (default {DEFAULT_SHOW})",
     )
+    run.add_argument(
+        "--max-iterations",
+        type=_positive,
+        default=MAX_ITERATIONS,
+        metavar="N",
+        help=f"bound on the iterations of each recursive stratum (default {MAX_ITERATIONS:,})",
+    )
     run.set_defaults(handler=run_run)
 
     materialize = commands.add_parser(
@@ -192,24 +200,24 @@ def run_run(args: argparse.Namespace) -> int:
     )
     started = time.perf_counter()
     if args.engine == "reference":
-        run_reference(program, checked, input_paths, args.show)
+        run_reference(program, checked, input_paths, args.show, args.max_iterations)
     else:
-        run_spark(program, checked, input_paths, args.show)
+        run_spark(program, checked, input_paths, args.show, args.max_iterations)
     print(f"done in {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
 
-def run_reference(program, checked, input_paths: dict, show: int) -> None:
+def run_reference(program, checked, input_paths: dict, show: int, max_iterations: int) -> None:
     from . import reference
 
     edb = {name: read_csv_facts(path, checked.relations[name]) for name, path in input_paths.items()}
-    result = reference.evaluate(program, edb)
+    result = reference.evaluate(program, edb, max_iterations=max_iterations)
     for name in checked.outputs:
         facts = result.get(name, set())
         print_relation(name, len(facts), sorted_rows(facts)[:show])
 
 
-def run_spark(program, checked, input_paths: dict, show: int) -> None:
+def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int) -> None:
     from pyspark.sql import SparkSession
 
     from .spark.session import local_session
@@ -219,7 +227,7 @@ def run_spark(program, checked, input_paths: dict, show: int) -> None:
     try:
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
         inputs = {name: (path, "csv") for name, path in input_paths.items()}
-        result = program.materialize(spark, inputs=inputs)
+        result = program.materialize(spark, inputs=inputs, max_iterations=max_iterations)
         for name in result.relations:
             frame = result[name]
             rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
@@ -401,6 +409,13 @@ def print_errors(err: DatalogError) -> None:
         print(error.render(), file=sys.stderr)
     if len(errors) > 1:
         print(f"{len(errors)} errors", file=sys.stderr)
+
+
+def _positive(text: str) -> int:
+    value = _non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}")
+    return value
 
 
 def _non_negative(text: str) -> int:

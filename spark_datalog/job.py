@@ -39,6 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Mapping, Optional, Sequence
 
+from .bounds import MAX_ITERATIONS
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -90,7 +91,7 @@ class JobArgs:
     replace: bool = False
     strategy: str = "seminaive"
     decompose: bool = True  # partition-local fixpoints where a stratum decomposes
-    max_iterations: Optional[int] = None
+    max_iterations: Optional[int] = MAX_ITERATIONS
     checkpoint_interval: int = 10
     on_null: str = "error"
     show: int = DEFAULT_SHOW
@@ -236,7 +237,7 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         "--max-iterations",
         type=_positive,
         metavar="N",
-        help="bound on the iterations of each recursive stratum",
+        help=f"bound on the iterations of each recursive stratum (default {MAX_ITERATIONS:,})",
     )
     add(
         "--checkpoint-interval",
@@ -506,6 +507,13 @@ def load_program(args: JobArgs):
         raise UsageError(
             f"--output: the program has no relation {', '.join(map(repr, unknown))} "
             f"(relations: {', '.join(relations)})"
+        )
+    checked = program.checked
+    skipped = [name for name in outputs if name not in checked.demanded and name not in checked.edb]
+    if skipped:  # .output decides what is computed: these are not
+        raise UsageError(
+            f"--output: {', '.join(map(repr, skipped))} is not computed: the program's .output "
+            f"({', '.join(checked.outputs)}) does not depend on it"
         )
     return program, outputs
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Iterator, Mapping, Optional
 
 from .analysis import analyse
+from .bounds import MAX_ITERATIONS
 from .analysis.checked import CheckedProgram, RelationSchema
 from .syntax import ast
 from .syntax.parser import parse
@@ -116,7 +117,7 @@ class Program:
         spark,
         inputs: Optional[Mapping[str, object]] = None,
         strategy: str = "seminaive",
-        max_iterations: Optional[int] = None,
+        max_iterations: Optional[int] = MAX_ITERATIONS,
         checkpoint_interval: int = 10,
         on_null: str = "error",
         warehouse=None,
@@ -166,7 +167,7 @@ class Program:
         method: str = "auto",
         on_missing_delete: str = "error",
         run_id: Optional[str] = None,
-        max_iterations: Optional[int] = None,
+        max_iterations: Optional[int] = MAX_ITERATIONS,
         checkpoint_interval: int = 10,
         decompose: bool = True,
     ):

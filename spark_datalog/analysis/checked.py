@@ -86,7 +86,9 @@ class CheckedProgram:
     ``rules`` are normalised: each ``=`` comparison that binds a variable is an
     ``ast.Assignment``. ``facts`` maps a relation to the set of tuples stated in the program.
     ``edb`` / ``idb`` are relation names; ``outputs`` are the ``.output`` relations, or all IDB
-    relations when the program names none.
+    relations when the program names none. ``.output`` decides what is computed: ``demanded``
+    holds the outputs and every relation they depend on, ``evaluated`` the strata defining
+    them (all strata without ``.output``).
     """
 
     program: ast.Program
@@ -105,8 +107,45 @@ class CheckedProgram:
     def idb(self) -> tuple:
         return tuple(n for n, r in self.relations.items() if r.kind == "idb")
 
+    @property
+    def demanded(self) -> frozenset:
+        """The outputs and every relation they depend on (through positive and negated body
+        atoms); every relation when the program names no ``.output``."""
+        if not self.program.outputs:
+            return frozenset(self.relations)
+        reads: dict = {}
+        for rule in self.rules:
+            body = reads.setdefault(rule.head.predicate, set())
+            body.update(
+                a.atom.predicate if isinstance(a, ast.Negation) else a.predicate for a in _atoms(rule)
+            )
+        found, todo = set(), list(self.outputs)
+        while todo:
+            name = todo.pop()
+            if name not in found:
+                found.add(name)
+                todo += reads.get(name, ())
+        return frozenset(found)
+
+    @property
+    def returned(self) -> tuple:
+        """The relations an evaluation returns: the ``.output`` relations (EDB ones too), or
+        every IDB relation when the program names no ``.output``."""
+        return self.outputs if self.program.outputs else self.idb
+
+    @property
+    def evaluated(self) -> tuple:
+        """The strata that define a demanded relation, in evaluation order."""
+        demanded = self.demanded
+        return tuple(s for s in self.strata if demanded & set(s.relations))
+
     def stratum_of(self, relation: str) -> Optional[Stratum]:
         for stratum in self.strata:
             if relation in stratum.relations:
                 return stratum
         return None
+
+
+def _atoms(rule: ast.Rule) -> list:
+    """The positive and negated atoms of ``rule``'s body."""
+    return [literal for literal in rule.body if isinstance(literal, (ast.Atom, ast.Negation))]

@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from ..analysis.checked import CheckedProgram, RelationSchema
+from ..bounds import MAX_ITERATIONS
 from ..plan.ir import StratumPlan
 from ..plan.partitioning import decomposition, stable_positions
 from ..spark.compile import aggregate_frame, compile_node
@@ -48,7 +49,7 @@ def evaluate(
     stratum_plans,
     frames: Mapping[str, DataFrame],
     strategy: str = "seminaive",
-    max_iterations: Optional[int] = None,
+    max_iterations: Optional[int] = MAX_ITERATIONS,
     checkpoint_interval: int = 10,
     checkpoint_dir: Optional[str] = None,
     adaptive: bool = False,

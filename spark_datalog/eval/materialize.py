@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Mapping, Optional
 
+from ..bounds import MAX_ITERATIONS
 from ..errors import InputError
 
 log = logging.getLogger("spark_datalog")
@@ -22,7 +23,7 @@ def materialize(
     spark,
     inputs: Mapping[str, object],
     strategy: str = "seminaive",
-    max_iterations: Optional[int] = None,
+    max_iterations: Optional[int] = MAX_ITERATIONS,
     checkpoint_interval: int = 10,
     on_null: str = "error",
     warehouse=None,
@@ -61,14 +62,19 @@ def materialize(
         checkpoint_interval=checkpoint_interval,
         decompose=decompose,
     )
-    outputs = {name: results[name] for name in checked.idb if name in results}
-    result = _result(program, frames=outputs, stats=stats, run_id=run_id)
-    if warehouse is not None:
+    derived = {name: results[name] for name in checked.idb if name in results}
+    facts = {**frames, **derived}
+    returned_frames = {name: facts[name] for name in checked.returned}
+    result = _result(program, frames=returned_frames, stats=stats, run_id=run_id)
+    if warehouse is not None:  # the outputs and every relation they need
         from .commit import commit_materialization
 
         result.warehouse_versions = commit_materialization(
-            warehouse, program, frames, outputs, run_id=run_id, replace=replace, consumed=consumed
+            warehouse, program, frames, derived, run_id=run_id, replace=replace, consumed=consumed
         )
+    for name, frame in derived.items():  # what only the outputs needed: no longer held
+        if name not in returned_frames:
+            frame.unpersist(blocking=False)
     return result
 
 
@@ -110,7 +116,7 @@ def _stored_result(program, warehouse, run_id, given=None, consumed=None, replac
         log.info("run %s is already committed; nothing done", run_id)
     frames = {
         name: warehouse.read(name, version=versions[name])
-        for name in program.checked.idb
+        for name in program.checked.returned
         if versions.get(name) is not None
     }
     return _result(program, frames=frames, warehouse_versions=versions, skipped=skipped, run_id=run_id)

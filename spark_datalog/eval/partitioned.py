@@ -262,12 +262,15 @@ def _missing_module(message: str) -> str:
 
 
 def _collect_static(names, relations: dict, max_rows: int) -> Optional[dict]:
-    """relation -> pyarrow Table of each relation to broadcast, or None if one is too large."""
+    """relation -> (pyarrow Table, its rows) of each relation to broadcast, or None if one is
+    too large. The rows travel beside the table: a pickled table without columns (a nullary
+    relation) loses its row count."""
     tables = {}
     for name in names:
-        tables[name] = collect_small(relations[name], max_rows)
-        if tables[name] is None:
+        table = collect_small(relations[name], max_rows)
+        if table is None:
             return None
+        tables[name] = (table, table.num_rows)
     return tables
 
 

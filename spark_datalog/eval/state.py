@@ -32,7 +32,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..analysis.checked import RelationSchema
-from ..spark.compile import aggregate_frame
+from ..spark.compile import aggregate_frame, match
 from .checkpoint import cut_lineage, release
 
 IMPROVED = "__improved"
@@ -80,7 +80,7 @@ class SetState:
             # repartition its input already satisfies); then nothing in the round shuffles
             fresh = candidates.repartition(self.partitions, *self._key_columns).distinct()
         for known in self._known():
-            fresh = fresh.join(known.hint("merge"), self.columns, "left_anti")
+            fresh = match(fresh, known.hint("merge"), self.columns, "left_anti")
         # non-nullable leaves: were constraint propagation on (``recursion_settings`` turns it
         # off), the optimizer would infer ``isnotnull`` filters on every read of a leaf and push
         # them into the pieces' union, which then loses its partitioning

@@ -67,11 +67,17 @@ def per_relation(sizes: dict) -> str:
     return " (" + ", ".join(f"{name} {size}" for name, size in sizes.items()) + ")"
 
 
-def non_termination(plan, max_iterations: int, sizes: dict) -> NonTerminationError:
-    """The error for a stratum still deriving ``sizes`` (relation -> new rows) in its last
-    allowed round."""
+def non_termination(
+    plan, max_iterations: int, sizes: Optional[dict] = None, what: str = "iterations"
+) -> NonTerminationError:
+    """The error for a stratum (a ``StratumPlan``) still deriving ``sizes`` (relation -> new
+    rows, when known) in its last allowed round; ``what`` names the rounds."""
+    derived = (
+        ""
+        if sizes is None
+        else (f"; the last iteration derived {sum(sizes.values())} new rows{per_relation(sizes)}")
+    )
     return NonTerminationError(
         f"stratum {plan.index} ({', '.join(plan.relations)}) did not reach a fixpoint within "
-        f"{max_iterations} iterations; the last iteration derived {sum(sizes.values())} new "
-        f"rows{per_relation(sizes)}"
+        f"{max_iterations} {what}{derived}"
     )

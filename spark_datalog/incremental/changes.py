@@ -137,7 +137,7 @@ def assess(schema, change: DataFrame, old: DataFrame, on_missing_delete: Optiona
             .where((F.col(COUNT) != 0) | F.col(_NULL))
         )
         null = F.col(_NULL)
-    joined = change.join(old.select(*names, F.col(COUNT).alias(_OLD)), names, "left")
+    joined = change.join(old.select(*names, F.col(COUNT).alias(_OLD)), names or F.lit(True), "left")
     before = F.coalesce(F.col(_OLD), F.lit(0).cast("long"))
     count, problem = F.col(COUNT), null
     if on_missing_delete == "error":
@@ -241,8 +241,6 @@ def assessed_presence(schema, inserted: list, deleted: list) -> tuple:
     facts = list(inserted) + list(deleted)
     signs = [1] * len(inserted) + [-1] * len(deleted)
     table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
-    if not schema.column_names:  # a relation without columns: one row per fact all the same
-        table = pa.table({"_": pa.nulls(len(facts))}).drop_columns(["_"])
     table = (
         table.append_column(COUNT, pa.array(signs, pa.int64()))
         .append_column(PRESENCE, pa.array(signs, pa.int32()))

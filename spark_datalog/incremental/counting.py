@@ -35,8 +35,8 @@ from pyspark.sql import functions as F
 
 from ..analysis.checked import Column, RelationSchema
 from ..plan.scan_atom import fresh_name, is_fresh, scan_atom
-from ..plan.translate import plan_rule
-from ..spark.compile import compile_node
+from ..plan.translate import binds_nothing, plan_rule
+from ..spark.compile import compile_node, match
 from ..spark.counted import COUNT, count_derivations
 from ..syntax import ast
 from .changes import net
@@ -82,16 +82,18 @@ def counting_changes(
                 continue
             variant, position = term(rule, i)
             planned_with = patched
-            if isinstance(literal, ast.Negation) and not _plain_negation(atom):
+            negated = isinstance(literal, ast.Negation)
+            # a test of existence (``not q(X, _)``, ``q(_, _)``, ``m()``): its change is a factor
+            if binds_nothing(atom) or (negated and not _plain_negation(atom)):
                 alias = f"{atom.predicate}@exists{number}_{i}"
                 key_atom, schema, change = _existence_change(
                     checked,
                     atom,
                     i,
                     alias,
-                    old[atom.predicate],
-                    new[atom.predicate],
-                    negation_changes[atom.predicate],
+                    (old[atom.predicate], new[atom.predicate]),
+                    changes[atom.predicate],
+                    negated,
                 )
                 frames[(alias, "delta")] = change
                 body = variant.body[:i] + (key_atom,) + variant.body[i + 1 :]
@@ -117,30 +119,36 @@ def negation_change(inserted: DataFrame, deleted: DataFrame) -> DataFrame:
 
 
 def _existence_change(
-    checked, atom: ast.Atom, i: int, alias: str, old: DataFrame, new: DataFrame, changed: DataFrame
+    checked, atom: ast.Atom, i: int, alias: str, states: tuple, changed: DataFrame, negated: bool
 ) -> tuple:
-    """The condition change of ``not q(X, _)`` (body literal ``i``), as a positive atom.
+    """The condition change of ``not q(X, _)`` (body literal ``i``; ``negated``) or of an
+    existence test ``q(_, _)``, as a positive atom joined as a factor.
 
     The literal tests whether some ``q`` fact matches the pattern for a binding of its named
     variables (and arithmetic arguments): the keys are ``q``'s facts through the atom's scan
     (constants and repeated variables selected, ``_`` dropped). A key's condition changes when
-    its existence does, which only the keys of changed ``q`` facts can: +1 for such a key with
-    facts before and none after, -1 for the reverse. Returns (an atom over ``alias`` binding
-    the key's variables, ``alias``'s schema, the change as a counted frame of ``alias``).
+    its existence does, which only the keys of changed ``q`` facts can: for a negation +1 for
+    such a key with facts before and none after, -1 for the reverse (the opposite for an
+    existence test). ``states``: ``q``'s old and new counted frames. Returns (an atom over
+    ``alias`` binding the key's variables, ``alias``'s schema, the change as a counted frame of
+    ``alias``). A key of no variables gets one column binding a variable of its own, so the
+    planner joins the change as a factor instead of testing its existence.
     """
     schema = checked.relations[atom.predicate]
     node = scan_atom(atom, i, schema.types)
     columns = list(node.columns)
     keys = {}
+    old, new = states
     for name, frame in (("changed", changed), ("old", old), ("new", new)):
         plain = frame.select(*schema.column_names)
         keys[name] = compile_node(node, {(atom.predicate, "full"): plain}).distinct()
-    before = _match(keys["old"], keys["changed"], columns, "left_semi")
-    after = _match(keys["new"], keys["changed"], columns, "left_semi")
+    before = match(keys["old"], keys["changed"], columns, "left_semi")
+    after = match(keys["new"], keys["changed"], columns, "left_semi")
+    sign = 1 if negated else -1
     change = (
-        _match(before, after, columns, "left_anti")
-        .withColumn(COUNT, F.lit(1).cast("long"))
-        .unionByName(_match(after, before, columns, "left_anti").withColumn(COUNT, F.lit(-1).cast("long")))
+        match(before, after, columns, "left_anti")
+        .withColumn(COUNT, F.lit(sign).cast("long"))
+        .unionByName(match(after, before, columns, "left_anti").withColumn(COUNT, F.lit(-sign).cast("long")))
     )
     # the key atom: the named variables in the scan's order, then the arithmetic arguments
     positions = {}
@@ -151,15 +159,11 @@ def _existence_change(
             positions.setdefault(arg.name, position)
     args = tuple(atom.args[positions[c]] if is_fresh(c) else ast.Variable(c) for c in columns)
     key_columns = tuple(Column(f"k{k}", schema.types[positions[c]]) for k, c in enumerate(columns))
+    if not columns:  # the condition of the whole rule: a factor of one row
+        args, key_columns = (ast.Variable(f"{alias}@factor"),), (Column("k0", "bool"),)
+        change = change.select(F.lit(True).alias("k0"), COUNT)
     key_schema = RelationSchema(alias, key_columns, "idb")
     return ast.Atom(alias, args), key_schema, change.toDF(*[c.name for c in key_columns], COUNT)
-
-
-def _match(left: DataFrame, right: DataFrame, columns: list, how: str) -> DataFrame:
-    """A semi- or anti-join on ``columns``; on none, by whether ``right`` has a row."""
-    if columns:
-        return left.join(right, columns, how)
-    return left.join(right.limit(1), on=F.lit(True), how=how)
 
 
 def term(rule: ast.Rule, i: int, negated_suffix: str = NEG_DELTA) -> tuple:

@@ -7,8 +7,9 @@ changes added, and the changes are pyarrow Tables the driver already holds. So a
 by changes computed in the driver costs no Spark job.
 
 It declines (None: the caller runs ``.counting`` with Spark) when a relation the stratum reads
-is not readable from storage within ``max_rows``, or when a changed relation occurs negated
-(the condition changes of ``.counting._existence_change`` are left to Spark).
+is not readable from storage within ``max_rows``, or when a changed relation occurs negated or
+as an existence test (the condition changes of ``.counting._existence_change`` are left to
+Spark).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import pyarrow as pa
 
 from ..local import arrow
 from ..local.counted import count_derivations
-from ..plan.translate import plan_rule
+from ..plan.translate import binds_nothing, plan_rule
 from ..syntax import ast
 from .counting import aliased, body_atom, telescoping_frames, term
 
@@ -33,13 +34,13 @@ def local_counting_changes(
     ``reads``: the relations the stratum reads; ``changes``: relation -> its change, a pyarrow
     Table of its columns and ``_count``; ``stored(relation, max_rows)``: its old state, a
     pyarrow Table of its columns and ``_count``, or None."""
-    negated = {
-        literal.atom.predicate
+    conditions = {  # negated atoms and existence tests: their changes are Spark's
+        literal.atom.predicate if isinstance(literal, ast.Negation) else literal.predicate
         for rule_plan in stratum_plan.rules
         for literal in rule_plan.rule.body
-        if isinstance(literal, ast.Negation)
+        if isinstance(literal, ast.Negation) or (isinstance(literal, ast.Atom) and binds_nothing(literal))
     }
-    if set(changes) & negated:
+    if set(changes) & conditions:
         return None
     old, new = {}, {}
     for name in reads:

@@ -38,12 +38,12 @@ from typing import Mapping, Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..errors import NonTerminationError
+from ..eval.stats import non_termination
 from ..eval.checkpoint import cut_lineage, materialise
 from ..eval.driver import conform, recursion_settings
 from ..eval.state import IMPROVED, BestState, SetState
 from ..plan.translate import plan_rule
-from ..spark.compile import compile_node
+from ..spark.compile import compile_node, match
 from ..spark.inputs import empty_frame, facts_frame
 from ..syntax import ast
 
@@ -115,7 +115,7 @@ def _dred(
     for name in relations:
         frame = old[name]
         if over[name].rows:
-            frame = frame.join(over_deleted[name], list(frame.columns), "left_anti")
+            frame = match(frame, over_deleted[name], list(frame.columns), "left_anti")
         state = _state(spark, stratum_plan, schemas[name], empties[name], partitions)
         if isinstance(state, BestState):  # its stored frame carries the improved flag
             state.absorb(frame.withColumn(IMPROVED, F.lit(False)), 0, None)
@@ -140,8 +140,11 @@ def _dred(
                 seed.setdefault(name, []).append(facts_frame(spark, schemas[name], facts))
         seed = {
             name: [
-                reduce(DataFrame.union, parts).join(
-                    over_deleted[name], list(schemas[name].column_names), "left_semi"
+                match(
+                    reduce(DataFrame.union, parts),
+                    over_deleted[name],
+                    list(schemas[name].column_names),
+                    "left_semi",
                 )
             ]
             for name, parts in seed.items()
@@ -161,15 +164,15 @@ def _dred(
         if name in stratum_plan.aggregates:  # an improved group replaces its old row
             final = states[name].full
             result[name] = (
-                final.join(old[name], columns, "left_anti"),
-                old[name].join(final, columns, "left_anti"),
+                match(final, old[name], columns, "left_anti"),
+                match(old[name], final, columns, "left_anti"),
             )
         elif over[name].rows:
             # the found facts are new to what remained: of the old facts, only the
             # over-deleted ones (re-derived) can be among them
             result[name] = (
-                gained.join(over_deleted[name], columns, "left_anti"),
-                over_deleted[name].join(gained, columns, "left_anti"),
+                match(gained, over_deleted[name], columns, "left_anti"),
+                match(over_deleted[name], gained, columns, "left_anti"),
             )
         else:
             result[name] = (gained, empties[name])
@@ -275,10 +278,7 @@ def _propagate(
         if not deltas:
             break
         if max_iterations is not None and iteration >= max_iterations:
-            raise NonTerminationError(
-                f"stratum {stratum_plan.index} did not reach a fixpoint "
-                f"within {max_iterations} incremental iterations"
-            )
+            raise non_termination(stratum_plan, max_iterations, what="incremental iterations")
         if iteration % checkpoint_interval == 0:
             for name, pieces in found.items():
                 if len(pieces) > 1:

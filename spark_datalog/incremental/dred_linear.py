@@ -44,7 +44,7 @@ from typing import Callable, Mapping, Optional
 
 import pyarrow as pa
 
-from ..errors import NonTerminationError
+from ..eval.stats import non_termination
 from ..eval import partitioned
 from ..local import arrow
 from ..local.compile import compile_plan
@@ -52,7 +52,7 @@ from ..local.dred import seed_rows
 from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..reference.aggregates import group_of, with_value
-from ..storage.datafiles import collect_small, is_arrow
+from ..storage.datafiles import collect_arrow, collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
 from .dred_local import dred_plans, rederive_plan
@@ -294,7 +294,7 @@ class _LinearDRed:
                 max_facts=limit,
                 fixed_full=True,
             )
-            _check(outcome, self.stratum_plan.index, self.max_iterations)
+            _check(outcome, self.stratum_plan, self.max_iterations)
             overflow = outcome.overflow
             if not overflow:
                 self.over = {name: _among(self.known[name], outcome.facts[name]) for name in self.relations}
@@ -352,9 +352,9 @@ class _LinearDRed:
             max_facts=self.max_facts,
             known=self.known,
             only_new=True,
-            by_value=set(self.best) == self.own and self.max_iterations is None,
+            by_value=set(self.best) == self.own,
         )
-        _check(outcome, self.stratum_plan.index, self.max_iterations)
+        _check(outcome, self.stratum_plan, self.max_iterations)
         return None if outcome.overflow else outcome
 
     def changes(self, outcome) -> dict:
@@ -534,7 +534,7 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
 
 def _rows(rows) -> list:
     """The tuples of a Spark frame (collected: one job) or of a pyarrow Table."""
-    return arrow.table_rows(rows if is_arrow(rows) else rows.toArrow())
+    return arrow.table_rows(rows if is_arrow(rows) else collect_arrow(rows))
 
 
 def _variants(stratum_plan) -> list:
@@ -549,8 +549,6 @@ def _frames(static: dict) -> dict:
     return {(name, "full"): rows for name, rows in static.items()}
 
 
-def _check(outcome, index: int, max_iterations: Optional[int]) -> None:
+def _check(outcome, stratum_plan, max_iterations: Optional[int]) -> None:
     if outcome.exceeded:
-        raise NonTerminationError(
-            f"stratum {index} did not reach a fixpoint within {max_iterations} incremental iterations"
-        )
+        raise non_termination(stratum_plan, max_iterations, what="incremental iterations")

@@ -15,7 +15,7 @@ import dataclasses
 import logging
 from typing import Mapping, Optional
 
-from ..errors import NonTerminationError
+from ..eval.stats import non_termination
 from ..eval import partitioned
 from ..eval.checkpoint import release
 from ..local.dred import DredPlans, Seed
@@ -87,10 +87,7 @@ def local_dred_changes(
         return None
     if any(report.exceeded for report in reports.values()):
         release(stored)
-        raise NonTerminationError(
-            f"stratum {stratum_plan.index} did not reach a fixpoint "
-            f"within {max_iterations} incremental iterations"
-        )
+        raise non_termination(stratum_plan, max_iterations, what="incremental iterations")
     frames = partitioned.split_wide(stored, outputs)
     return {name: (frames[f"inserted:{name}"], frames[f"deleted:{name}"]) for name in relations}
 

@@ -137,9 +137,7 @@ def pays_off(checked, stratum_plan, facts: dict, lower: dict) -> bool:
     for name, rows in facts.items():
         size = rows.num_rows if isinstance(rows, pa.Table) else len(rows)
         picked = sorted(rng.sample(range(size), min(size, REDUNDANCY_SAMPLE)))
-        sample = (
-            arrow.table_rows(rows.take(picked)) if isinstance(rows, pa.Table) else [rows[i] for i in picked]
-        )
+        sample = arrow.rows_at(rows, picked) if isinstance(rows, pa.Table) else [rows[i] for i in picked]
         sampled += len(sample)
         frames[(name, "delta")] = sample
         counts[name] = dict.fromkeys(sample, 0)

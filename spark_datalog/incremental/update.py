@@ -69,6 +69,7 @@ from typing import Mapping, Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..spark.counted import COUNT, count_derivations
@@ -160,7 +161,7 @@ def update(
     method: str = "auto",
     on_missing_delete: str = "error",
     run_id: Optional[str] = None,
-    max_iterations: Optional[int] = None,
+    max_iterations: Optional[int] = MAX_ITERATIONS,
     checkpoint_interval: int = 10,
     decompose: bool = True,
 ) -> UpdateReport:
@@ -332,13 +333,15 @@ class _Update:
     def run(self, changes, checked_changes=None) -> UpdateReport:
         checked, wh, run = self.checked, self.wh, self.run_info
         base = dict(run.base_versions)
-        missing = [n for n in checked.relations if n not in base]
+        # the inputs, and what the outputs need (``checked.demanded``: the strata evaluated)
+        stored = [n for n in checked.relations if n in checked.edb or n in checked.demanded]
+        missing = [n for n in stored if n not in base]
         if missing:
             raise WarehouseError(
                 f"the warehouse {wh.root} has no table for {', '.join(missing)}; "
                 "materialize the program into it before updating it"
             )
-        for name in checked.relations:
+        for name in stored:
             self._state(name, base[name])
         applied, consumed = self._edb_changes(changes, base, checked_changes or {})
         report = UpdateReport(run.run_id)
@@ -708,9 +711,7 @@ class _Update:
         """Store the levels of the strata maintained with them (``incremental.levels``), for
         the versions just committed; a stratum maintained without them (none were stored for
         its old state) whose over-deletion flooded gets them computed once, in memory."""
-        versions = {
-            name: self.run_info.produced.get(name, self.read_at[name]) for name in self.checked.relations
-        }
+        versions = {name: self.run_info.produced.get(name, version) for name, version in self.read_at.items()}
         for plan, levels in self.levelled:
             if levels.old is not None:
                 tables = levels.new
@@ -751,7 +752,7 @@ class _Update:
             else:
                 run.consume(name, run.produced.get(name, base[name]))
         report.consumed = dict(run.consumed)
-        for name in checked.relations:
+        for name in self.read_at:  # the stored relations
             entry = RelationReport(
                 name, version_before=base[name], version_after=run.produced.get(name, base[name])
             )

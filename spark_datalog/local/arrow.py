@@ -37,6 +37,14 @@ def table_rows(table: pa.Table) -> list:
     return list(rows(table.columns, table.num_rows))
 
 
+def rows_at(table: pa.Table, indexes: list) -> list:
+    """The rows of an Arrow table at ``indexes``, as tuples (none, a table without columns:
+    both keep their rows)."""
+    if not table.num_columns:
+        return [()] * len(indexes)
+    return table_rows(table.take(pa.array(indexes, pa.int64())))
+
+
 def arrays(facts: list, column_types) -> list:
     """One Arrow array per column of ``facts`` (tuples), typed by the Datalog ``column_types``;
     an integer computed into a double column becomes a float (as Spark casts it)."""
@@ -51,6 +59,8 @@ def arrays(facts: list, column_types) -> list:
 
 def table(facts: list, column_names, column_types) -> pa.Table:
     """``facts`` (tuples) as an Arrow table with the given column names and Datalog types."""
+    if not column_types:
+        return without_columns(len(facts))
     return pa.Table.from_arrays(
         arrays(facts, column_types),
         schema=pa.schema(
@@ -60,6 +70,11 @@ def table(facts: list, column_names, column_types) -> pa.Table:
             ]
         ),
     )
+
+
+def without_columns(count: int) -> pa.Table:
+    """An Arrow table of ``count`` rows and no columns (a nullary relation's facts)."""
+    return pa.table({"_": pa.nulls(count)}).drop_columns(["_"])
 
 
 # what a value that Arrow cannot hold or compare in a column raises (a string with a lone

@@ -192,7 +192,9 @@ def _join(node: ir.Join, dynamic) -> Plan:
     return Plan(node.columns, left.static and right.static, produce)
 
 
-def _antijoin(node: ir.AntiJoin, dynamic) -> Plan:
+def _antijoin(node, dynamic) -> Plan:
+    """An ``AntiJoin`` (left rows whose key the right side lacks) or a ``SemiJoin`` (has)."""
+    keep = isinstance(node, ir.SemiJoin)
     left = compile_plan(node.left, dynamic)
     right = compile_plan(node.right, dynamic)
     left_key = _key(node.on, left.columns)
@@ -208,8 +210,8 @@ def _antijoin(node: ir.AntiJoin, dynamic) -> Plan:
         return found
 
     def produce(frames):
-        absent = keys(frames)
-        return (row for row in left.rows(frames) if left_key(row) not in absent)
+        found = keys(frames)
+        return (row for row in left.rows(frames) if (left_key(row) in found) is keep)
 
     return Plan(node.columns, left.static and right.static, produce)
 
@@ -263,6 +265,7 @@ _NODE_COMPILERS = {
     ir.Project: _project,
     ir.Join: _join,
     ir.AntiJoin: _antijoin,
+    ir.SemiJoin: _antijoin,
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,

@@ -98,11 +98,14 @@ def _join(node: ir.Join, frames) -> Weighted:
     ]
 
 
-def _antijoin(node: ir.AntiJoin, frames) -> Weighted:
+def _antijoin(node, frames) -> Weighted:
+    """An ``AntiJoin`` or a ``SemiJoin``: the left rows whose key the right side lacks (has),
+    with their own weight."""
+    keep = isinstance(node, ir.SemiJoin)
     right_key = _key(node.on, node.right.columns)
     present = {right_key(row) for row, weight in counted(node.right, frames) if weight > 0}
     left_key = _key(node.on, node.left.columns)
-    return [(row, weight) for row, weight in counted(node.left, frames) if left_key(row) not in present]
+    return [(row, weight) for row, weight in counted(node.left, frames) if (left_key(row) in present) is keep]
 
 
 def _union(node: ir.Union_, frames) -> Weighted:
@@ -120,5 +123,6 @@ _COUNTED: dict[type, Callable[..., Weighted]] = {
     ir.Project: _project,
     ir.Join: _join,
     ir.AntiJoin: _antijoin,
+    ir.SemiJoin: _antijoin,
     ir.Union_: _union,
 }

@@ -59,24 +59,16 @@ def fixpoint(
     looked up in it in bulk. With ``only_new``, ``facts`` holds
     only the facts the run added to ``known`` (set relations).
 
-    ``by_value`` (only min/max relations, no ``max_rounds``): each round propagates, per
-    relation, only the improved rows of its best pending value, the others wait (``_Agenda``)
-    and are dropped if their group improves meanwhile. The fixpoint is the same (min and max
-    commute with the rules: PreM), reached with far fewer improvements per group when values
-    arrive out of order (label propagation recomputing groups) — in more, smaller rounds."""
-    if by_value and (max_rounds is not None or set(best or {}) != set(base)):
-        raise ValueError("by_value needs min/max relations only and no round limit")
-    best = best or {}
-    states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
-    for name, rows in (known or {}).items():
-        if isinstance(rows, set) and isinstance(states[name], _SetState):
-            states[name].known = rows
-        elif arrow.is_held(rows) and isinstance(states[name], _SetState):
-            states[name] = _HeldSetState(rows)
-        elif isinstance(rows, dict) and isinstance(states[name], _BestState):
-            states[name].best = rows
-        else:
-            states[name].merge(arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows)
+    ``by_value`` (only min/max relations): each round propagates, per relation, only the
+    improved rows of its best pending value, the others wait (``_Agenda``) and are dropped if
+    their group improves meanwhile. The fixpoint is the same (min and max commute with the
+    rules: PreM), reached with far fewer improvements per group when values arrive out of
+    order (label propagation recomputing groups) — in more, smaller rounds. ``max_rounds`` then
+    bounds the depth of the rounds (a round is one deeper than the deepest rows it
+    propagates), which the semi-naive rounds of the same rows would at least need."""
+    if by_value and set(best or {}) != set(base):
+        raise ValueError("by_value needs min/max relations only")
+    states = _states(base, best or {}, known or {})
     # the relations' current facts are given only to variants that read them
     full = set().union(*(plan.reads for _, plan in variants)) if variants else set()
     outcome = Outcome()
@@ -84,14 +76,15 @@ def fixpoint(
     started = time.perf_counter()
     deltas = {name: states[name].merge(rows) for name, rows in base.items()}
     _record(outcome, deltas, started, added)
+    depth = 0  # the round that derived the deltas (by value: the deepest of them)
     agenda = _Agenda(states) if by_value else None
     if agenda is not None:
-        deltas = agenda.after(deltas)
+        deltas, depth = agenda.after(deltas, depth)
     while any(deltas.values()):
         if _too_many(states, max_facts):
             outcome.overflow = True
             break
-        if max_rounds is not None and len(outcome.sizes) >= max_rounds:
+        if max_rounds is not None and depth + 1 >= max_rounds:
             outcome.exceeded = True
             break
         started = time.perf_counter()
@@ -105,12 +98,28 @@ def fixpoint(
             candidates[relation].extend(plan.rows(frames))
         deltas = {name: states[name].merge(rows) for name, rows in candidates.items()}
         _record(outcome, deltas, started, added)
+        depth += 1
         if agenda is not None:
-            deltas = agenda.after(deltas)
+            deltas, depth = agenda.after(deltas, depth)
     if _too_many(states, max_facts):
         outcome.overflow = True
     outcome.facts = added if added is not None else {name: state.facts() for name, state in states.items()}
     return outcome
+
+
+def _states(base: Mapping, best: Mapping, known: Mapping) -> dict:
+    """Relation -> its state, holding the ``known`` rows (see :func:`fixpoint`)."""
+    states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
+    for name, rows in known.items():
+        if isinstance(rows, set) and isinstance(states[name], _SetState):
+            states[name].known = rows
+        elif arrow.is_held(rows) and isinstance(states[name], _SetState):
+            states[name] = _HeldSetState(rows)
+        elif isinstance(rows, dict) and isinstance(states[name], _BestState):
+            states[name].best = rows
+        else:
+            states[name].merge(arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows)
+    return states
 
 
 def _too_many(states: dict, max_facts: Optional[int]) -> bool:
@@ -187,24 +196,28 @@ class _Agenda:
         # best first: bare values for min (a heap pops the smallest), ``_Key`` for max
         self.heaps: dict = {name: [] for name in states}
         self.rows: dict = {name: {} for name in states}  # value -> rows of that value
+        self.depths: dict = {name: {} for name in states}  # value -> round of its deepest row
 
     def __bool__(self) -> bool:
         return any(self.heaps.values())
 
-    def after(self, improved: dict) -> dict:
-        """Add the ``improved`` rows; return, per relation, the rows of its best pending value
-        whose group still has that value."""
+    def after(self, improved: dict, depth: int) -> tuple:
+        """Add the ``improved`` rows (derived in round ``depth``); return, per relation, the
+        rows of its best pending value whose group still has that value, and the round of the
+        deepest of them."""
         for name, rows in improved.items():
             state, waiting, heap = self.states[name], self.rows[name], self.heaps[name]
             position, keyed = state.position, state.func != "min"
+            depths = self.depths[name]
             for row in rows:
+                depths[row[position]] = max(depths.get(row[position], 0), depth)
                 value = row[position]
                 if value not in waiting:
                     heapq.heappush(heap, _Key(value) if keyed else value)
                     waiting[value] = [row]
                 else:
                     waiting[value].append(row)
-        ready = {}
+        ready, deepest = {}, 0
         for name, heap in self.heaps.items():
             state, waiting, rows = self.states[name], self.rows[name], []
             best, position, after = state.best, state.position, state.position + 1
@@ -212,8 +225,11 @@ class _Agenda:
                 value = heapq.heappop(heap)
                 value = value.value if isinstance(value, _Key) else value
                 rows = [row for row in waiting.pop(value) if best.get(row[:position] + row[after:]) == value]
+                found = self.depths[name].pop(value)
+            if rows:
+                deepest = max(deepest, found)
             ready[name] = rows
-        return ready
+        return ready, deepest
 
 
 class _Key:

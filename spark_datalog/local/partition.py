@@ -81,14 +81,14 @@ def wide_columns(relations) -> list:
 def run_partition(
     batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
 ) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: pyarrow.Table}``,
-    ``reports`` an accumulator of :class:`ReportsParam`."""
+    """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: (pyarrow.Table,
+    rows)}``, ``reports`` an accumulator of :class:`ReportsParam`."""
     from pyspark import TaskContext
 
     base = _split(batches, task.relations)
     frames = {
-        (name, "full"): list(arrow_rows(table.columns, table.num_rows))
-        for name, table in static.value.items()
+        (name, "full"): list(arrow_rows(table.columns, count))
+        for name, (table, count) in static.value.items()
     }
     dynamic = frozenset(base)
     variants = [(relation, compile_plan(plan, dynamic)) for relation, plan in task.variants]

@@ -113,6 +113,10 @@ def _antijoin(node: ir.AntiJoin) -> str:
     return f"AntiJoin on ({_names(node.on)})" + (" [right side must be empty]" if not node.on else "")
 
 
+def _semijoin(node: ir.SemiJoin) -> str:
+    return f"SemiJoin on ({_names(node.on)})" + (" [exists]" if not node.on else "")
+
+
 def _union(node: ir.Union_) -> str:
     return "Union"
 
@@ -132,6 +136,7 @@ _LABELS = {
     ir.Project: _project,
     ir.Join: _join,
     ir.AntiJoin: _antijoin,
+    ir.SemiJoin: _semijoin,
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,

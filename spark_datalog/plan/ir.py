@@ -189,6 +189,24 @@ class AntiJoin:
 
 
 @dataclass(frozen=True)
+class SemiJoin:
+    """Rows of ``left`` with a row of ``right`` agreeing on ``on``: an existence test, which
+    never multiplies ``left``'s rows (``on=()``: all of ``left`` iff ``right`` has a row)."""
+
+    left: "Node"
+    right: "Node"
+    on: tuple
+
+    def __post_init__(self):
+        _check_known(self.on, self.left.columns, "semijoin (left)")
+        _check_known(self.on, self.right.columns, "semijoin (right)")
+
+    @property
+    def columns(self) -> tuple:
+        return self.left.columns
+
+
+@dataclass(frozen=True)
 class Union_:
     """Multiset union of children with identical columns (use Distinct for a set)."""
 
@@ -238,7 +256,7 @@ class Aggregate:
         return self.group_by + (self.output,)
 
 
-Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, Union_, Distinct, Aggregate]
+Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate]
 
 
 def children(node) -> tuple:
@@ -247,7 +265,7 @@ def children(node) -> tuple:
         return ()
     if isinstance(node, (Select, Project, Distinct, Aggregate)):
         return (node.child,)
-    if isinstance(node, (Join, AntiJoin)):
+    if isinstance(node, (Join, AntiJoin, SemiJoin)):
         return (node.left, node.right)
     if isinstance(node, Union_):
         return node.children

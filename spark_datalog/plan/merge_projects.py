@@ -30,7 +30,7 @@ def merge_projects(node) -> ir.Node:
 def _with_children(node, kids):
     if isinstance(node, (ir.Scan, ir.Unit)):
         return node
-    if isinstance(node, (ir.Join, ir.AntiJoin)):
+    if isinstance(node, (ir.Join, ir.AntiJoin, ir.SemiJoin)):
         return replace(node, left=kids[0], right=kids[1])
     if isinstance(node, ir.Union_):
         return replace(node, children=kids)

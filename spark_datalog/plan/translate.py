@@ -5,7 +5,8 @@ For one rule:
 1. The positive atoms, in the order of :func:`order_atoms`, become scans with their constant and
    repeated-variable selections pushed onto them (:func:`scan_atom`), joined on their shared
    variables; an equality ``A = B`` between the two sides of a join is melded into it. A join
-   with ``on=()`` (a product) appears only for genuinely disconnected atoms.
+   with ``on=()`` (a product) appears only for genuinely disconnected atoms. An atom that binds
+   no variable (``e(_, _)``, ``m()``) is an existence test: a ``SemiJoin`` on no columns.
 2. Every other body literal is placed as soon as its variables are bound — on the atom's own
    node before the join when the atom binds them all, else right after the join that binds the
    last of them: comparisons become one ``Select``, negated atoms an ``AntiJoin`` (``on=()``
@@ -37,9 +38,10 @@ from .scan_atom import expression_arguments, is_fresh, scan_atom
 
 
 def plan_program(checked: CheckedProgram) -> tuple:
-    """One ``StratumPlan`` per stratum of ``checked``, in evaluation order."""
+    """One ``StratumPlan`` per stratum of ``checked`` that an output needs
+    (``checked.evaluated``), in evaluation order."""
     plans = []
-    for stratum in checked.strata:
+    for stratum in checked.evaluated:
         aggregates = {
             name: checked.relations[name].aggregate
             for name in stratum.relations
@@ -68,11 +70,14 @@ def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[
     var_types = variable_types(body, relations)
     # (body index, literal) still to place; arithmetic atom arguments add equalities
     pending = [(i, literal) for i, literal in enumerate(body) if not isinstance(literal, ast.Atom)]
-    node = None
+    node, tests = None, []
     for i in order_atoms(body, first=delta_position):
         atom = body[i]
         source = "delta" if i == delta_position else "full"
         atom_node = scan_atom(atom, i, relations[atom.predicate].types, source)
+        if binds_nothing(atom):  # an existence test, placed once there are rows to filter
+            tests.append(atom_node)
+            continue
         computed = expression_arguments(atom, i)
         if node is not None:  # join on `p(X + 1)`'s argument if X is already bound
             node = _compute(node, [(f, t) for f, t in computed if _terms_bound(t, node)], var_types)
@@ -83,13 +88,29 @@ def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[
             atom_node, pending = _equate(node, atom_node, pending)
             atom_node = ir.Join(node, atom_node, on=_shared(node, atom_node))
         node, pending = _place_ready(atom_node, pending, relations, var_types)
-    if node is None:  # no positive atom: start from the one-row, no-column relation
+        node, tests = _exists(node, tests), []
+    if node is None:  # no binding atom: start from the one-row, no-column relation
         node, pending = _place_ready(ir.Unit(), pending, relations, var_types)
+    node = _exists(node, tests)
     if pending:
         unplaced = ", ".join(str(literal) for _, literal in pending)
         raise ValueError(f"{rule.span}: unbound variables in {unplaced} (rule {rule})")
     plan = merge_projects(_head(rule, node, relations[rule.head.predicate], var_types))
     return ir.RulePlan(rule=rule, relation=rule.head.predicate, plan=plan, delta_position=delta_position)
+
+
+def binds_nothing(atom: ast.Atom) -> bool:
+    """Whether a positive ``atom`` binds no variable (only ``_`` and constants: ``e(_, _)``,
+    ``m()``, ``e(1, _)``): it only tests that a matching fact exists, and is planned as a
+    ``SemiJoin`` on no columns, not a join that would multiply the rows by its facts."""
+    return all(v.anonymous for arg in atom.args for v in ast.term_variables(arg))
+
+
+def _exists(node, tests: list):
+    """``node`` filtered by the existence tests (scans of atoms that bind nothing)."""
+    for test in tests:
+        node = ir.SemiJoin(node, test, on=())
+    return node
 
 
 def _shared(left, right) -> tuple:

@@ -182,8 +182,18 @@ def _check_deferred(step: Deferred, body: tuple, subst: dict) -> Iterator[dict]:
         yield {name: v for name, v in subst.items() if name != step.hidden}
 
 
+def _binds_nothing(atom: ast.Atom) -> bool:
+    """Only ``_`` and constants: the atom tests that a matching tuple exists (once, however many
+    match: ten such atoms must not multiply the substitutions)."""
+    return all(v.anonymous for arg in atom.args for v in ast.term_variables(arg))
+
+
 def _extend(literal, position: int, relation: Optional[Relation], subst: dict) -> Iterator[dict]:
     if isinstance(literal, ast.Atom):
+        if _binds_nothing(literal):
+            if next(_match(literal, position, relation, subst), None) is not None:
+                yield subst
+            return
         yield from _match(literal, position, relation, subst)
         return
     try:
@@ -211,9 +221,10 @@ def _extend(literal, position: int, relation: Optional[Relation], subst: dict) -
 
 
 def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relation]) -> list:
-    """Every substitution satisfying ``body`` (with repetitions), processing literals in
-    ``order`` (from :func:`order_body`). ``relation_for(position)`` gives the relation read by
-    the atom or negated atom at that body position."""
+    """Every substitution satisfying ``body`` (with repetitions; an atom binding no variable
+    passes each once), processing literals in ``order`` (from :func:`order_body`).
+    ``relation_for(position)`` gives the relation read by the atom or negated atom at that body
+    position."""
     current = [{}]
     for step in order:
         if isinstance(step, Deferred):

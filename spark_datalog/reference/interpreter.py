@@ -20,6 +20,7 @@ import logging
 from typing import Iterable, Mapping, Optional
 
 from ..analysis.checked import CheckedProgram, RelationSchema, Stratum
+from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, NonTerminationError, StratificationError
 from ..syntax import ast
 from .aggregates import PREMAPPABLE, aggregate, best_per_group, better, group_of
@@ -33,9 +34,10 @@ STRATEGIES = ("naive", "seminaive")
 
 
 def evaluate(
-    program, edb: Optional[dict] = None, strategy: str = "seminaive", max_iterations: int = 100_000
+    program, edb: Optional[dict] = None, strategy: str = "seminaive", max_iterations: int = MAX_ITERATIONS
 ) -> dict:
-    """Every IDB relation of ``program`` as a set of tuples.
+    """Every IDB relation of ``program`` as a set of tuples; with ``.output``, the output
+    relations (EDB ones too), and only the strata they need are evaluated.
 
     ``program`` is a :class:`CheckedProgram` or an object with a ``.checked`` one (``sd.Program``).
     ``edb`` maps EDB relation names to sets of tuples; they are unioned with the program's facts,
@@ -57,13 +59,13 @@ def evaluate(
 
     facts = _initial_rows(checked, {} if edb is None else edb)
     db = {name: Relation(facts[name]) for name in checked.edb}
-    for stratum in checked.strata:
+    for stratum in checked.evaluated:
         run = _StratumRun(checked, stratum, db, facts)
         if stratum.recursive:
             run.fixpoint(strategy, max_iterations)
         else:
             run.once()
-    return {name: set(db[name].tuples) if name in db else set() for name in checked.idb}
+    return {name: set(db[name].tuples) if name in db else set() for name in checked.returned}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -88,6 +88,11 @@ def _antijoin(node: ir.AntiJoin, frames: Frames) -> DataFrame:
     return anti_join(compile_node(node.left, frames), compile_node(node.right, frames), node.on)
 
 
+def _semijoin(node: ir.SemiJoin, frames: Frames) -> DataFrame:
+    right = compile_node(node.right, frames).select(*node.on)
+    return match(compile_node(node.left, frames), right, list(node.on), "left_semi")
+
+
 def _union(node: ir.Union_, frames: Frames) -> DataFrame:
     parts = [compile_node(child, frames).select(*node.columns) for child in node.children]
     return reduce(DataFrame.union, parts)
@@ -109,6 +114,7 @@ _NODE_COMPILERS = {
     ir.Project: _project,
     ir.Join: _join,
     ir.AntiJoin: _antijoin,
+    ir.SemiJoin: _semijoin,
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
@@ -146,16 +152,18 @@ def _global_aggregate(frame: DataFrame, value: Column, output: str) -> DataFrame
 def anti_join(left: DataFrame, right: DataFrame, on: tuple) -> DataFrame:
     """Rows of ``left`` without a row of ``right`` agreeing on the columns ``on``; with no
     columns, all of ``left`` if ``right`` is empty and nothing otherwise."""
-    if on:
-        return left.join(right.select(*on), list(on), "left_anti")
-    return _keep_if_empty(left, right)
+    return match(left, right.select(*on), list(on), "left_anti")
 
 
-def _keep_if_empty(left: DataFrame, right: DataFrame) -> DataFrame:
-    # Negation of an atom sharing no variable with the rest of the rule: keep the left rows iff
-    # the right side is empty. An unconditioned anti-join against at most one right row does it
-    # inside the plan (a broadcast nested-loop join), without collecting anything to the driver.
-    return left.join(right.select().limit(1), on=F.lit(True), how="left_anti")
+def match(left: DataFrame, right: DataFrame, columns: list, how: str) -> DataFrame:
+    """A semi- or anti-join (``how``: ``left_semi`` / ``left_anti``) of ``left`` with ``right``
+    on ``columns``; on none (a relation without columns, an atom sharing no variable), by
+    whether ``right`` has a row at all."""
+    if columns:
+        return left.join(right, list(columns), how)
+    # an unconditioned join against at most one right row does it inside the plan (a broadcast
+    # nested-loop join), without collecting anything to the driver
+    return left.join(right.select().limit(1), on=F.lit(True), how=how)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 The counting algorithm (and the warehouse's derivation counts of non-recursive strata) needs the
 multiset meaning of a rule body: a scan row weighs its stored count, a join multiplies the
-weights of the rows it pairs, selections and projections keep them, and an anti-join keeps the
-left row's weight (a negated atom is a condition, not a factor). Summing the weights of a rule
+weights of the rows it pairs, selections and projections keep them, and an anti-join or a
+semi-join keeps the left row's weight (a negated atom, an existence test, is a condition, not a
+factor). Summing the weights of a rule
 plan's rows per head tuple gives the number of derivations of each fact — and, fed with signed
 changes, the change in that number.
 
@@ -21,7 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..plan import ir
-from .compile import _operand_types, anti_join, compile_condition, compile_expr, _may_be_undefined
+from .compile import _may_be_undefined, _operand_types, anti_join, compile_condition, compile_expr, match
 
 COUNT = "_count"
 _RIGHT_COUNT = "_count_right"
@@ -90,6 +91,12 @@ def _antijoin(node: ir.AntiJoin, frames, spark):
     return anti_join(left, right.drop(COUNT), node.on)
 
 
+def _semijoin(node: ir.SemiJoin, frames, spark):
+    left = compile_counted(node.left, frames, spark)
+    right = compile_counted(node.right, frames, spark).where(F.col(COUNT) > 0)
+    return match(left, right.select(*node.on), list(node.on), "left_semi")
+
+
 def _union(node: ir.Union_, frames, spark):
     parts = [compile_counted(c, frames, spark).select(*node.columns, COUNT) for c in node.children]
     return reduce(DataFrame.union, parts)
@@ -102,5 +109,6 @@ _COUNTED: dict[type, Callable[..., DataFrame]] = {
     ir.Project: _project,
     ir.Join: _join,
     ir.AntiJoin: _antijoin,
+    ir.SemiJoin: _semijoin,
     ir.Union_: _union,
 }

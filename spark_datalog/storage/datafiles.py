@@ -44,6 +44,7 @@ BROADCAST_ROWS = 200_000
 STATS_STRING_CHARS = 32
 
 _FILE = "__file"
+_UNIT = "__unit"
 # Stand-ins for nulls in join keys (a separate flag tells them from real values).
 _FILLS = {"int": 0, "long": 0, "double": 0.0, "string": "", "bool": False}
 _PYTHON_TYPES = {"int": int, "long": int, "string": str, "bool": bool}
@@ -70,8 +71,18 @@ def collect_small(df, limit: int) -> "Optional[pa.Table]":
     """``df`` as an Arrow table when it has at most ``limit`` rows, else ``None`` (one job)."""
     if limit <= 0:
         return None
-    table = df.limit(limit + 1).toArrow()
+    table = collect_arrow(df.limit(limit + 1))
     return table if table.num_rows <= limit else None
+
+
+def collect_arrow(df):
+    """``df`` collected as an Arrow table (one job). A frame without columns keeps its rows
+    (Spark's ``toArrow`` returns none for it), so a nullary fact stays true."""
+    if df.columns:
+        return df.toArrow()
+    from ..local.arrow import without_columns
+
+    return without_columns(df.count())
 
 
 def is_arrow(rows) -> bool:
@@ -108,7 +119,8 @@ def write_with_spark(
     from pyspark.sql import functions as F
 
     names = [name for name, _ in columns]
-    rows = df.repartitionByRange(*names)
+    # a relation without columns has one fact: nothing to range over
+    rows = df.repartitionByRange(*names) if names else df.coalesce(1)
     if net:
         rows = (
             rows.groupBy(*names)
@@ -135,6 +147,11 @@ def write_with_spark(
     return files
 
 
+def _sorted(table, names: list):
+    """``table`` sorted on the columns ``names`` (none: a relation without columns)."""
+    return table.sort_by([(name, "ascending") for name in names]) if names else table
+
+
 def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str, rows_per_file: int) -> list:
     """Write Arrow tables under ``table_uri/folder``; their ``DataFile``s.
 
@@ -148,9 +165,7 @@ def write_with_arrow(tables, columns: Columns, table_uri: str, folder: str, rows
     names = [name for name, _ in columns]
     tables = [tables] if not isinstance(tables, (list, tuple)) else tables
     tables = [
-        t.select(names + [COUNT_COLUMN])
-        .cast(arrow_schema(columns))
-        .sort_by([(name, "ascending") for name in names])
+        _sorted(t.select(names + [COUNT_COLUMN]).cast(arrow_schema(columns)), names)
         for t in tables
         if t.num_rows
     ]
@@ -370,9 +385,12 @@ def merge_rows(stored: list, change, columns: Columns) -> tuple:
     nullable = [i for i, name in enumerate(names) if change.column(name).null_count]
     keys = [f"__key{i}" if i in nullable else name for i, name in enumerate(names)]
     keys += [f"__null{i}" for i in nullable]
+    keys = keys or [_UNIT]  # a relation without columns: its one fact matches itself
 
     def keyed(table):
         """The table with join keys: a column with nulls becomes a filled value and a flag."""
+        if keys == [_UNIT]:
+            table = table.append_column(_UNIT, pa.repeat(pa.scalar(True), table.num_rows))
         for i in nullable:
             values = table.column(names[i])
             table = table.append_column(f"__key{i}", pc.fill_null(values, _FILLS[columns[i][1]]))

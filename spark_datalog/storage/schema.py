@@ -59,8 +59,6 @@ def normalise_columns(columns: Iterable, relation: str) -> Columns:
             raise SchemaError(f"relation {relation}: column {name} appears twice")
         seen.add(name)
         out.append((str(name), str(type_)))
-    if not out:
-        raise SchemaError(f"relation {relation}: a stored relation needs at least one column")
     return tuple(out)
 
 

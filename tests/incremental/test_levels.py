@@ -382,3 +382,36 @@ def test_flooded_and_pays_off():
         lower = {"arc": _table(checked, "arc", arcs), "source": [(0,)]}
         facts = {"reach": [(n,) for n in range(4)]}
         assert pays_off(checked, plan, facts, lower) is expected
+
+
+EMPTY_REACH = """
+.decl arc(x: long, y: long)
+reach(Y) :- arc(0, Y).
+reach(Y) :- reach(X), arc(X, Y).
+"""
+
+
+def test_an_empty_linear_relation_materializes_empties_and_fills_again(spark, tmp_path):
+    """Issue 19, item 2: levels sampled no fact of an empty relation (Arrow's ``take`` of an
+    empty, null-typed index crashed); an update that empties the relation and one that fills
+    it again are maintained like any other."""
+    edb = {"arc": [(1, 2), (2, 3)]}
+    program, wh = materialized(spark, tmp_path / "wh", EMPTY_REACH, edb)
+    assert stored(wh, "reach") == set()
+    assert_matches_reference(program, wh, edb)
+    history = [([(0, 1)], []), ([], [(0, 1)]), ([(0, 2), (3, 0)], []), ([(5, 6)], [(0, 2)])]
+    for inserts, deletes in history:
+        program.update(spark, warehouse=wh, changes={"arc": change(spark, "arc", inserts, deletes)})
+        edb["arc"] = sorted(set(edb["arc"]) - set(deletes) | set(inserts))
+        assert_matches_reference(program, wh, edb)
+    assert stored(wh, "reach") == set()
+
+
+def test_pays_off_on_no_facts():
+    program = sd.Program.parse(EMPTY_REACH)
+    plan = next(p for p in program.plans if p.recursive)
+    empty = _table(program.checked, "reach", [])
+    assert (
+        pays_off(program.checked, plan, {"reach": empty}, {"arc": _table(program.checked, "arc", [])})
+        is False
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import spark_datalog as sd
+from spark_datalog.bounds import MAX_ITERATIONS
 from spark_datalog import job
 from spark_datalog.job import InputSpec, JobArgs, UsageError
 
@@ -267,7 +268,7 @@ def test_null_config_values_mean_the_default(tmp_path):
     """,
     )
     args = job.parse_args(["--config", str(config)])
-    assert (args.run_id, args.max_iterations, args.strategy) == (None, None, "seminaive")
+    assert (args.run_id, args.max_iterations, args.strategy) == (None, MAX_ITERATIONS, "seminaive")
 
 
 @pytest.mark.parametrize(
@@ -649,3 +650,12 @@ def test_csv_change_sets_are_read_typed_and_checked(spark, tmp_path, capsys):
     assert job.main(argv) == 1
     err = capsys.readouterr().err
     assert "'one', which is not a long" in err and "Traceback" not in err
+
+
+def test_an_output_flag_for_a_relation_the_program_does_not_compute_is_a_usage_error(tmp_path):
+    program = write(tmp_path / "tc.dl", TC + "\nloop(X) :- loop(X), arc(X, X).\n")
+    base = ["--program", str(program), "--warehouse", str(tmp_path / "wh")]
+    with pytest.raises(UsageError, match="'loop' is not computed"):
+        job.load_program(job.parse_args(base + ["--output", "loop"]))
+    _, outputs = job.load_program(job.parse_args(base + ["--output", "arc"]))
+    assert outputs == ("arc",)

@@ -124,3 +124,50 @@ def test_delta_position_must_be_a_positive_atom():
     rule = program.strata[-1].rules[0]
     with pytest.raises(ValueError, match="not a positive atom"):
         plan_rule(rule, program, delta_position=1)
+
+
+TEN_EXISTENCE_TESTS = """
+    .decl a(x: long, y: long)
+    .decl b(x: long)
+    .decl c(x: long, y: long, z: long)
+    .decl m()
+    r(X, Y) :- a(X, Y), a(_, _), b(_), c(_, _, _), a(_, _), b(_), c(_, _, _), a(_, _), b(_), c(1, _, _), m().
+    s() :- a(_, _), b(_).
+    t(X) :- b(X), not m().
+"""
+
+
+def _nodes(node, kind) -> list:
+    found = [node] if isinstance(node, kind) else []
+    for child in ir.children(node):
+        found += _nodes(child, kind)
+    return found
+
+
+def test_an_atom_that_binds_no_variable_is_an_existence_test_not_a_product():
+    """Issue 19, item 6: ten atoms of only ``_`` (and constants) made a product of ~10^9 rows."""
+    program = checked(TEN_EXISTENCE_TESTS)
+    rules = {p.relation: p for stratum in plan_program(program) for p in stratum.rules}
+    r_plan = rules["r"].plan
+    tests = _nodes(r_plan, ir.SemiJoin)
+    assert len(tests) == 10 and all(t.on == () for t in tests)
+    assert [s.relation for t in tests for s in ir.scans(t.right)].count("a") == 3
+    assert not _nodes(r_plan, ir.Join)  # one binding atom: nothing is joined
+    assert r_plan.columns == ("c0", "c1")
+    s_plan = rules["s"].plan
+    assert len(_nodes(s_plan, ir.SemiJoin)) == 2 and not _nodes(s_plan, ir.Join)
+    assert _nodes(s_plan, ir.Unit)  # no binding atom: the tests filter the one empty row
+    assert not _nodes(rules["t"].plan, ir.SemiJoin)  # negation stays an anti-join
+
+
+def test_a_delta_at_an_existence_test_reads_the_delta_in_it():
+    program = checked("""
+        .decl e(x: long, y: long)
+        m().
+        m() :- m(), e(_, _).
+        r(X) :- m(), e(X, _).
+    """)
+    variants = [v for stratum in plan_program(program) for v in stratum.delta_rules]
+    (variant,) = [v for v in variants if v.relation == "m"]
+    (test,) = [t for t in _nodes(variant.plan, ir.SemiJoin) if ir.scans(t.right)[0].relation == "m"]
+    assert ir.scans(test.right)[0].source == "delta"

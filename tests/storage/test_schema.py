@@ -30,13 +30,17 @@ def test_normalise_accepts_pairs_and_analysis_columns():
         ([("x", "integer")], "unknown type 'integer'"),
         ([("x", "long"), ("x", "long")], "column x appears twice"),
         ([(COUNT_COLUMN, "long")], "reserved"),
-        ([], "at least one column"),
     ],
 )
 def test_normalise_rejects(columns, message):
     with pytest.raises(SchemaError, match=message) as info:
         normalise_columns(columns, "tc")
     assert "relation tc" in str(info.value)
+
+
+def test_a_relation_without_columns_is_stored_by_its_count():
+    assert normalise_columns([], "m") == ()
+    assert arrow_schema(()).names == [COUNT_COLUMN]
 
 
 def test_arrow_widths_are_exact_and_nullable():

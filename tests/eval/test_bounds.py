@@ -1,0 +1,147 @@
+"""The default bound on a recursive stratum's rounds (issue 19, item 16), on every entry point.
+
+``n(Y) :- n(X), Y = X + 1.`` never reaches a fixpoint. Every entry point stops it with a
+``NonTerminationError`` naming the stratum's relation and the bound: here an explicit small
+bound keeps the tests quick, and the default of every entry point is checked to be the one
+shared constant ``spark_datalog.bounds.MAX_ITERATIONS``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import spark_datalog as sd
+from spark_datalog import cli, job
+from spark_datalog.bounds import MAX_ITERATIONS
+from spark_datalog.errors import NonTerminationError
+from spark_datalog.local.compile import compile_plan
+from spark_datalog.local.fixpoint import fixpoint
+from spark_datalog.storage.warehouse import Warehouse
+
+COUNTER = """
+.decl start(x: long)
+n(X) :- start(X).
+n(Y) :- n(X), Y = X + 1.
+"""
+
+# a min recursion whose best values keep decreasing: its repair runs value by value
+DECREASING = """
+.decl start(x: long, d: long)
+d(X, min<D>) :- start(X, D).
+d(X, min<D>) :- d(X, E), D = E - 1.
+"""
+
+BOUND = 50
+MESSAGE = rf"stratum \d+ \(n\) did not reach a fixpoint within {BOUND} "
+
+
+def test_every_entry_point_defaults_to_the_shared_bound():
+    functions = [
+        sd.reference.evaluate,
+        sd.Program.materialize,
+        sd.Program.update,
+        importlib.import_module("spark_datalog.eval.materialize").materialize,
+        importlib.import_module("spark_datalog.eval.driver").evaluate,
+        importlib.import_module("spark_datalog.incremental.update").update,
+    ]
+    for function in functions:
+        default = inspect.signature(function).parameters["max_iterations"].default
+        assert default == MAX_ITERATIONS, function.__qualname__
+    assert job.JobArgs(program="p.dl", warehouse="wh").max_iterations == MAX_ITERATIONS
+    assert job.parse_args(["--program", "p.dl", "--warehouse", "wh"]).max_iterations == MAX_ITERATIONS
+    assert cli.build_parser().parse_args(["run", "p.dl"]).max_iterations == MAX_ITERATIONS
+    assert MAX_ITERATIONS == 100_000
+
+
+def test_reference_stops_at_the_bound():
+    program = sd.Program.parse(COUNTER)
+    with pytest.raises(NonTerminationError, match=MESSAGE):
+        sd.reference.evaluate(program, {"start": {(0,)}}, max_iterations=BOUND)
+
+
+def _plan_and_variants(program):
+    plan = next(p for p in program.plans if p.recursive)
+    own = frozenset(plan.relations)
+    return plan, [(r.relation, compile_plan(r.plan, own)) for r in plan.delta_rules]
+
+
+@pytest.mark.parametrize("by_value", [False, True])
+def test_local_fixpoint_stops_at_the_bound_also_value_by_value(by_value):
+    _, variants = _plan_and_variants(sd.Program.parse(DECREASING))
+    outcome = fixpoint({"d": [(1, 0)]}, variants, {}, {"d": ("min", 1)}, max_rounds=BOUND, by_value=by_value)
+    assert outcome.exceeded
+    assert len(outcome.sizes) == BOUND
+
+
+def test_a_bound_does_not_change_what_value_by_value_finds():
+    text = """
+    .decl arc(x: long, y: long)
+    .decl start(x: long, d: long)
+    d(X, min<D>) :- start(X, D).
+    d(Y, min<D>) :- d(X, E), arc(X, Y), D = E + 1.
+    """
+    _, variants = _plan_and_variants(sd.Program.parse(text))
+    arcs = [(i, (i * 7 + 3) % 40) for i in range(40)] + [(i, i + 1) for i in range(39)]
+    static = {("arc", "full"): arcs}
+    base = {"d": [(0, 0), (17, 0)]}
+    free = fixpoint(base, variants, static, {"d": ("min", 1)}, by_value=True)
+    bounded = fixpoint(base, variants, static, {"d": ("min", 1)}, max_rounds=40, by_value=True)
+    assert not bounded.exceeded
+    assert sorted(bounded.facts["d"]) == sorted(free.facts["d"])
+    too_few = fixpoint(base, variants, static, {"d": ("min", 1)}, max_rounds=2, by_value=True)
+    assert too_few.exceeded
+
+
+@pytest.mark.parametrize("decompose", [True, False], ids=["partition-local", "rounds"])
+def test_materialize_stops_at_the_bound(spark, decompose):
+    program = sd.Program.parse(COUNTER)
+    start = spark.createDataFrame([(0,)], "x long")
+    with pytest.raises(NonTerminationError, match=MESSAGE):
+        program.materialize(spark, inputs={"start": start}, max_iterations=BOUND, decompose=decompose)
+
+
+DRED_PATHS = ("linear dred in the driver", "dred in one task", "dred in rounds")
+
+
+@pytest.mark.parametrize("path", DRED_PATHS)
+def test_update_stops_at_the_bound(spark, tmp_path, monkeypatch, path):
+    if path != DRED_PATHS[0]:
+        update = importlib.import_module("spark_datalog.incremental.update")
+        monkeypatch.setattr(update, "linear_dred_applies", lambda plan: False)
+    decompose = path != DRED_PATHS[2]
+    program = sd.Program.parse(COUNTER)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    empty = spark.createDataFrame([], "x long")
+    program.materialize(spark, inputs={"start": empty}, warehouse=wh, decompose=decompose)
+    change = spark.createDataFrame([(0, 1)], "x long, _count long")
+    with pytest.raises(NonTerminationError, match=MESSAGE + "incremental iterations"):
+        program.update(
+            spark, warehouse=wh, changes={"start": change}, max_iterations=BOUND, decompose=decompose
+        )
+
+
+def _program_file(tmp_path):
+    path = tmp_path / "counter.dl"
+    path.write_text(COUNTER + "start(0).\n")
+    return str(path)
+
+
+def test_cli_run_reference_stops_at_the_bound_with_exit_1(tmp_path, capsys):
+    argv = ["run", _program_file(tmp_path), "--engine", "reference", "--max-iterations", str(BOUND)]
+    assert cli.main(argv) == cli.EXIT_PROGRAM_ERROR == 1
+    assert "did not reach a fixpoint within 50 iterations" in capsys.readouterr().err
+
+
+def test_cli_run_spark_stops_at_the_bound_with_exit_1(spark, tmp_path, capsys):
+    argv = ["run", _program_file(tmp_path), "--max-iterations", str(BOUND)]
+    assert cli.main(argv) == cli.EXIT_PROGRAM_ERROR
+    assert "(n) did not reach a fixpoint within 50 iterations" in capsys.readouterr().err
+
+
+def test_job_stops_at_the_bound_with_exit_1(spark, tmp_path, capsys):
+    argv = ["--program", _program_file(tmp_path), "--warehouse", str(tmp_path / "wh")]
+    assert job.main([*argv, "--max-iterations", str(BOUND)]) == 1
+    assert "(n) did not reach a fixpoint within 50 iterations" in capsys.readouterr().err
