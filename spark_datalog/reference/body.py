@@ -12,7 +12,7 @@ from typing import Callable, Iterator, Optional
 
 from ..syntax import ast
 from .relation import Relation
-from .terms import Undefined, compare, evaluate_term
+from .terms import Undefined, compare, evaluate_term, same
 
 
 class UnsafeRuleError(RuntimeError):
@@ -89,7 +89,7 @@ def _match(atom: ast.Atom, relation: Relation, subst: dict) -> Iterator[dict]:
         for i in later:  # plain variables first: an arithmetic argument may use them
             arg = atom.args[i]
             if isinstance(arg, ast.Variable):
-                if arg.name in extended and extended[arg.name] != row[i]:
+                if arg.name in extended and not same(extended[arg.name], row[i]):
                     ok = False
                     break
                 extended[arg.name] = row[i]
@@ -98,7 +98,7 @@ def _match(atom: ast.Atom, relation: Relation, subst: dict) -> Iterator[dict]:
                 arg = atom.args[i]
                 if isinstance(arg, ast.BinaryOp):
                     try:
-                        if evaluate_term(arg, extended) != row[i]:
+                        if not same(evaluate_term(arg, extended), row[i]):
                             ok = False
                             break
                     except Undefined:
