@@ -174,10 +174,9 @@ def run_spark(program, checked, input_paths: dict, show: int) -> None:
     already_running = SparkSession.getActiveSession() is not None
     spark = local_session("spark-datalog run")
     try:
-        inputs = {
-            name: spark.read.csv(path, header=True, schema=spark_schema(checked.relations[name]))
-            for name, path in input_paths.items()
-        }
+        # read as located inputs: each field is parsed as its column's type, and one that does
+        # not parse or is out of the type's range is an InputError naming it
+        inputs = {name: (path, "csv") for name, path in input_paths.items()}
         result = program.materialize(spark, inputs=inputs)
         for name in result.relations:
             frame = result[name]
@@ -276,24 +275,6 @@ def convert_value(text: str, column, path: str, line: int):
     except ValueError:
         raise InputError(f"{where}: {text!r} is not a {column.type}") from None
     return text
-
-
-_SPARK_TYPES = {
-    "int": "IntegerType",
-    "long": "LongType",
-    "double": "DoubleType",
-    "string": "StringType",
-    "bool": "BooleanType",
-}
-
-
-def spark_schema(schema):
-    """The Spark StructType of a relation (used to read its CSV input)."""
-    from pyspark.sql import types as T
-
-    return T.StructType(
-        [T.StructField(c.name, getattr(T, _SPARK_TYPES[c.type])(), True) for c in schema.columns]
-    )
 
 
 # ---------------------------------------------------------------------------------------------
