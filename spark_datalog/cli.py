@@ -249,7 +249,7 @@ def read_csv_facts(path: str, schema) -> set:
                 f"{path}:{number}: {schema.name} has {schema.arity} columns, the row has {len(row)}"
             )
         facts.add(
-            tuple(convert_value(text, column, path, number) for text, column in zip(row, schema.columns))
+            tuple(convert_value(text, column, path, number) for text, column in zip(row, schema.columns, strict=True))
         )
     return facts
 
