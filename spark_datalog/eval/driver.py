@@ -143,7 +143,8 @@ class _Run:
             else:
                 result = union.distinct()
             results[name] = result.persist()
-        if may_overflow(plan):
+        eager = may_overflow(plan)
+        if eager:
             for result in results.values():
                 result.count()
         seconds = time.perf_counter() - started
@@ -157,9 +158,12 @@ class _Run:
             rows={name: None for name in plan.relations},
         )
         log.info(
-            "stratum %d · %s · planned (non-recursive, evaluated lazily) in %.2fs",
+            "stratum %d · %s · %s in %.2fs",
             plan.index,
             ", ".join(plan.relations),
+            "evaluated (non-recursive, computes arithmetic)"
+            if eager
+            else "planned (non-recursive, evaluated lazily)",
             seconds,
         )
         return results, stats
