@@ -5,6 +5,7 @@ interpreter module :mod:`spark_datalog.reference`, and the error classes.
 """
 
 from .errors import (
+    ArithmeticOverflowError,
     DatalogError,
     InputError,
     NonTerminationError,
@@ -30,6 +31,7 @@ def __getattr__(name):
 
 
 __all__ = [
+    "ArithmeticOverflowError",
     "DatalogError",
     "InputError",
     "Materialization",

@@ -31,6 +31,7 @@ from typing import Optional, Sequence
 from . import job
 from .bounds import MAX_ITERATIONS
 from .errors import DatalogError, InputError
+from .overflow import fits
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -363,7 +364,10 @@ def convert_value(text: str, column, path: str, line: int):
         raise InputError(f"{where}: empty value (null); inputs may not contain nulls")
     try:
         if column.type in ("int", "long"):
-            return int(text.strip())
+            value = int(text.strip())
+            if not fits(value, column.type):
+                raise InputError(f"{where}: {text!r} is out of the range of {column.type}")
+            return value
         if column.type == "double":
             return float(text.strip())
         if column.type == "bool":

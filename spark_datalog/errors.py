@@ -99,6 +99,13 @@ class NonTerminationError(DatalogError):
     kind = "non-termination"
 
 
+class ArithmeticOverflowError(DatalogError):
+    """An integer result (of ``+ - * /`` or ``sum<>``) does not fit its type: 64-bit ``long``
+    or 32-bit ``int``. Carries the position of the expression (or aggregate) and names the rule."""
+
+    kind = "arithmetic overflow"
+
+
 class WarehouseError(DatalogError):
     """The warehouse refused an operation (foreign program, incompatible table, concurrent run)."""
 

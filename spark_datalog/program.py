@@ -144,20 +144,22 @@ class Program:
         retires the stored relations the program lacks (``Warehouse.retired``).
         """
         from .eval.materialize import materialize
+        from .overflow import overflows_located
 
-        return materialize(
-            self,
-            spark,
-            inputs={} if inputs is None else inputs,
-            strategy=strategy,
-            max_iterations=max_iterations,
-            checkpoint_interval=checkpoint_interval,
-            on_null=on_null,
-            warehouse=warehouse,
-            run_id=run_id,
-            replace=replace,
-            decompose=decompose,
-        )
+        with overflows_located(self.checked):
+            return materialize(
+                self,
+                spark,
+                inputs={} if inputs is None else inputs,
+                strategy=strategy,
+                max_iterations=max_iterations,
+                checkpoint_interval=checkpoint_interval,
+                on_null=on_null,
+                warehouse=warehouse,
+                run_id=run_id,
+                replace=replace,
+                decompose=decompose,
+            )
 
     def update(
         self,
@@ -183,19 +185,21 @@ class Program:
         See :func:`spark_datalog.incremental.update`.
         """
         from .incremental import update
+        from .overflow import overflows_located
 
-        return update(
-            self,
-            spark,
-            warehouse,
-            changes=changes,
-            method=method,
-            on_missing_delete=on_missing_delete,
-            run_id=run_id,
-            max_iterations=max_iterations,
-            checkpoint_interval=checkpoint_interval,
-            decompose=decompose,
-        )
+        with overflows_located(self.checked):
+            return update(
+                self,
+                spark,
+                warehouse,
+                changes=changes,
+                method=method,
+                on_missing_delete=on_missing_delete,
+                run_id=run_id,
+                max_iterations=max_iterations,
+                checkpoint_interval=checkpoint_interval,
+                decompose=decompose,
+            )
 
     def __repr__(self) -> str:
         return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"

@@ -367,3 +367,39 @@ def test_run_on_spark_is_quiet(tmp_path):
     assert "tc: 3 facts" in proc.stdout
     assert not re.search(r"\b(WARN|INFO)\b", proc.stderr), proc.stderr
     assert "log4j" not in proc.stderr and "CSV header" not in proc.stderr, proc.stderr
+
+
+LONG_PROGRAM = """
+.decl arc(src: long, dst: long)
+.input arc
+next(X, Y + 1) :- arc(X, Y).
+"""
+
+
+def test_run_reference_rejects_a_csv_value_out_of_range(tmp_path, capsys):
+    program = write(tmp_path, "tc.dl", TC_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,2\n2,9223372036854775808\n")
+    status, out, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"arc={arcs}")
+    assert status == 1
+    assert "arcs.csv:3" in err and "out of the range of long" in err
+
+
+def test_run_reference_reports_an_overflow(tmp_path, capsys):
+    program = write(tmp_path, "next.dl", LONG_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,9223372036854775807\n")
+    status, out, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"arc={arcs}")
+    assert status == 1
+    assert "next.dl:4:9: arithmetic overflow: 9223372036854775807 + 1 does not fit long" in err
+
+
+@pytest.mark.spark
+def test_run_spark_rejects_a_csv_value_out_of_range_and_reports_an_overflow(spark, tmp_path, capsys):
+    program = write(tmp_path, "next.dl", LONG_PROGRAM)
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,9223372036854775808\n")
+    status, out, err = run_cli(capsys, "run", program, "--input", f"arc={arcs}")
+    assert status == 1
+    assert "input error" in err and "'9223372036854775808'" in err
+    arcs = write(tmp_path, "arcs.csv", "src,dst\n1,9223372036854775807\n")
+    status, out, err = run_cli(capsys, "run", program, "--input", f"arc={arcs}")
+    assert status == 1
+    assert "next.dl:4:9: arithmetic overflow: 9223372036854775807 + 1 does not fit long" in err

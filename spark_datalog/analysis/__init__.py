@@ -22,6 +22,7 @@ an atom over a relation with no rule, fact, ``.decl`` or ``.input`` is a schema 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from ..errors import raise_collected
@@ -68,11 +69,13 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     errors += strata_errors
 
     columns: dict = {}
+    typed = rules
     if not structural:
         fixed, fixed_errors = fixed_columns(program, input_types)
-        columns, type_errors = infer_types(program, rules, fixed)
+        columns, type_errors, typed = infer_types(program, rules, fixed)
         errors += fixed_errors + type_errors
     raise_collected(errors, program.source, program.filename)
+    rules, strata = _with_typed_rules(rules, typed, strata)
 
     relations = {
         name: RelationSchema(
@@ -94,3 +97,9 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
         queries=program.queries,
         outputs=outputs,
     )
+
+
+def _with_typed_rules(rules: tuple, typed: tuple, strata: tuple) -> tuple:
+    """``(typed, strata)`` with every stratum's rules replaced by their typed versions."""
+    by_identity = {id(rule): new for rule, new in zip(rules, typed, strict=True)}
+    return typed, tuple(replace(s, rules=tuple(by_identity[id(r)] for r in s.rules)) for s in strata)

@@ -21,10 +21,11 @@ constrains is ``long``.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Optional
 
 from ..errors import SchemaError
+from ..overflow import BOUNDS, fits
 from ..syntax import ast
 from .checked import Column
 from .mentions import error_at, rule_text, where
@@ -83,11 +84,12 @@ class _WriteCheck:
     span: ast.Span
 
 
-def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list]:
-    """``({relation: (Column, ...)}, errors)`` for every relation of the program.
+def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, tuple]:
+    """``({relation: (Column, ...)}, errors, typed rules)`` for every relation of the program.
 
     ``rules`` are the normalised rules; ``fixed`` maps a relation to its fixed columns
-    (from ``.decl`` or the input DataFrame), see :func:`fixed_columns`.
+    (from ``.decl`` or the input DataFrame), see :func:`fixed_columns`. The typed rules are
+    ``rules`` with the type of every arithmetic term set (``ast.BinaryOp.type``).
     """
     inference = _Inference(fixed)
     for fact in program.facts:
@@ -100,7 +102,35 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list]:
     for index, query in enumerate(program.queries):
         inference.read(query.atom, ("query", index, str(query)))
     inference.solve()
-    return inference.columns(), inference.errors()
+    typed = tuple(_typed_rule(rule, inference) for rule in rules)
+    return inference.columns(), inference.errors(), typed
+
+
+def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
+    """``rule`` with each arithmetic term's ``type`` set from the inference."""
+
+    def typed(term):
+        if isinstance(term, ast.BinaryOp):
+            return replace(
+                term,
+                left=typed(term.left),
+                right=typed(term.right),
+                type=inference.expression_type(term) or DEFAULT_TYPE,
+            )
+        return term
+
+    def literal(lit):
+        if isinstance(lit, ast.Atom):
+            return replace(lit, args=tuple(typed(a) for a in lit.args))
+        if isinstance(lit, ast.Negation):
+            return replace(lit, atom=literal(lit.atom))
+        if isinstance(lit, ast.Comparison):
+            return replace(lit, left=typed(lit.left), right=typed(lit.right))
+        if isinstance(lit, ast.Assignment):
+            return replace(lit, expr=typed(lit.expr))
+        return lit
+
+    return replace(rule, head=literal(rule.head), body=tuple(literal(lit) for lit in rule.body))
 
 
 def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[dict, list]:
@@ -192,6 +222,8 @@ class _Inference:
         self.writes: list[_WriteCheck] = []
         self.comparisons: list = []  # (comparison, left node, right node)
         self.labels: dict = {}  # node -> description (for messages)
+        self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
+        self.integers: list = []  # (integer literal, its node): checked against their types
         self._fresh = itertools.count()
 
     # -- union-find ---------------------------------------------------------------------------
@@ -244,6 +276,8 @@ class _Inference:
             node = self._node(("term", next(self._fresh)), f"value {term}")
             literal = "intlit" if term.type == "long" else term.type
             self.add(node, literal, f"literal {term} at {where(term.span)}", term.span)
+            if term.type == "long":
+                self.integers.append((term, node))
             return node
         if isinstance(term, ast.BinaryOp):
             node = self._node(("term", next(self._fresh)), f"expression {term}")
@@ -252,6 +286,7 @@ class _Inference:
             for operand, side in zip(operands, (term.left, term.right), strict=True):
                 self.add(operand, "number", f"operand of '{term.op}' at {where(span)}", _span_of(side))
             self.flows.append(_Flow(node, _arithmetic, operands, f"result of {term}", span))
+            self.expressions[id(term)] = node
             return node
         raise TypeError(f"not a term: {term!r}")
 
@@ -280,7 +315,8 @@ class _Inference:
             if column is None:
                 self.unify(node, self.column_node(atom.predicate, i))
                 continue
-            if isinstance(arg, ast.Variable):  # tells the columns the variable is read from
+            if isinstance(arg, ast.Variable) or (_is_integer(arg) and column.type == "int"):
+                # a variable: tells the columns it is read from; an integer literal: its range
                 self.add(node, column.type, self._fixed_origin(atom.predicate, column, span), span)
             self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, str(arg), span))
 
@@ -397,6 +433,7 @@ class _Inference:
                         check.span,
                     )
                 )
+        errors += self._literal_errors()
         for comparison, left, right in self.comparisons:
             types = {self.resolve(left), self.resolve(right)}
             if comparison.op in _ORDERING and "bool" in types:
@@ -408,6 +445,32 @@ class _Inference:
                     )
                 )
         return errors
+
+    def _literal_errors(self) -> list:
+        """Integer literals outside the range of their type (``long``, or ``int`` where they
+        meet an int column or int arithmetic)."""
+        errors = []
+        for constant, node in self.integers:
+            t = self.resolve(node)
+            t = "long" if t in (None, "intlit", "number") else t
+            if t in BOUNDS and not fits(constant.value, t):
+                errors.append(
+                    error_at(
+                        SchemaError,
+                        f"integer literal {constant.value} is out of the range of {t} "
+                        f"({BOUNDS[t][0]} to {BOUNDS[t][1]})",
+                        constant.span,
+                    )
+                )
+        return errors
+
+    def expression_type(self, term) -> Optional[str]:
+        """The resolved type of an arithmetic term seen while building (None if unknown)."""
+        node = self.expressions.get(id(term))
+        if node is None:
+            return None
+        t = self.resolve(node)
+        return None if t == "conflict" else _final(t)
 
     def _conflict(self, root, keys) -> SchemaError:
         # Name the class by its most telling member: a column, else a variable, else a value.
@@ -423,6 +486,10 @@ class _Inference:
             f"({second.origin})",
             second.span if second.span.line else first.span,
         )
+
+
+def _is_integer(term) -> bool:
+    return isinstance(term, ast.Constant) and term.type == "long"
 
 
 def _span_of(term) -> ast.Span:

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..bounds import MAX_ITERATIONS
-from ..plan.ir import StratumPlan
+from ..plan.ir import StratumPlan, computes
 from ..plan.partitioning import decomposition, stable_positions
 from ..spark.compile import aggregate_frame, compile_node
 from ..spark.inputs import empty_frame, facts_frame
@@ -144,6 +144,10 @@ class _Run:
             else:
                 result = union.distinct()
             results[name] = result.persist()
+        eager = may_overflow(plan)
+        if eager:
+            for result in results.values():
+                result.count()
         seconds = time.perf_counter() - started
         stats = StratumStats(
             plan.index,
@@ -155,9 +159,12 @@ class _Run:
             rows={name: None for name in plan.relations},
         )
         log.info(
-            "stratum %d · %s · planned (non-recursive, evaluated lazily) in %.2fs",
+            "stratum %d · %s · %s in %.2fs",
             plan.index,
             ", ".join(plan.relations),
+            "evaluated (non-recursive, computes arithmetic)"
+            if eager
+            else "planned (non-recursive, evaluated lazily)",
             seconds,
         )
         return results, stats
@@ -285,7 +292,10 @@ class _Run:
         value = schema.column_names[position]
         group = [c for c in schema.column_names if c != value]
         return conform(
-            aggregate_frame(contributions, group, func, value, value).select(*schema.column_names), schema
+            aggregate_frame(contributions, group, func, value, value, schema.name).select(
+                *schema.column_names
+            ),
+            schema,
         )
 
     def _describe(self, plan: StratumPlan, iteration: Optional[int], what: str = "") -> None:
@@ -295,6 +305,16 @@ class _Run:
         if what:
             text += f" · {what}"
         self.spark.sparkContext.setJobDescription(text)
+
+
+def may_overflow(plan: StratumPlan) -> bool:
+    """Whether evaluating the stratum may find an integer overflow: then a non-recursive
+    stratum is evaluated here (its cached result computed at once, a job that reading it
+    would run anyway), so that the overflow is reported as an ArithmeticOverflowError by
+    ``materialize`` instead of by the first action on a result frame."""
+    return any(spec.func == "sum" for spec in plan.aggregates.values()) or any(
+        computes(rule.plan) for rule in plan.rules
+    )
 
 
 def conform(frame: DataFrame, schema: RelationSchema, keep_type: Optional[int] = None) -> DataFrame:

@@ -161,7 +161,10 @@ def _aggregated(spark, checked, stratum_plan, name, keys, new) -> DataFrame:
     contributions = reduce(DataFrame.union, parts)
     value = schema.column_names[spec.position]
     return conform(
-        aggregate_frame(contributions, group, spec.func, value, value).select(*schema.column_names), schema
+        aggregate_frame(contributions, group, spec.func, value, value, schema.name).select(
+            *schema.column_names
+        ),
+        schema,
     )
 
 

@@ -8,6 +8,9 @@ from typing import Iterable, Optional
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..reference.terms import NAN
 
 ARROW_TYPES = {
     "int": pa.int32(),
@@ -19,10 +22,22 @@ ARROW_TYPES = {
 
 
 def rows(columns, count: int) -> Iterable[tuple]:
-    """The ``count`` rows of Arrow columns as tuples of Python values."""
+    """The ``count`` rows of Arrow columns as tuples of Python values (doubles canonical:
+    ``reference.terms.normal``)."""
     if not columns:
         return [()] * count  # a relation without columns
-    return zip(*[column.to_pylist() for column in columns], strict=True)
+    return zip(*[values(column) for column in columns], strict=True)
+
+
+def values(column) -> list:
+    """An Arrow column's Python values; in a double column -0.0 is 0.0 and every NaN is the one
+    ``reference.terms.NAN`` (so that sets and dicts see one NaN), as in Spark."""
+    if not pa.types.is_floating(column.type):
+        return column.to_pylist()
+    column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0
+    if not pc.any(pc.is_nan(column)).as_py():
+        return column.to_pylist()
+    return [NAN if v != v else v for v in column.to_pylist()]
 
 
 def transposed(facts, width: int) -> list:

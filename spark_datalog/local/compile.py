@@ -21,7 +21,8 @@ import pyarrow as pa
 
 from ..plan import ir
 from ..reference.aggregates import reduce_values
-from ..reference.terms import Undefined, arithmetic, coerce, compare
+from ..overflow import BOUNDS, operation_overflow
+from ..reference.terms import Undefined, arithmetic, coerce, compare, integer_type, normal
 from . import arrow, columnar
 from .columnar import ColumnarPlan
 
@@ -390,11 +391,26 @@ def _expression(expr, columns: tuple) -> Callable[[tuple], object]:
         value = coerce(expr.value, expr.type)  # a double literal is a float, as Spark casts it
         return lambda row: value
     if isinstance(expr, ir.Arithmetic):
-        left = _expression(expr.left, columns)
-        right = _expression(expr.right, columns)
-        op = expr.op
-        return lambda row: arithmetic(op, left(row), right(row))
+        return _arithmetic(expr, _expression(expr.left, columns), _expression(expr.right, columns))
     raise TypeError(f"not an IR expression: {expr!r}")
+
+
+def _arithmetic(expr: ir.Arithmetic, left, right) -> Callable[[tuple], object]:
+    """A function from a row to ``left op right``, raising Overflow for an integer result out of
+    the range of the expression's integer type (two comparisons on the usual path)."""
+    op, bounds = expr.op, integer_type(expr.type)
+    low, high = BOUNDS[bounds]
+
+    def value(row):
+        a, b = left(row), right(row)
+        result = arithmetic(op, a, b)
+        if type(result) is not int:  # a double never overflows; it is made canonical
+            return normal(result)
+        if low <= result <= high:
+            return result
+        raise operation_overflow(expr.span, a, op, b, bounds)
+
+    return value
 
 
 def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
@@ -411,7 +427,9 @@ def _predicate(conditions: tuple, columns: tuple) -> Callable[[tuple], bool]:
                 a, b = left(row), right(row)
                 # two values of one plain type compare as Python compares them (``compare``
                 # does the same after its checks); other pairs go through ``compare``
-                if not (test(a, b) if type(a) is type(b) and type(a) in _PLAIN else compare(op, a, b)):
+                # (a NaN, which is not equal to itself, also goes through ``compare``)
+                plain = type(a) is type(b) and type(a) in _PLAIN and a == a and b == b
+                if not (test(a, b) if plain else compare(op, a, b)):
                     return False
             return True
         except Undefined:

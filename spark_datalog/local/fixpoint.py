@@ -244,6 +244,14 @@ class _Key:
         return self.value > other.value
 
 
+def _better_nan(smaller: bool):
+    """Whether a value beats the current one where a NaN is involved (NaN is the largest
+    value); the plain comparison of the caller decides the rest."""
+    if smaller:
+        return lambda value, current: current != current and value == value
+    return lambda value, current: value != value and current == current
+
+
 class _BestState:
     def __init__(self, func: str, position: int):
         self.func, self.position = func, position
@@ -255,12 +263,17 @@ class _BestState:
     def merge(self, candidates) -> list:
         """Rows of the groups whose value improved, with their new best value."""
         position, best, after, smaller = self.position, self.best, self.position + 1, self.func == "min"
+        better_nan = _better_nan(smaller)
         improved: dict = {}
         for row in candidates:  # group_of and better, inlined: this runs per candidate
             group = row[:position] + row[after:]
             value = row[position]
             current = best.get(group)
-            if current is None or (value < current if smaller else value > current):
+            if (
+                current is None
+                or (value < current if smaller else value > current)
+                or better_nan(value, current)
+            ):
                 best[group] = value
                 improved[group] = value
         return [with_value(group, position, value) for group, value in improved.items()]

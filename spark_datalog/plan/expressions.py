@@ -21,7 +21,7 @@ def expr_type(expr, var_types: dict) -> Optional[str]:
     if isinstance(expr, ir.Literal):
         return expr.type
     left, right = expr_type(expr.left, var_types), expr_type(expr.right, var_types)
-    return "double" if "double" in (left, right) else "long"
+    return "double" if "double" in (left, right) else expr.type
 
 
 def coerce(expr, target: Optional[str]) -> ir.Expr:
@@ -39,8 +39,16 @@ def to_expr(term, var_types: dict) -> ir.Expr:
         return ir.Literal(term.value, term.type)
     if isinstance(term, ast.BinaryOp):
         left, right = _balanced(to_expr(term.left, var_types), to_expr(term.right, var_types), var_types)
-        return ir.Arithmetic(term.op, left, right)
+        return ir.Arithmetic(term.op, left, right, _integer_type(term, left, right, var_types), term.span)
     raise TypeError(f"not a term: {term!r}")
+
+
+def _integer_type(term: ast.BinaryOp, left, right, var_types: dict) -> str:
+    """The type of ``term``'s value: analysis's (``ast.BinaryOp.type``), else ``double`` with a
+    double operand and ``long`` otherwise."""
+    if term.type is not None:
+        return term.type
+    return "double" if "double" in (expr_type(left, var_types), expr_type(right, var_types)) else "long"
 
 
 def to_compare(op: str, left, right, var_types: dict) -> ir.Compare:

@@ -38,9 +38,16 @@ class Literal:
 
 @dataclass(frozen=True)
 class Arithmetic:
+    """``left op right``. ``type``: the value's type (``int``, ``long`` or ``double``); an
+    integer result outside its range is an overflow. ``span``: the expression's source
+    position, which an overflow reports (part of equality: a backend may cache compiled
+    expressions, and each must report its own position)."""
+
     op: str  # one of ast.ARITHMETIC_OPERATORS
     left: "Expr"
     right: "Expr"
+    type: str = "long"
+    span: ast.Span = ast.NO_SPAN
 
     def __post_init__(self):
         if self.op not in ast.ARITHMETIC_OPERATORS:
@@ -270,6 +277,16 @@ def children(node) -> tuple:
     if isinstance(node, Union_):
         return node.children
     raise TypeError(f"not an IR node: {node!r}")
+
+
+def computes(node) -> bool:
+    """Whether ``node`` or a node under it computes arithmetic (which may overflow)."""
+    exprs: list = []
+    if isinstance(node, Select):
+        exprs = [e for c in node.conditions for e in (c.left, c.right)]
+    elif isinstance(node, Project):
+        exprs = [e for _, e in node.outputs]
+    return any(isinstance(e, Arithmetic) for e in exprs) or any(computes(c) for c in children(node))
 
 
 def scans(node) -> list:

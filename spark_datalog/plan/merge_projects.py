@@ -50,5 +50,5 @@ def _substitute(expr, inner: dict):
     if isinstance(expr, ir.ColumnRef):
         return inner[expr.name]
     if isinstance(expr, ir.Arithmetic):
-        return ir.Arithmetic(expr.op, _substitute(expr.left, inner), _substitute(expr.right, inner))
+        return replace(expr, left=_substitute(expr.left, inner), right=_substitute(expr.right, inner))
     return expr

@@ -9,7 +9,8 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from .terms import is_number
+from ..overflow import fits, sum_overflow
+from .terms import compare, is_number, normal, order_key
 
 PREMAPPABLE = ("min", "max")
 
@@ -24,7 +25,10 @@ def with_value(group: tuple, position: int, value) -> tuple:
 
 def better(func: str, candidate, current) -> bool:
     """Whether ``candidate`` beats ``current`` for ``min`` or ``max``."""
-    return candidate < current if func == "min" else candidate > current
+    if candidate == candidate and current == current:
+        return candidate < current if func == "min" else candidate > current
+    # a NaN: it is the largest value
+    return compare("<" if func == "min" else ">", candidate, current)
 
 
 def best_per_group(rows: Iterable[tuple], position: int, func: str) -> dict:
@@ -38,30 +42,36 @@ def best_per_group(rows: Iterable[tuple], position: int, func: str) -> dict:
     return best
 
 
-def reduce_values(func: str, values: list):
+def reduce_values(func: str, values: list, relation: str = ""):
     """``func`` over a non-empty multiset of values. ``count`` counts distinct values; ``sum`` of
-    integers is an integer; ``avg`` is a float. Float sums are exactly rounded (``math.fsum``)
-    so the result does not depend on the order of the contributions."""
+    integers is an integer, which must fit ``long`` (else Overflow, naming ``relation``);
+    ``avg`` is a float. Float sums are exactly rounded (``math.fsum``) so the result does not
+    depend on the order of the contributions."""
     if func == "count":
-        return len(set(values))
+        return len(set(map(normal, values)))
     if func == "min":
-        return min(values)
+        return min(values, key=order_key)
     if func == "max":
-        return max(values)
+        return max(values, key=order_key)
     if not all(is_number(v) for v in values):
         raise TypeError(f"{func} needs numbers, got {values!r}")
     exact = all(isinstance(v, int) for v in values)
-    total = sum(values) if exact else math.fsum(values)
+    total = sum(values) if exact or not all(map(math.isfinite, values)) else math.fsum(values)
+    total = normal(total)
     if func == "sum":
+        if exact and not fits(total, "long"):
+            raise sum_overflow(relation)
         return total
     if func == "avg":
         return total / len(values)
     raise ValueError(f"unknown aggregate {func!r}")
 
 
-def aggregate(contributions: Iterable[tuple], position: int, func: str) -> set:
-    """Rows ``group + value`` from ``(group, value)`` contributions (a multiset)."""
+def aggregate(contributions: Iterable[tuple], position: int, func: str, relation: str = "") -> set:
+    """Rows ``group + value`` from ``(group, value)`` contributions (a multiset) of ``relation``."""
     groups: dict = {}
     for group, value in contributions:
         groups.setdefault(group, []).append(value)
-    return {with_value(group, position, reduce_values(func, values)) for group, values in groups.items()}
+    return {
+        with_value(group, position, reduce_values(func, values, relation)) for group, values in groups.items()
+    }

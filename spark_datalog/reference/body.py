@@ -16,7 +16,7 @@ from typing import Callable, Iterator, Optional
 
 from ..syntax import ast
 from .relation import Relation
-from .terms import Undefined, compare, evaluate_term
+from .terms import Undefined, compare, evaluate_term, same
 
 
 class UnsafeRuleError(RuntimeError):
@@ -137,7 +137,7 @@ def _bind_variables(atom: ast.Atom, later: list, row: tuple, subst: dict) -> Opt
     for i in later:
         arg = atom.args[i]
         if isinstance(arg, ast.Variable):
-            if arg.name in extended and extended[arg.name] != row[i]:
+            if arg.name in extended and not same(extended[arg.name], row[i]):
                 return None
             extended[arg.name] = row[i]
     return extended
@@ -154,7 +154,7 @@ def _expressions_hold(atom: ast.Atom, position: int, later: list, row: tuple, ex
             extended[Deferred(position, i).hidden] = row[i]
             continue
         try:
-            if evaluate_term(arg, extended) != row[i]:
+            if not same(evaluate_term(arg, extended), row[i]):
                 return False
         except Undefined:
             return False
@@ -178,7 +178,7 @@ def _check_deferred(step: Deferred, body: tuple, subst: dict) -> Iterator[dict]:
         value = evaluate_term(body[step.position].args[step.index], subst)
     except Undefined:
         return
-    if value == subst[step.hidden]:
+    if same(value, subst[step.hidden]):
         yield {name: v for name, v in subst.items() if name != step.hidden}
 
 

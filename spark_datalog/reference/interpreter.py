@@ -22,6 +22,7 @@ from typing import Iterable, Mapping, Optional
 from ..analysis.checked import CheckedProgram, RelationSchema, Stratum
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, NonTerminationError, StratificationError
+from ..overflow import overflows_located
 from ..syntax import ast
 from .aggregates import PREMAPPABLE, aggregate, best_per_group, better, group_of
 from .body import head_tuple, order_body, substitutions
@@ -59,12 +60,13 @@ def evaluate(
 
     facts = _initial_rows(checked, {} if edb is None else edb)
     db = {name: Relation(facts[name]) for name in checked.edb}
-    for stratum in checked.evaluated:
-        run = _StratumRun(checked, stratum, db, facts)
-        if stratum.recursive:
-            run.fixpoint(strategy, max_iterations)
-        else:
-            run.once()
+    with overflows_located(checked):
+        for stratum in checked.evaluated:
+            run = _StratumRun(checked, stratum, db, facts)
+            if stratum.recursive:
+                run.fixpoint(strategy, max_iterations)
+            else:
+                run.once()
     return {name: set(db[name].tuples) if name in db else set() for name in checked.returned}
 
 
@@ -215,7 +217,7 @@ class _StratumRun:
                 except Undefined:
                     continue
                 contributions.append((group_of(row, spec.position), row[spec.position]))
-        rows = aggregate(contributions, spec.position, spec.func)
+        rows = aggregate(contributions, spec.position, spec.func, name)
         return {tuple(coerce(v, t) for v, t in zip(row, schema.types, strict=True)) for row in rows}
 
     # -- recursive ------------------------------------------------------------------------------

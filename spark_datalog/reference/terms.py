@@ -13,8 +13,15 @@ This module is the specification every engine must match (the Spark backend incl
 - Numbers of different types compare by value; strings compare lexicographically by code point
   (equal to Spark's UTF-8 byte order); bools only with ``=`` and ``!=``.
 
-Integers are Python ints (unbounded); programs whose long arithmetic overflows 64 bits are
-outside the contract.
+- Doubles follow Spark SQL: NaN equals NaN and is greater than every other double, +inf
+  included (so ``max<>`` of {NaN, 2.0} is NaN and ``min<>`` is 2.0); all NaNs are one value
+  (they deduplicate, group and join together) and ``-0.0`` is ``0.0`` (:func:`normal` makes
+  every double value canonical: one NaN object, no negative zero). ``inf mod x`` is NaN.
+- An integer result must fit the type of its expression (``long``: 64 bits; ``int``: 32 bits,
+  where analysis typed the expression ``int``: both operands int), ``-2^63 / -1`` included;
+  otherwise :func:`evaluate_term` raises :class:`~spark_datalog.overflow.Overflow`, which the
+  engines report as an ``ArithmeticOverflowError`` naming the rule. Values of int and long
+  columns must fit them (:func:`coerce` refuses others).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from __future__ import annotations
 import math
 import operator
 
+from ..overflow import fits, operation_overflow
 from ..syntax import ast
 
 
@@ -64,24 +72,50 @@ def arithmetic(op: str, left, right):
             raise Undefined(f"{op} by zero")
         if both_int:
             return int_div(left, right) if op == "/" else int_mod(left, right)
-        return float(left) / float(right) if op == "/" else math.fmod(left, right)
+        if op == "/":
+            return float(left) / float(right)
+        return math.fmod(left, right) if math.isfinite(left) else NAN
     raise ValueError(f"unknown arithmetic operator {op!r}")
+
+
+NAN = float("nan")  # the one NaN object values hold, so that sets and dicts see one value
+
+
+def normal(value):
+    """``value`` with a double made canonical: any NaN is :data:`NAN`, ``-0.0`` is ``0.0``."""
+    if type(value) is float:
+        return value + 0.0 if value == value else NAN
+    return value
+
+
+def is_nan(value) -> bool:
+    return value != value
+
+
+def same(left, right) -> bool:
+    """Whether two values of one column are one value (NaN is NaN)."""
+    return left == right or (left != left and right != right)
+
+
+def order_key(value):
+    """A sort key putting NaN after every other value (of a numeric column)."""
+    return (1, 0.0) if value != value else (0, value)
 
 
 _ORDER = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def compare(op: str, left, right) -> bool:
-    """``left op right`` for ``op`` in ``= != < <= > >=``."""
-    if is_number(left) and is_number(right):
-        pass
-    elif isinstance(left, str) and isinstance(right, str):
+    """``left op right`` for ``op`` in ``= != < <= > >=``; NaN equals NaN and is the largest."""
+    if (is_number(left) and is_number(right)) or (isinstance(left, str) and isinstance(right, str)):
         pass
     elif isinstance(left, bool) and isinstance(right, bool):
         if op not in ("=", "!="):
             raise TypeError(f"bools can only be compared with = and !=, not {op!r}")
     else:
         raise TypeError(f"cannot compare {left!r} and {right!r}")
+    if left != left or right != right:  # a NaN: compare in the order that puts it last
+        left, right = order_key(left), order_key(right)
     if op == "=":
         return left == right
     if op == "!=":
@@ -96,9 +130,11 @@ def coerce(value, type_: str):
     double column). Raises TypeError for a value the type cannot hold."""
     if type_ == "double":
         if is_number(value):
-            return float(value)
+            return normal(float(value))
     elif type_ in ("int", "long"):
         if isinstance(value, int) and not isinstance(value, bool):
+            if not fits(value, type_):
+                raise TypeError(f"{value!r} is out of the range of {type_}")
             return value
     elif type_ == "string":
         if isinstance(value, str):
@@ -114,9 +150,28 @@ def coerce(value, type_: str):
 def evaluate_term(term, subst: dict):
     """The value of a term under a substitution (a dict from variable name to value)."""
     if isinstance(term, ast.Constant):
-        return term.value
+        return normal(term.value)
     if isinstance(term, ast.Variable):
         return subst[term.name]
     if isinstance(term, ast.BinaryOp):
-        return arithmetic(term.op, evaluate_term(term.left, subst), evaluate_term(term.right, subst))
+        left, right = evaluate_term(term.left, subst), evaluate_term(term.right, subst)
+        return checked(term.op, left, right, term.type, term.span)
     raise TypeError(f"not a term: {term!r}")
+
+
+def checked(op: str, left, right, type_, span):
+    """``arithmetic(op, left, right)``, raising Overflow when an integer result does not fit
+    the expression's type ``type_`` (``int``; ``long`` for any other: an integer operation on
+    values of a ``double`` expression is computed in ``long``); ``span``: its position."""
+    value = arithmetic(op, left, right)
+    if isinstance(value, int):
+        bounds = integer_type(type_)
+        if not fits(value, bounds):
+            raise operation_overflow(span, left, op, right, bounds)
+        return value
+    return normal(value)
+
+
+def integer_type(type_) -> str:
+    """The integer type an integer operation of an expression of type ``type_`` computes in."""
+    return "int" if type_ == "int" else "long"

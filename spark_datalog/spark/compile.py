@@ -18,7 +18,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from ..overflow import BOUNDS, marker, span_where, sum_where
 from ..plan import ir
+from ..reference.terms import integer_type
 from .types import spark_type
 
 Frames = dict  # dict[tuple[str, str], DataFrame]: (relation, "full" | "delta") -> frame
@@ -121,13 +123,19 @@ _NODE_COMPILERS = {
 }
 
 
-def aggregate_frame(frame: DataFrame, group_by, func: str, argument: str, output: str) -> DataFrame:
+def aggregate_frame(
+    frame: DataFrame, group_by, func: str, argument: str, output: str, relation: str = ""
+) -> DataFrame:
     """Group ``frame`` by ``group_by`` and compute ``func(argument)`` as ``output``.
 
     ``count`` counts distinct values; the others range over every row (a multiset). Only groups
-    with at least one row exist, also when ``group_by`` is empty.
+    with at least one row exist, also when ``group_by`` is empty. An integer sum that does not
+    fit long raises an overflow naming ``relation``.
     """
-    value = _AGGREGATES[func](F.col(argument)).alias(output)
+    if func == "sum" and not isinstance(column_types(frame)[argument], T.FractionalType):
+        value = _checked_sum(F.col(argument), relation).alias(output)
+    else:
+        value = _AGGREGATES[func](F.col(argument)).alias(output)
     if group_by:
         return frame.groupBy(*group_by).agg(value)
     return _global_aggregate(frame, value, output)
@@ -140,6 +148,15 @@ _AGGREGATES = {
     "avg": F.avg,
     "count": F.countDistinct,
 }
+
+
+def _checked_sum(argument: Column, relation: str) -> Column:
+    # try_sum is null on overflow (ANSI mode or not); inputs hold no nulls, so a null sum of
+    # some rows is an overflow (a global aggregate over no rows has none: see below).
+    total = F.try_sum(argument)
+    return F.when(total.isNotNull() | (F.count(F.lit(1)) == F.lit(0)), total).otherwise(
+        F.raise_error(F.lit(marker(sum_where(relation), "the sum does not fit long")))
+    )
 
 
 def _global_aggregate(frame: DataFrame, value: Column, output: str) -> DataFrame:
@@ -249,21 +266,61 @@ def _expr(expr, fractional: frozenset) -> tuple:
     if isinstance(expr, ir.Arithmetic):
         left, left_fractional = _cached_expr(expr.left, fractional, _context())
         right, right_fractional = _cached_expr(expr.right, fractional, _context())
-        is_fractional = left_fractional or right_fractional
-        return _ARITHMETIC[expr.op](left, right, is_fractional), is_fractional
+        if left_fractional or right_fractional:
+            return _FRACTIONAL[expr.op](left, right), True
+        return _integral(expr, left, right), False
     raise TypeError(f"not an IR expression: {expr!r}")
 
 
-def _divide(left: Column, right: Column, fractional: bool) -> Column:
-    # Integers: Spark's `div` (IntegralDivide) truncates toward zero, as Java does; `/` would
-    # produce a double. With a double operand, true division.
-    quotient = left / right if fractional else F.call_function("div", left, right)
-    return _undefined_if_zero(right, quotient)
+# Integer arithmetic is computed in long with Spark's try_* functions (null on overflow, in
+# ANSI mode or not), then checked against the range of the expression's type: a value out of
+# range, or a null from non-null operands, raises an error whose message carries the
+# expression's position (``overflow.marker``), which the driver maps back to the rule.
+_LONG_MIN = -(2**63)
 
 
-def _mod(left: Column, right: Column, fractional: bool) -> Column:
-    # Spark's `%` keeps the sign of the dividend (Java semantics), for integers and doubles.
-    return _undefined_if_zero(right, left % right)
+def _integral(expr: ir.Arithmetic, left: Column, right: Column) -> Column:
+    a, b = left.cast(T.LongType()), right.cast(T.LongType())
+    value = _INTEGRAL[expr.op](a, b)
+    bounds = integer_type(expr.type)
+    low, high = BOUNDS[bounds]
+    fits = value.isNotNull() if bounds == "long" else value.between(F.lit(low), F.lit(high))
+    overflow = F.raise_error(
+        F.concat(
+            F.lit(marker(span_where(expr.span), "")),
+            a.cast(T.StringType()),
+            F.lit(f" {expr.op} "),
+            b.cast(T.StringType()),
+            F.lit(f" does not fit {bounds}"),
+        )
+    )
+    undefined = (
+        a.isNull() | b.isNull() | (b == F.lit(0)) if expr.op in ("/", "mod") else a.isNull() | b.isNull()
+    )
+    checked = F.when(fits, value).when(undefined, F.lit(None)).otherwise(overflow)
+    return checked.cast(T.IntegerType()) if bounds == "int" else checked
+
+
+def _integral_divide(a: Column, b: Column) -> Column:
+    # Spark's `div` (IntegralDivide) truncates toward zero, as Java does; `/` would produce a
+    # double. -2^63 div -1 does not fit long: null here, reported as an overflow.
+    return F.when(
+        (b != F.lit(0)) & ~((a == F.lit(_LONG_MIN)) & (b == F.lit(-1))), F.call_function("div", a, b)
+    )
+
+
+def _integral_mod(a: Column, b: Column) -> Column:
+    # Spark's `%` keeps the sign of the dividend (Java semantics); -2^63 % -1 is 0.
+    return F.when(b != F.lit(0), F.when(b == F.lit(-1), F.lit(0).cast(T.LongType())).otherwise(a % b))
+
+
+_INTEGRAL = {
+    "+": F.try_add,
+    "-": F.try_subtract,
+    "*": F.try_multiply,
+    "/": _integral_divide,
+    "mod": _integral_mod,
+}
 
 
 def _undefined_if_zero(divisor: Column, value: Column) -> Column:
@@ -272,12 +329,18 @@ def _undefined_if_zero(divisor: Column, value: Column) -> Column:
     return F.when(divisor != F.lit(0), value)
 
 
-_ARITHMETIC = {
-    "+": lambda a, b, _: a + b,
-    "-": lambda a, b, _: a - b,
-    "*": lambda a, b, _: a * b,
-    "/": _divide,
-    "mod": _mod,
+def _positive_zero(value: Column) -> Column:
+    # -0.0 + 0.0 is 0.0 (IEEE 754): a double result is never -0.0 (reference.terms.normal)
+    return value + F.lit(0.0)
+
+
+_FRACTIONAL = {
+    "+": lambda a, b: _positive_zero(a + b),
+    "-": lambda a, b: _positive_zero(a - b),
+    "*": lambda a, b: _positive_zero(a * b),
+    "/": lambda a, b: _undefined_if_zero(b, _positive_zero(a / b)),
+    # Spark's `%` keeps the sign of the dividend (Java semantics), for doubles too.
+    "mod": lambda a, b: _undefined_if_zero(b, _positive_zero(a % b)),
 }
 
 _COMPARISONS = {

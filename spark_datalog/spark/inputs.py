@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..errors import InputError, SchemaError
+from ..reference.terms import normal
 from .types import accepts, datalog_type, schema, spark_type
 
 ON_NULL = ("error", "drop")
@@ -96,7 +97,7 @@ def conform_input(relation: RelationSchema, frame: DataFrame) -> DataFrame:
             )
     return frame.select(
         *[
-            F.col(f"`{field.name}`").cast(spark_type(column.type)).alias(column.name)
+            _canonical(F.col(f"`{field.name}`").cast(spark_type(column.type)), column.type).alias(column.name)
             for field, column in zip(fields, relation.columns, strict=True)
         ]
     )
@@ -149,6 +150,12 @@ def _arrow_table(relation: str, value, what: str):
 
 def _first_line(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+
+
+def _canonical(value, type_name: str):
+    """A double column with -0.0 as 0.0 (``reference.terms.normal``; NaN needs nothing: Spark
+    treats all NaNs as one value)."""
+    return value + F.lit(0.0) if type_name == "double" else value
 
 
 def check_no_nulls(frames: Mapping[str, DataFrame]) -> None:
@@ -228,7 +235,7 @@ def input_types(checked: CheckedProgram, inputs: Mapping[str, DataFrame]) -> dic
 _PYTHON_VALUE = {
     "int": int,
     "long": int,
-    "double": float,
+    "double": lambda value: normal(float(value)),
     "string": str,
     "bool": bool,
 }

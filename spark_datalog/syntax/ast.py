@@ -65,12 +65,14 @@ ARITHMETIC_OPERATORS = ("+", "-", "*", "/", "mod")
 
 @dataclass(frozen=True)
 class BinaryOp:
-    """Arithmetic ``left op right``; ``op`` is one of ``+ - * / mod``."""
+    """Arithmetic ``left op right``; ``op`` is one of ``+ - * / mod``. ``type`` is the type of
+    its value (``int``, ``long`` or ``double``), set by analysis (``None`` before it)."""
 
     op: str
     left: "Term"
     right: "Term"
     span: Span = field(default=NO_SPAN, compare=False)
+    type: Optional[str] = field(default=None, compare=False)
 
     def __str__(self) -> str:
         return term_text(self)
