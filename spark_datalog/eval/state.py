@@ -101,7 +101,7 @@ class SetState:
         # leaf sorted too. A relation without columns has nothing to sort.
         return frame.sortWithinPartitions(*self._order) if self.columns else frame
 
-    def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
+    def absorb(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
         """Add the stored new rows (disjoint from what is known)."""
         self.rows += new_rows
         if new_rows:
@@ -191,7 +191,7 @@ class BestState:
             improved.alias(IMPROVED),
         ).select(*self.columns, IMPROVED)
 
-    def absorb(self, stored: DataFrame, new_rows: int, total_rows: int) -> None:
+    def absorb(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
         """The stored merge replaces the relation; the previous one is no longer read."""
         release(self._stored)
         self._set_stored(stored)

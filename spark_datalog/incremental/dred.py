@@ -105,16 +105,42 @@ def _dred(
         _propagate(
             spark, checked, stratum_plan, over, seed, scans, False, max_iterations, checkpoint_interval
         )
-    over_deleted = {name: state.full for name, state in over.items()}
-    any_over = any(state.rows for state in over.values())
+    over_deleted = {name: state.full for name, state in over.items() if state.rows}
 
-    # 2. what remains, and the over-deleted facts it still derives. What remains is phase 3's
-    # starting state; a set relation's is stored once as its state's base, partitioned and
-    # sorted like the driver's (``SetState.compact``), so no round shuffles or sorts it again.
-    states, remaining = {}, {}
-    for name in relations:
+    # 2. what remains, and the over-deleted facts it still derives
+    states = _remaining_states(spark, stratum_plan, schemas, empties, partitions, old, over_deleted)
+    scans = {(name, "full"): frame for name, frame in new.items()}
+    scans.update({(name, "full"): state.full for name, state in states.items()})
+    seed = _rederived(spark, checked, stratum_plan, scans, over_deleted)
+
+    # 3. insert semi-naively over the new state
+    for name, parts in seed_candidates(checked, stratum_plan, scans, inserted, deleted).items():
+        seed.setdefault(name, []).extend(parts)
+    added = _propagate(
+        spark, checked, stratum_plan, states, seed, scans, True, max_iterations, checkpoint_interval
+    )
+    return {
+        name: _relation_changes(
+            stratum_plan,
+            schemas[name],
+            old[name],
+            states[name],
+            added[name],
+            over_deleted.get(name),
+            empties[name],
+        )
+        for name in relations
+    }
+
+
+def _remaining_states(spark, stratum_plan, schemas, empties, partitions, old, over_deleted) -> dict:
+    """Relation -> its state holding what remains of its old facts: phase 3's starting state. A
+    set relation's is stored once as its state's base, partitioned and sorted like the driver's
+    (``SetState.compact``), so no round shuffles or sorts it again."""
+    states = {}
+    for name in stratum_plan.relations:
         frame = old[name]
-        if over[name].rows:
+        if name in over_deleted:
             frame = match(frame, over_deleted[name], list(frame.columns), "left_anti")
         state = _state(spark, stratum_plan, schemas[name], empties[name], partitions)
         if isinstance(state, BestState):  # its stored frame carries the improved flag
@@ -124,59 +150,48 @@ def _dred(
             state.absorb_nothing()  # not a delta: the first round reads the seed
             state.compact(False)
         states[name] = state
-        remaining[name] = state.full
-    scans = {(name, "full"): frame for name, frame in new.items()}
-    scans.update({(name, "full"): frame for name, frame in remaining.items()})
+    return states
+
+
+def _rederived(spark, checked, stratum_plan, scans: dict, over_deleted: dict) -> dict:
+    """Relation -> [the over-deleted facts that what remains (``scans``) still derives]."""
     seed: dict = {}
-    if any_over:
-        for rule_plan in stratum_plan.rules:
-            name = rule_plan.relation
-            if over[name].rows:
-                frame = conform(compile_node(rule_plan.plan, scans), schemas[name])
-                seed.setdefault(name, []).append(frame)
-        for name in relations:
-            facts = checked.facts.get(name)
-            if facts and over[name].rows:
-                seed.setdefault(name, []).append(facts_frame(spark, schemas[name], facts))
-        seed = {
-            name: [
-                match(
-                    reduce(DataFrame.union, parts),
-                    over_deleted[name],
-                    list(schemas[name].column_names),
-                    "left_semi",
-                )
-            ]
-            for name, parts in seed.items()
-        }
-
-    # 3. insert semi-naively over the new state
-    for name, parts in seed_candidates(checked, stratum_plan, scans, inserted, deleted).items():
-        seed.setdefault(name, []).extend(parts)
-    added = _propagate(
-        spark, checked, stratum_plan, states, seed, scans, True, max_iterations, checkpoint_interval
-    )
-
-    result = {}
-    for name in relations:
-        columns = list(schemas[name].column_names)
-        gained = reduce(DataFrame.union, added[name]) if added[name] else empties[name]
-        if name in stratum_plan.aggregates:  # an improved group replaces its old row
-            final = states[name].full
-            result[name] = (
-                match(final, old[name], columns, "left_anti"),
-                match(old[name], final, columns, "left_anti"),
+    for rule_plan in stratum_plan.rules:
+        name = rule_plan.relation
+        if name in over_deleted:
+            frame = conform(compile_node(rule_plan.plan, scans), checked.relations[name])
+            seed.setdefault(name, []).append(frame)
+    for name in over_deleted:
+        facts = checked.facts.get(name)
+        if facts:
+            seed.setdefault(name, []).append(facts_frame(spark, checked.relations[name], facts))
+    return {
+        name: [
+            match(
+                reduce(DataFrame.union, parts),
+                over_deleted[name],
+                list(checked.relations[name].column_names),
+                "left_semi",
             )
-        elif over[name].rows:
-            # the found facts are new to what remained: of the old facts, only the
-            # over-deleted ones (re-derived) can be among them
-            result[name] = (
-                match(gained, over_deleted[name], columns, "left_anti"),
-                match(over_deleted[name], gained, columns, "left_anti"),
-            )
-        else:
-            result[name] = (gained, empties[name])
-    return result
+        ]
+        for name, parts in seed.items()
+    }
+
+
+def _relation_changes(stratum_plan, schema, old, state, added: list, over_deleted, empty) -> tuple:
+    """(inserted, deleted) frames of one relation of the stratum."""
+    columns = list(schema.column_names)
+    gained = reduce(DataFrame.union, added) if added else empty
+    if schema.name in stratum_plan.aggregates:  # an improved group replaces its old row
+        final = state.full
+        return match(final, old, columns, "left_anti"), match(old, final, columns, "left_anti")
+    if over_deleted is not None:
+        # the found facts are new to what remained: of the old facts, only the over-deleted
+        # ones (re-derived) can be among them
+        return match(gained, over_deleted, columns, "left_anti"), match(
+            over_deleted, gained, columns, "left_anti"
+        )
+    return gained, empty
 
 
 def _state(spark, stratum_plan, schema, empty, partitions):
@@ -263,18 +278,8 @@ def _propagate(
     candidates = {name: reduce(DataFrame.union, parts) for name, parts in seed.items() if parts}
     iteration = 0
     while candidates:
-        stored = {name: states[name].step(frame) for name, frame in candidates.items()}
-        flags = {name: states[name].flag for name in stored if states[name].flag}
-        leaves, new, total = materialise(stored, flags)
+        deltas = _absorb_round(states, candidates, found)
         iteration += 1
-        for name, state in states.items():
-            if name in leaves:
-                state.absorb(leaves[name], new[name], total[name])
-                if new[name] and isinstance(state, SetState):
-                    found[name].append(leaves[name])
-            else:
-                state.absorb_nothing()
-        deltas = {name: states[name].delta for name in leaves if new[name]}
         if not deltas:
             break
         if max_iterations is not None and iteration >= max_iterations:
@@ -291,16 +296,37 @@ def _propagate(
             if full_from_states:
                 frames[(name, "full")] = states[name].full
             frames[(name, "delta")] = deltas[name] if name in deltas else empties[name]
-        candidates = {}
-        for rule_plan in stratum_plan.delta_rules:
-            if not any(s.source == "delta" and s.relation in deltas for s in _scans(rule_plan.plan)):
-                continue
-            schema = checked.relations[rule_plan.relation]
-            frame = conform(compile_node(rule_plan.plan, frames), schema)
-            candidates[rule_plan.relation] = (
-                candidates[rule_plan.relation].union(frame) if rule_plan.relation in candidates else frame
-            )
+        candidates = _round_candidates(checked, stratum_plan, frames, deltas)
     return found
+
+
+def _absorb_round(states: dict, candidates: dict, found: dict) -> dict:
+    """Decides the round's ``candidates`` into the ``states`` (one job); appends the new rows of
+    set relations to ``found``; returns relation -> its delta, for the relations with new rows."""
+    stored = {name: states[name].step(frame) for name, frame in candidates.items()}
+    flags = {name: states[name].flag for name in stored if states[name].flag}
+    leaves, new, total = materialise(stored, flags)
+    for name, state in states.items():
+        if name in leaves:
+            state.absorb(leaves[name], new[name], total[name])
+            if new[name] and isinstance(state, SetState):
+                found[name].append(leaves[name])
+        else:
+            state.absorb_nothing()
+    return {name: states[name].delta for name in leaves if new[name]}
+
+
+def _round_candidates(checked, stratum_plan, frames: dict, deltas: dict) -> dict:
+    """Relation -> the candidates of the delta rules that read one of the ``deltas``."""
+    candidates: dict = {}
+    for rule_plan in stratum_plan.delta_rules:
+        if not any(s.source == "delta" and s.relation in deltas for s in _scans(rule_plan.plan)):
+            continue
+        schema = checked.relations[rule_plan.relation]
+        frame = conform(compile_node(rule_plan.plan, frames), schema)
+        relation = rule_plan.relation
+        candidates[relation] = candidates[relation].union(frame) if relation in candidates else frame
+    return candidates
 
 
 def _scans(node):

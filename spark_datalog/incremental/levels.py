@@ -484,65 +484,87 @@ def dropped(
     levels (held tables); ``lower``: relation -> its new facts; ``removed``: relation -> old
     facts that no longer hold whatever their support (old rows of min/max groups that
     improved): they are dropped, and the facts they derive are candidates."""
-    own = plans.own
-    frames = {(name, "full"): rows for name, rows in lower.items()}
-    frames.update({(_LEVELS + name, "full"): table for name, table in levels.items()})
-    stated = {name: frozenset(checked.facts.get(name, ())) for name in own}
-    decided = {name: set() for name in own}
-    lost = {name: set() for name in own}
-    pending: dict = {}  # level -> relation -> facts to decide
-    queue: list = []  # the levels of ``pending``, smallest first
-
-    def push(name, rows):  # rows: a fact's values, then its level
-        for row in rows:
-            fact, level = row[:-1], row[-1]
-            if fact in decided[name]:
-                continue
-            if level not in pending:
-                pending[level] = {}
-                heapq.heappush(queue, level)
-            pending[level].setdefault(name, set()).add(fact)
-
+    run = _Dropping(plans, checked, levels, lower)
     for name, facts in seeds.items():
         if facts:
-            push(name, _levelled(levels[name], facts))
+            run.push(name, _levelled(levels[name], facts))
     if removed and any(removed.values()):
-        successors = dict(frames)
-        for name in own:
-            rows = _levelled(levels[name], removed.get(name, ())) if removed.get(name) else []
-            lost[name].update(row[:-1] for row in rows)
-            decided[name].update(row[:-1] for row in rows)
-            successors[(_CANDIDATES + name, "delta")] = rows
-        for head, plan in plans.successors:
-            push(head, plan.rows(successors))
-    while queue:
-        level = heapq.heappop(queue)
-        batch = {name: facts - decided[name] for name, facts in pending.pop(level).items()}
-        candidates = dict(frames)
-        for name in own:
-            decided[name] |= batch.get(name, set())
-            candidates[(_CANDIDATES + name, "delta")] = [f + (level,) for f in batch.get(name, ())]
-        supported = {name: set() for name in own}
-        for head, body, plan in plans.witnesses:
-            if not batch.get(head):
+        run.drop_removed(removed)
+    while run.queue:
+        run.decide_level(heapq.heappop(run.queue))
+    return run.lost
+
+
+class _Dropping:
+    """The state of one ``dropped``: facts pending by level, decided, lost."""
+
+    def __init__(self, plans: LevelPlans, checked, levels: dict, lower: dict):
+        self.plans, self.checked, self.levels = plans, checked, levels
+        own = plans.own
+        self.frames = {(name, "full"): rows for name, rows in lower.items()}
+        self.frames.update({(_LEVELS + name, "full"): table for name, table in levels.items()})
+        self.stated = {name: frozenset(checked.facts.get(name, ())) for name in own}
+        self.decided: dict = {name: set() for name in own}
+        self.lost: dict = {name: set() for name in own}
+        self.pending: dict = {}  # level -> relation -> facts to decide
+        self.queue: list = []  # the levels of ``pending``, smallest first
+
+    def push(self, name: str, rows) -> None:
+        """Pends the facts of ``rows`` (a fact's values, then its level) not yet decided."""
+        for row in rows:
+            fact, level = row[:-1], row[-1]
+            if fact in self.decided[name]:
                 continue
-            width, found = checked.relations[head].arity, supported[head]
-            for row in plan.rows(candidates):
-                if body is None or row[width:] not in lost[body]:
-                    found.add(row[:width])
+            if level not in self.pending:
+                self.pending[level] = {}
+                heapq.heappush(self.queue, level)
+            self.pending[level].setdefault(name, set()).add(fact)
+
+    def drop_removed(self, removed: dict) -> None:
+        """Drops the ``removed`` facts and pends the facts they derive."""
+        successors = dict(self.frames)
+        for name in self.plans.own:
+            rows = _levelled(self.levels[name], removed.get(name, ())) if removed.get(name) else []
+            self.lost[name].update(row[:-1] for row in rows)
+            self.decided[name].update(row[:-1] for row in rows)
+            successors[(_CANDIDATES + name, "delta")] = rows
+        for head, plan in self.plans.successors:
+            self.push(head, plan.rows(successors))
+
+    def decide_level(self, level: int) -> None:
+        """Decides the facts pending at ``level``: those without a derivation from a smaller
+        level (nor stated) are lost, and the facts they derive are pended."""
+        own = self.plans.own
+        batch = {name: facts - self.decided[name] for name, facts in self.pending.pop(level).items()}
+        candidates = dict(self.frames)
+        for name in own:
+            self.decided[name] |= batch.get(name, set())
+            candidates[(_CANDIDATES + name, "delta")] = [f + (level,) for f in batch.get(name, ())]
+        supported = self._supported(batch, candidates)
         gone = {
-            name: [f for f in facts if f not in supported[name] and f not in stated[name]]
+            name: [f for f in facts if f not in supported[name] and f not in self.stated[name]]
             for name, facts in batch.items()
         }
         if not any(gone.values()):
-            continue
-        successors = dict(frames)
+            return
+        successors = dict(self.frames)
         for name in own:
-            lost[name].update(gone.get(name, ()))
+            self.lost[name].update(gone.get(name, ()))
             successors[(_CANDIDATES + name, "delta")] = [f + (level,) for f in gone.get(name, ())]
-        for head, plan in plans.successors:
-            push(head, plan.rows(successors))
-    return lost
+        for head, plan in self.plans.successors:
+            self.push(head, plan.rows(successors))
+
+    def _supported(self, batch: dict, candidates: dict) -> dict:
+        """Relation -> the facts of ``batch`` that a witness derives from facts not lost."""
+        supported: dict = {name: set() for name in self.plans.own}
+        for head, body, plan in self.plans.witnesses:
+            if not batch.get(head):
+                continue
+            width, found = self.checked.relations[head].arity, supported[head]
+            for row in plan.rows(candidates):
+                if body is None or row[width:] not in self.lost[body]:
+                    found.add(row[:width])
+        return supported
 
 
 def _levelled(table: pa.Table, facts) -> list:
