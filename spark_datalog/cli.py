@@ -26,12 +26,16 @@ import os
 import signal
 import sys
 import time
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 from . import job
 from .bounds import MAX_ITERATIONS
 from .errors import DatalogError, InputError
 from .overflow import fits
+
+if TYPE_CHECKING:
+    from .program import Program
+    from .reference.terms import Value
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -288,7 +292,7 @@ def run_unlock(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def load_program(path: str):
+def load_program(path: str) -> "Program":
     """The checked program in ``path``; a missing or unreadable file is a usage error."""
     import spark_datalog as sd
 
@@ -357,7 +361,7 @@ def read_csv_facts(path: str, schema) -> set:
     return facts
 
 
-def convert_value(text: str, column, path: str, line: int):
+def convert_value(text: str, column, path: str, line: int) -> "Value":
     """One CSV field as a value of ``column.type``; empty fields are nulls, which inputs may not hold."""
     where = f"{path}:{line}: column {column.name} ({column.type})"
     if text == "":

@@ -37,9 +37,14 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from .bounds import MAX_ITERATIONS
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from .program import Program
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
@@ -70,7 +75,7 @@ class InputSpec:
     uri: str
     format: Optional[str] = None
 
-    def location(self):
+    def location(self) -> Union[str, tuple[str, str]]:
         """The ``inputs`` value ``Program.materialize`` takes: ``uri`` or ``(uri, format)``."""
         return self.uri if self.format is None else (self.uri, self.format)
 
@@ -475,7 +480,7 @@ def _format(where: str, value) -> Optional[str]:
 # running
 
 
-def load_program(args: JobArgs):
+def load_program(args: JobArgs) -> "tuple[Program, tuple]":
     """The checked program and the relations to report, all checked before Spark starts.
 
     Raises ``DatalogError`` for a wrong program and ``UsageError`` for an unreadable file or
@@ -622,7 +627,7 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     return summary
 
 
-def read_changes(spark, program, name: str, spec: InputSpec, warehouse=None):
+def read_changes(spark, program, name: str, spec: InputSpec, warehouse=None) -> "DataFrame":
     """The change set of ``name`` at ``spec``: the relation's columns (by position) and an
     optional signed ``_count``, from a Delta table, Parquet or a CSV with a header (read as
     every CSV input is, ``storage.locations``, its columns typed: ``_count`` a long)."""
@@ -652,7 +657,7 @@ def read_changes(spark, program, name: str, spec: InputSpec, warehouse=None):
         raise InputError(f"--changes {name}: cannot read {spec.uri} as {fmt}: {first}") from None
 
 
-def _read_csv_changes(spark, location: str, columns: list, name: str):
+def _read_csv_changes(spark, location: str, columns: list, name: str) -> "DataFrame":
     from .spark.counted import COUNT
     from .storage import uris
     from .storage.locations import read_csv
@@ -673,7 +678,7 @@ def relation_columns(program, warehouse, name: str) -> list:
     return warehouse.schema(name)
 
 
-def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec):
+def snapshot_change(spark, program, warehouse, name: str, spec: InputSpec) -> "DataFrame":
     """The change turning the stored table of ``name`` into the input at ``spec`` (multiplicities
     as a full run would store them)."""
     from pyspark.sql import functions as F
@@ -728,7 +733,7 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def get_session():
+def get_session() -> "SparkSession":
     """The active session; under spark-submit the session its configuration describes; else a
     new local session (``spark.session.local_session``)."""
     from pyspark.sql import SparkSession

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from typing import Optional
+from typing import Iterator, Optional
 
 from .errors import ArithmeticOverflowError
 
@@ -87,8 +87,9 @@ def overflow_error(checked, where: str, detail: str) -> ArithmeticOverflowError:
         rule, span = _sum_rule(checked, relation)
         message = f"sum<> of relation '{relation}' overflows: {detail}"
     else:
-        line, _, column = where.partition(":")
-        rule, span = _rule_at(checked, int(line), int(column)), (int(line), int(column))
+        line_text, _, column_text = where.partition(":")
+        span = (int(line_text), int(column_text))
+        rule = _rule_at(checked, *span)
         message = detail
     if rule is not None:
         message += f" (in rule {rule.text or rule})"
@@ -115,7 +116,7 @@ def _sum_rule(checked, relation: str):
 
 
 @contextmanager
-def overflows_located(checked):
+def overflows_located(checked) -> Iterator[None]:
     """Re-raise an overflow found inside the block (by any engine, also inside a Spark task)
     as an ArithmeticOverflowError located in ``checked``'s program."""
     try:

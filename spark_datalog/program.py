@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 from .analysis import analyse
 from .bounds import MAX_ITERATIONS
@@ -25,13 +25,16 @@ from .analysis.checked import CheckedProgram, RelationSchema
 from .syntax import ast
 from .syntax.parser import parse
 
+if TYPE_CHECKING:
+    from .incremental.update import UpdateReport
+
 
 class Program:
     """A parsed and checked Datalog program. Build it with :meth:`parse` or :meth:`from_file`."""
 
     def __init__(self, checked: CheckedProgram):
         self.checked = checked
-        self._plans = None
+        self._plans: Optional[tuple] = None
 
     # -- construction ---------------------------------------------------------------------
 
@@ -172,7 +175,7 @@ class Program:
         max_iterations: Optional[int] = MAX_ITERATIONS,
         checkpoint_interval: int = 10,
         decompose: bool = True,
-    ):
+    ) -> "UpdateReport":
         """Fold EDB changes into the relations this program materialized in ``warehouse``.
 
         ``changes`` maps EDB relations to signed change sets (columns + an integer ``_count``; Spark

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-from ..errors import raise_collected
+from ..errors import DatalogError, raise_collected
 from ..syntax import ast
 from .aggregates import relation_aggregates
 from .arity import check_arity
@@ -58,7 +58,7 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     """
     structural = check_declarations(program) + check_arity(program, input_types)
     rules = tuple(normalise_rule(rule) for rule in program.rules)
-    errors = list(structural) + check_defined(program)
+    errors: list[DatalogError] = [*structural, *check_defined(program)]
     errors += check_safety(rules)
 
     order = relation_order(program)

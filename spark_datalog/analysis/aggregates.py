@@ -37,6 +37,7 @@ def relation_aggregates(rules, facts=()) -> tuple[dict, list]:
             specs[name], defining[name] = spec, rule
         elif specs[name] != spec:
             first = defining[name]
+            assert first.aggregate is not None  # rules are only recorded in defining with one
             errors.append(
                 error_at(
                     StratificationError,

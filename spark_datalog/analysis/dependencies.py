@@ -241,8 +241,8 @@ def _cycle_text(uses: dict, edge: Dependency, component_of) -> str:
                 queue.append(step.source)
     steps: list[Dependency] = []
     node = edge.target
-    while edge.source != edge.target and previous.get(node) is not None:
-        steps.append(previous[node])
-        node = previous[node].target
+    while edge.source != edge.target and (back := previous.get(node)) is not None:
+        steps.append(back)
+        node = back.target
     steps.reverse()
     return " -> ".join([edge.target, edge.label()] + [s.label() for s in steps])

@@ -6,8 +6,9 @@ in" (deterministic output). Both come from :func:`atom_uses`.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, TypeVar
 
+from ..errors import DatalogError
 from ..syntax import ast
 
 # Roles of an atom occurrence.
@@ -16,6 +17,8 @@ HEAD = "head"
 BODY = "body"
 NEGATED = "negated"
 QUERY = "query"
+
+E = TypeVar("E", bound=DatalogError)
 
 
 class AtomUse(NamedTuple):
@@ -69,7 +72,7 @@ def where(span: ast.Span) -> str:
     return str(span) if span.line else "?"
 
 
-def error_at(cls, message: str, span: Optional[ast.Span]):
+def error_at(cls: type[E], message: str, span: Optional[ast.Span]) -> E:
     """An error of class ``cls`` positioned at ``span`` (no position when the span is unknown)."""
     if span is None or not span.line:
         return cls(message)

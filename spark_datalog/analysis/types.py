@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Callable, Optional
 
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
@@ -66,7 +66,7 @@ class _Flow:
     """Evidence for ``target`` computed by ``function`` from the resolved ``operands``."""
 
     target: object
-    function: object  # callable(list[Optional[str]]) -> Optional[str]
+    function: Callable[[list[Optional[str]]], Optional[str]]
     operands: tuple
     origin: str
     span: ast.Span

@@ -7,10 +7,13 @@ fixpoint driver (eval.driver) and the warehouse (storage). It holds no evaluatio
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Optional
+from typing import TYPE_CHECKING, Mapping, Optional, TypeGuard
 
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError
+
+if TYPE_CHECKING:
+    from ..program import Materialization
 
 log = logging.getLogger("spark_datalog")
 
@@ -30,7 +33,7 @@ def materialize(
     run_id: Optional[str] = None,
     replace: bool = False,
     decompose: bool = True,
-):
+) -> "Materialization":
     """See :meth:`spark_datalog.Program.materialize`."""
     from ..spark.inputs import input_types, prepare_inputs
     from .driver import evaluate
@@ -151,5 +154,5 @@ def read_located_inputs(spark, checked, inputs: Mapping[str, object]) -> tuple:
     return frames, consumed
 
 
-def _is_location_pair(value) -> bool:
+def _is_location_pair(value: object) -> TypeGuard[tuple[str, str]]:
     return isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value)

@@ -551,4 +551,5 @@ def _frames(static: dict) -> dict:
 
 def _check(outcome, stratum_plan, max_iterations: Optional[int]) -> None:
     if outcome.exceeded:
+        assert max_iterations is not None  # the fixpoints only stop early under a bound
         raise non_termination(stratum_plan, max_iterations, what="incremental iterations")

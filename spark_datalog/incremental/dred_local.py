@@ -86,6 +86,7 @@ def local_dred_changes(
         )
         return None
     if any(report.exceeded for report in reports.values()):
+        assert max_iterations is not None  # the fixpoints only stop early under a bound
         release(stored)
         raise non_termination(stratum_plan, max_iterations, what="incremental iterations")
     frames = partitioned.split_wide(stored, outputs)

@@ -157,7 +157,7 @@ def update(
     program,
     spark,
     warehouse,
-    changes: Optional[Mapping[str, DataFrame]] = None,
+    changes: Optional[Mapping[str, object]] = None,
     method: str = "auto",
     on_missing_delete: str = "error",
     run_id: Optional[str] = None,
@@ -198,14 +198,15 @@ def update(
             raise InputError(
                 f"changes given for a derived (IDB) relation: {name}; only EDB relations take changes"
             )
+    frames: Optional[dict[str, DataFrame]] = None  # the changes as Spark DataFrames
     if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
-        changes = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
-        refuse_program_fact_deletions(checked, changes)
+        frames = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
+        refuse_program_fact_deletions(checked, frames)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}
-    if changes and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
+    if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
         # before the run: a refusal leaves no trace
-        checked_changes = _check_changes(checked, warehouse, changes)
+        checked_changes = _check_changes(checked, warehouse, frames)
     run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
     try:
         if run.already_committed:
@@ -229,7 +230,7 @@ def update(
                 max_iterations,
                 checkpoint_interval,
                 decompose,
-            ).run(changes, checked_changes)
+            ).run(frames, checked_changes)
     except BaseException:
         warehouse.abort_run(run)
         raise

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import operator
 from operator import itemgetter
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Mapping, Optional, Sized
 
 import pyarrow as pa
 
@@ -41,8 +41,8 @@ class Plan:
         self.columns = columns
         self.static = static
         self._produce = produce
-        self._kept = None
-        self.scan = None
+        self._kept: Optional[list[tuple]] = None
+        self.scan: Optional[tuple[str, str]] = None
         self.reads: frozenset = frozenset()
         self.columnar: Optional[ColumnarPlan] = None
         self.columnar_rows: Optional[int] = None
@@ -89,9 +89,7 @@ def _delta_rows(frames: Frames, reads: frozenset) -> int:
         if key[1] == "delta":
             rows = frames.get(key)
             total += (
-                rows.num_rows
-                if isinstance(rows, pa.Table)
-                else (len(rows) if hasattr(rows, "__len__") else 0)
+                rows.num_rows if isinstance(rows, pa.Table) else (len(rows) if isinstance(rows, Sized) else 0)
             )
     return total
 
@@ -259,7 +257,7 @@ def _aggregate(node: ir.Aggregate, dynamic) -> Plan:
     return Plan(node.columns, child.static, produce)
 
 
-_NODE_COMPILERS = {
+_NODE_COMPILERS: dict[type, Callable[..., Plan]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
     ir.Select: _select,
@@ -296,8 +294,10 @@ class _Index:
     ):
         self.plan, self.key, self.project = plan, key, project
         self.whole_rows = whole_rows
-        self.positions, self.rest = positions, rest  # key positions, and projected ones
-        self._built = None
+        # key positions, and projected ones (none given: empty)
+        self.positions: list = positions or []
+        self.rest: list = rest or []
+        self._built: Optional[dict] = None
         self._matched = 0  # rows of a static held table its probes have matched so far
 
     @property
@@ -446,7 +446,7 @@ BULK_JOIN_ROWS = 20_000
 # Arrow join reads its other side whole, so small deltas are cheaper on tuples and indexes.
 COLUMNAR_ROWS = 10_000
 
-_OPERATORS = {
+_OPERATORS: dict[str, Callable[[Any, Any], bool]] = {
     "=": operator.eq,
     "!=": operator.ne,
     "<": operator.lt,

@@ -111,14 +111,15 @@ def _states(base: Mapping, best: Mapping, known: Mapping) -> dict:
     """Relation -> its state, holding the ``known`` rows (see :func:`fixpoint`)."""
     states = {name: _BestState(*best[name]) if name in best else _SetState() for name in base}
     for name, rows in known.items():
-        if isinstance(rows, set) and isinstance(states[name], _SetState):
-            states[name].known = rows
-        elif arrow.is_held(rows) and isinstance(states[name], _SetState):
+        state = states[name]
+        if isinstance(rows, set) and isinstance(state, _SetState):
+            state.known = rows
+        elif arrow.is_held(rows) and isinstance(state, _SetState):
             states[name] = _HeldSetState(rows)
-        elif isinstance(rows, dict) and isinstance(states[name], _BestState):
-            states[name].best = rows
+        elif isinstance(rows, dict) and isinstance(state, _BestState):
+            state.best = rows
         else:
-            states[name].merge(arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows)
+            state.merge(arrow.table_rows(rows) if isinstance(rows, pa.Table) else rows)
     return states
 
 

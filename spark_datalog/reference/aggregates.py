@@ -10,7 +10,7 @@ import math
 from typing import Iterable
 
 from ..overflow import fits, sum_overflow
-from .terms import compare, is_number, normal, order_key
+from .terms import Value, compare, is_number, normal, order_key
 
 PREMAPPABLE = ("min", "max")
 
@@ -42,7 +42,7 @@ def best_per_group(rows: Iterable[tuple], position: int, func: str) -> dict:
     return best
 
 
-def reduce_values(func: str, values: list, relation: str = ""):
+def reduce_values(func: str, values: list, relation: str = "") -> Value:
     """``func`` over a non-empty multiset of values. ``count`` counts distinct values; ``sum`` of
     integers is an integer, which must fit ``long`` (else Overflow, naming ``relation``);
     ``avg`` is a float. Float sums are exactly rounded (``math.fsum``) so the result does not
@@ -59,7 +59,7 @@ def reduce_values(func: str, values: list, relation: str = ""):
     total = sum(values) if exact or not all(map(math.isfinite, values)) else math.fsum(values)
     total = normal(total)
     if func == "sum":
-        if exact and not fits(total, "long"):
+        if isinstance(total, int) and not fits(total, "long"):  # an int exactly when ``exact``
             raise sum_overflow(relation)
         return total
     if func == "avg":

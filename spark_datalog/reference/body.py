@@ -189,7 +189,10 @@ def _binds_nothing(atom: ast.Atom) -> bool:
 
 
 def _extend(literal, position: int, relation: Optional[Relation], subst: dict) -> Iterator[dict]:
+    """``subst`` extended by ``literal``; ``relation`` is the one an atom or negated atom reads
+    (None for the other literals)."""
     if isinstance(literal, ast.Atom):
+        assert relation is not None
         if _binds_nothing(literal):
             if next(_match(literal, position, relation, subst), None) is not None:
                 yield subst
@@ -198,6 +201,7 @@ def _extend(literal, position: int, relation: Optional[Relation], subst: dict) -
         return
     try:
         if isinstance(literal, ast.Negation):
+            assert relation is not None
             if _negation_holds(literal.atom, relation, subst):
                 yield subst
         elif isinstance(literal, ast.Comparison):
@@ -225,7 +229,7 @@ def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relati
     passes each once), processing literals in ``order`` (from :func:`order_body`).
     ``relation_for(position)`` gives the relation read by the atom or negated atom at that body
     position."""
-    current = [{}]
+    current: list[dict] = [{}]
     for step in order:
         if isinstance(step, Deferred):
             current = [s for subst in current for s in _check_deferred(step, body, subst)]

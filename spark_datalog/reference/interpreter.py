@@ -107,7 +107,7 @@ def _initial_rows(checked: CheckedProgram, edb: dict) -> dict:
     """{relation: set of rows} from the EDB inputs and the program's facts, typed."""
     if not isinstance(edb, Mapping):
         raise InputError(f"inputs must map relation names to sets of tuples, not a {type(edb).__name__}")
-    rows = {name: set() for name in checked.relations}
+    rows: dict[str, set] = {name: set() for name in checked.relations}
     for name, tuples in edb.items():
         schema = checked.relations.get(name)
         if schema is None:
@@ -180,7 +180,7 @@ class _StratumRun:
 
     def _dependency_order(self) -> list:
         """The stratum's relations, each after the ones of this stratum it reads."""
-        needs = {name: set() for name in self.stratum.relations}
+        needs: dict[str, set[str]] = {name: set() for name in self.stratum.relations}
         for rule in self.stratum.rules:
             for literal in rule.body:
                 atom = literal.atom if isinstance(literal, ast.Negation) else literal
@@ -199,6 +199,7 @@ class _StratumRun:
         named body variables, unioned over the rules, reduced per group."""
         schema = self._schema(name)
         spec = schema.aggregate
+        assert spec is not None  # once() calls this for aggregate relations only
         if self.facts[name]:
             raise StratificationError(f"{name} has a {spec.func} aggregate and cannot also have facts")
         contributions = []
@@ -264,7 +265,7 @@ class _StratumRun:
             if iteration == max_iterations:
                 raise self._non_termination(max_iterations, delta)
             iteration += 1
-            candidates = {name: [] for name in self.stratum.relations}
+            candidates: dict[str, list] = {name: [] for name in self.stratum.relations}
             for rule, order, variants in plans:
                 out = candidates[rule.head.predicate]
                 if delta is None or strategy == "naive":

@@ -28,9 +28,14 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Union, overload
 
 from ..overflow import fits, operation_overflow
 from ..syntax import ast
+
+# A value of a column: int and long columns hold ints, double columns floats, string columns
+# strs, bool columns bools.
+Value = Union[int, float, str, bool]
 
 
 class Undefined(Exception):
@@ -57,7 +62,7 @@ def int_mod(left: int, right: int) -> int:
     return left - right * int_div(left, right)
 
 
-def arithmetic(op: str, left, right):
+def arithmetic(op: str, left, right) -> Union[int, float]:
     """``left op right`` for ``op`` in ``+ - * / mod``; raises :class:`Undefined` on a zero divisor."""
     _check_numbers(op, left, right)
     both_int = isinstance(left, int) and isinstance(right, int)
@@ -81,7 +86,13 @@ def arithmetic(op: str, left, right):
 NAN = float("nan")  # the one NaN object values hold, so that sets and dicts see one value
 
 
-def normal(value):
+@overload
+def normal(value: int) -> int: ...
+@overload
+def normal(value: float) -> float: ...
+@overload
+def normal(value: str) -> str: ...
+def normal(value: Value) -> Value:
     """``value`` with a double made canonical: any NaN is :data:`NAN`, ``-0.0`` is ``0.0``."""
     if type(value) is float:
         return value + 0.0 if value == value else NAN
@@ -97,7 +108,7 @@ def same(left, right) -> bool:
     return left == right or (left != left and right != right)
 
 
-def order_key(value):
+def order_key(value) -> tuple:
     """A sort key putting NaN after every other value (of a numeric column)."""
     return (1, 0.0) if value != value else (0, value)
 
@@ -125,7 +136,7 @@ def compare(op: str, left, right) -> bool:
     raise ValueError(f"unknown comparison operator {op!r}")
 
 
-def coerce(value, type_: str):
+def coerce(value, type_: str) -> Value:
     """``value`` as a Python value of column type ``type_`` (an integer becomes a float in a
     double column). Raises TypeError for a value the type cannot hold."""
     if type_ == "double":
@@ -147,7 +158,7 @@ def coerce(value, type_: str):
     raise TypeError(f"{value!r} is not a {type_}")
 
 
-def evaluate_term(term, subst: dict):
+def evaluate_term(term, subst: dict) -> Value:
     """The value of a term under a substitution (a dict from variable name to value)."""
     if isinstance(term, ast.Constant):
         return normal(term.value)
@@ -159,7 +170,7 @@ def evaluate_term(term, subst: dict):
     raise TypeError(f"not a term: {term!r}")
 
 
-def checked(op: str, left, right, type_, span):
+def checked(op: str, left, right, type_, span) -> Union[int, float]:
     """``arithmetic(op, left, right)``, raising Overflow when an integer result does not fit
     the expression's type ``type_`` (``int``; ``long`` for any other: an integer operation on
     values of a ``double`` expression is computed in ``long``); ``span``: its position."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 from functools import lru_cache, reduce
+from typing import Callable
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -109,7 +110,7 @@ def _aggregate(node: ir.Aggregate, frames: Frames) -> DataFrame:
     return aggregate_frame(child, node.group_by, node.func, node.argument, node.output)
 
 
-_NODE_COMPILERS = {
+_NODE_COMPILERS: dict[type, Callable[..., DataFrame]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
     ir.Select: _select,

@@ -10,7 +10,7 @@ dropped (``on_null="drop"``).
 from __future__ import annotations
 
 from functools import reduce
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -232,7 +232,7 @@ def input_types(checked: CheckedProgram, inputs: Mapping[str, DataFrame]) -> dic
 
 
 # Integer literals are accepted where a double is expected, so facts are converted per column.
-_PYTHON_VALUE = {
+_PYTHON_VALUE: dict[str, Callable[..., object]] = {
     "int": int,
     "long": int,
     "double": lambda value: normal(float(value)),

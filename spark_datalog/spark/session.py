@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # Settings that suit many short iterative jobs on one machine: no UI or progress bars, few
 # shuffle partitions (tiny deltas would otherwise pay for 200 empty tasks per shuffle), and
@@ -41,7 +44,7 @@ def local_session(
     checkpoint_dir: Optional[str] = None,
     log_level: str = "WARN",
     conf: Optional[dict] = None,
-):
+) -> "SparkSession":
     """Create (or reuse) a local SparkSession for running Datalog programs.
 
     ``checkpoint_dir`` defaults to a fresh temporary directory, so the driver can cut lineage

@@ -75,7 +75,7 @@ def collect_small(df, limit: int) -> "Optional[pa.Table]":
     return table if table.num_rows <= limit else None
 
 
-def collect_arrow(df):
+def collect_arrow(df) -> "pa.Table":
     """``df`` collected as an Arrow table (one job). A frame without columns keeps its rows
     (Spark's ``toArrow`` returns none for it), so a nullary fact stays true."""
     if df.columns:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 from ..errors import InputError, SchemaError
 from . import uris
 from .embedded import is_delta_table, net_changes, open_table, read_table, table_changes
-from .schema import _CASTABLE, COUNT_COLUMN, Columns, columns_from_spark, describe, spark_type
+from .schema import _CASTABLE, COUNT_COLUMN, ColumnPairs, Columns, columns_from_spark, describe, spark_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -155,7 +155,7 @@ def _require_exists(location: str, relation: str, uri: str) -> None:
         raise InputError(f"input {relation}: {uri} does not exist")
 
 
-def match_columns(source: list, columns: Columns, relation: str, uri: str) -> list:
+def match_columns(source: list, columns: ColumnPairs, relation: str, uri: str) -> list:
     """Source column names in declared order: by name, else by position."""
     names = [c for c, _ in columns]
     if all(n in source for n in names):
@@ -194,7 +194,7 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
     return df.select(*exprs, *keep)
 
 
-def read_csv(spark, uri: str, columns: Columns, relation: str):
+def read_csv(spark, uri: str, columns: ColumnPairs, relation: str) -> "DataFrame":
     """The CSV file(s) at ``uri`` as ``load_input`` reads them, with ``columns`` as given (not
     checked as a relation's: a change set's ``_count`` is one of them)."""
     location = uris.normalise(uri)
@@ -202,7 +202,7 @@ def read_csv(spark, uri: str, columns: Columns, relation: str):
     return _read_csv(spark, location, list(columns), relation, uri)
 
 
-def _read_csv(spark, location: str, columns: Columns, relation: str, uri: str):
+def _read_csv(spark, location: str, columns: ColumnPairs, relation: str, uri: str) -> "DataFrame":
     """Read a UTF-8 CSV with a header as text, then parse every column as its declared type.
 
     Quoted fields may span lines (``multiLine``: each file is read by one task) and hold doubled
@@ -255,7 +255,7 @@ def _any(conditions: list):
     return reduce(lambda a, b: a | b, conditions)
 
 
-def _raw_values(row, columns: Columns) -> list:
+def _raw_values(row, columns: ColumnPairs) -> list:
     return [row[f"__raw{i}"] for i in range(len(columns))]
 
 

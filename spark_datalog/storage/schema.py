@@ -28,6 +28,8 @@ _FROM_DELTA = {"integer": "int", "long": "long", "double": "double", "string": "
 _TO_DELTA = {v: k for k, v in _FROM_DELTA.items()}
 
 Columns = tuple  # tuple[tuple[str, str], ...]: (name, type) pairs in order
+# What functions that only read the pairs take: Columns, or the pairs in a list.
+ColumnPairs = Sequence[tuple[str, str]]
 
 
 def normalise_columns(columns: Iterable, relation: str) -> Columns:

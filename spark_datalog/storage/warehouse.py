@@ -27,7 +27,7 @@ import datetime as _dt
 import json
 import os
 import uuid
-from typing import Callable, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Optional
 
 from ..errors import WarehouseError
 from . import uris
@@ -35,6 +35,10 @@ from .detect import choose_backend
 from .levels import LevelStore
 from .runs import APP_ID, COMMITTED, META_DIR, CommitResult, RunInfo, RunLog, WarehouseLock
 from .schema import COUNT_COLUMN, Columns, check_same_columns, normalise_columns
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame
 
 FAIL_AFTER_COMMITS_ENV = "SPARK_DATALOG_FAIL_AFTER_COMMITS"
 
@@ -121,6 +125,7 @@ class Warehouse:
         are kept, history and all, but ``relations``, ``exists`` and ``read`` no longer offer
         them; a later program that has the relation again writes it and makes it current."""
         self.runs()
+        assert self._retired_cache is not None  # runs() sets it
         return dict(self._retired_cache)
 
     def version(self, name: str) -> Optional[int]:
@@ -133,7 +138,7 @@ class Warehouse:
         self._require(name)
         return self._backend.columns(name, version)
 
-    def read(self, name: str, with_counts: bool = False, version: Optional[int] = None):
+    def read(self, name: str, with_counts: bool = False, version: Optional[int] = None) -> "DataFrame":
         """The facts of ``name`` (rows with a positive count), declared columns only.
 
         With ``with_counts=True`` every stored row is returned with its signed ``_count``.
@@ -153,7 +158,7 @@ class Warehouse:
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
-    ):
+    ) -> "Optional[pa.Table]":
         """The facts of ``name`` (with their ``_count`` when ``with_counts``) as a pyarrow Table
         read without Spark, where the backend can (the embedded one, by delta-rs), else None;
         None too when the table stores more than ``max_rows`` rows. For callers that need a
@@ -161,11 +166,11 @@ class Warehouse:
         self._require(name)
         return self._backend.read_facts(name, version, max_rows, with_counts)
 
-    def read_version(self, name: str, version: int, with_counts: bool = False):
+    def read_version(self, name: str, version: int, with_counts: bool = False) -> "DataFrame":
         """``read`` at a given Delta version."""
         return self.read(name, with_counts=with_counts, version=version)
 
-    def changes(self, name: str, from_version: int, to_version: Optional[int] = None):
+    def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> "DataFrame":
         """The net signed changes of ``name`` from ``from_version`` to ``to_version`` (latest).
 
         Declared columns plus ``_count`` (new count minus old count, facts with no change left
@@ -200,6 +205,7 @@ class Warehouse:
         """``retired()`` as of the last time this object read the run log."""
         if self._retired_cache is None:
             self.runs()
+        assert self._retired_cache is not None  # runs() sets it
         return self._retired_cache
 
     def last_run(self) -> Optional[dict]:
@@ -370,7 +376,9 @@ class Warehouse:
             self._lock.release()
 
     @contextlib.contextmanager
-    def run(self, fingerprint: str, run_id: Optional[str] = None, mode: str = "full", replace: bool = False):
+    def run(
+        self, fingerprint: str, run_id: Optional[str] = None, mode: str = "full", replace: bool = False
+    ) -> Iterator[RunInfo]:
         """``start_run`` … ``commit_run``, or ``abort_run`` when the body raises."""
         info = self.start_run(fingerprint, run_id=run_id, mode=mode, replace=replace)
         try:

@@ -13,7 +13,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import Optional, cast
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -350,7 +350,7 @@ class _ToAst:
                         ParseError(
                             f"unknown escape '\\{escaped}' in string; use \\\" \\\\ \\n \\t or \\r",
                             token.line,
-                            token.column + 1 + i,
+                            None if token.column is None else token.column + 1 + i,
                         )
                     )
                 out.append(_ESCAPES.get(escaped, escaped))
@@ -445,7 +445,9 @@ def _resume_position(text: str, error: UnexpectedInput) -> Optional[int]:
             return token.start_pos  # a statement starting its own line: the '.' before it is missing
         position = token.start_pos
     else:
-        position = error.pos_in_stream + 1
+        # lark declares ``pos_in_stream = None`` on the base class; UnexpectedCharacters and
+        # UnexpectedEOF (the other errors the parser raises) set it to an int
+        position = cast(int, error.pos_in_stream) + 1
     for match in _STATEMENT_BOUNDARY.finditer(text, position):
         if match.group("start"):
             return match.start()
@@ -578,9 +580,12 @@ def _previous_token(text: str, token: Token) -> Optional[Token]:
     return previous
 
 
-def _clause_kind(text: str, previous: Token) -> str:
-    """'rule', 'fact', 'query' or 'declaration': what the statement ending at ``previous`` is."""
+def _clause_kind(text: str, previous: Optional[Token]) -> str:
+    """'rule', 'fact', 'query' or 'declaration': what the statement ending at ``previous`` is
+    (a fact when no token precedes)."""
     kind = "fact"
+    if previous is None:
+        return kind
     try:
         for candidate in _parser().lex(text[: previous.end_pos]):
             if candidate.type == "DOT":
