@@ -106,6 +106,13 @@ class ArithmeticOverflowError(DatalogError):
     kind = "arithmetic overflow"
 
 
+class LimitError(DatalogError):
+    """The program is beyond what the engine asked to run it takes: an expression nested deeper
+    than Spark plans (``spark.limits``). Carries the position of the expression."""
+
+    kind = "limit"
+
+
 class WarehouseError(DatalogError):
     """The warehouse refused an operation (foreign program, incompatible table, concurrent run)."""
 

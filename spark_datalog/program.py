@@ -148,8 +148,9 @@ class Program:
         """
         from .eval.materialize import materialize
         from .overflow import overflows_located
+        from .spark.session import engine_settings
 
-        with overflows_located(self.checked):
+        with overflows_located(self.checked), engine_settings(spark):
             return materialize(
                 self,
                 spark,
@@ -189,8 +190,9 @@ class Program:
         """
         from .incremental import update
         from .overflow import overflows_located
+        from .spark.session import engine_settings
 
-        with overflows_located(self.checked):
+        with overflows_located(self.checked), engine_settings(spark):
             return update(
                 self,
                 spark,

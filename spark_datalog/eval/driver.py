@@ -32,6 +32,7 @@ from ..plan.ir import StratumPlan, computes
 from ..plan.partitioning import decomposition, stable_positions
 from ..spark.compile import aggregate_frame, compile_node
 from ..spark.inputs import empty_frame, facts_frame
+from ..spark.session import session_settings
 from ..spark.types import spark_type
 from .checkpoint import materialise
 from .partitioned import evaluate_partitioned
@@ -352,11 +353,5 @@ def recursion_settings(spark: SparkSession, adaptive: bool) -> Iterator[None]:
         "spark.sql.requireAllClusterKeysForCoPartition": "false",
         "spark.sql.constraintPropagation.enabled": "false",
     }
-    previous: dict = {key: spark.conf.get(key) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
+    with session_settings(spark, settings):
         yield
-    finally:
-        for key, value in previous.items():
-            spark.conf.set(key, value)

@@ -83,6 +83,9 @@ def materialize(
 
 def _check_arguments(program, inputs, strategy: str, on_null: str, checkpoint_interval) -> None:
     from ..spark.inputs import require_mapping
+    from ..spark.limits import check_spark_limits
+
+    check_spark_limits(program.checked)
 
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, not {strategy!r}")

@@ -74,6 +74,7 @@ from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
+from ..spark.limits import check_spark_limits
 from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
 from .aggregates import aggregate_changes
@@ -190,6 +191,7 @@ def update(
     warehouse.check_writable()
     program = _typed(program, warehouse)
     checked = program.checked
+    check_spark_limits(checked)
     require_mapping(changes, "changes")
     for name in changes or {}:
         if name not in checked.relations:

@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..overflow import BOUNDS, marker, span_where, sum_where
+from ..overflow import marker, span_where, sum_where
 from ..plan import ir
 from ..reference.terms import integer_type
 from .types import spark_type
@@ -274,45 +274,76 @@ def _expr(expr, fractional: frozenset) -> tuple:
 
 
 # Integer arithmetic is computed in long with Spark's try_* functions (null on overflow, in
-# ANSI mode or not), then checked against the range of the expression's type: a value out of
-# range, or a null from non-null operands, raises an error whose message carries the
-# expression's position (``overflow.marker``), which the driver maps back to the rule.
+# ANSI mode or not) and, for ``int``, narrowed with try_cast (null out of range). A null from
+# defined operands is an overflow and raises an error whose message carries the expression's
+# position (``overflow.marker``), which the driver maps back to the rule.
+#
+# Column expressions are trees, not graphs: an operand used twice is copied, and a nested
+# expression that used each operand k times would grow as k^depth (a 30-term sum exhausted the
+# driver's memory). So every operand appears once: ``coalesce(value, raise_error)`` needs no
+# separate null test, because operands are never null (inputs hold no nulls) unless they hold a
+# division or mod by zero; only then is the error guarded by "every divisor inside is non-zero"
+# (``_defined``), which copies divisors only.
 _LONG_MIN = -(2**63)
 
 
 def _integral(expr: ir.Arithmetic, left: Column, right: Column) -> Column:
-    a, b = left.cast(T.LongType()), right.cast(T.LongType())
-    value = _INTEGRAL[expr.op](a, b)
     bounds = integer_type(expr.type)
-    low, high = BOUNDS[bounds]
-    fits = value.isNotNull() if bounds == "long" else value.between(F.lit(low), F.lit(high))
+    result_type = T.IntegerType() if bounds == "int" else T.LongType()
+    # try_* on two ints gives an int (null past int's range), on two longs a long; an operand
+    # computed here in the same type needs no cast (each node counts against the stack depth
+    # of Spark's planner: ``spark.limits``)
+    a = left if _computed_as(expr.left, bounds) else left.cast(result_type)
+    b = right if _computed_as(expr.right, bounds) else right.cast(result_type)
+    value = _INTEGRAL[expr.op](a, b)
+    if bounds == "int" and expr.op in ("/", "mod"):  # Spark's div and % of ints give a long
+        value = value.try_cast(result_type)
+    # typed here, so that the analyzer resolves the whole tree in one pass rather than one
+    # type coercion per level (Spark's analyzer stops after 100 passes)
     overflow = F.raise_error(
-        F.concat(
-            F.lit(marker(span_where(expr.span), "")),
-            a.cast(T.StringType()),
-            F.lit(f" {expr.op} "),
-            b.cast(T.StringType()),
-            F.lit(f" does not fit {bounds}"),
-        )
-    )
-    undefined = (
-        a.isNull() | b.isNull() | (b == F.lit(0)) if expr.op in ("/", "mod") else a.isNull() | b.isNull()
-    )
-    checked = F.when(fits, value).when(undefined, F.lit(None)).otherwise(overflow)
-    return checked.cast(T.IntegerType()) if bounds == "int" else checked
+        F.lit(marker(span_where(expr.span), f"the result of `{expr.op}` does not fit {bounds}"))
+    ).cast(result_type)
+    defined = _defined(expr, right)
+    return F.coalesce(value, overflow if defined is None else F.when(defined, overflow))
+
+
+def _computed_as(expr, bounds: str) -> bool:
+    """Whether ``expr`` is integer arithmetic that ``_integral`` computes in ``bounds``."""
+    return isinstance(expr, ir.Arithmetic) and expr.type == bounds
+
+
+def _defined(expr: ir.Arithmetic, right: Column):
+    """The condition under which ``expr`` is defined (every divisor in it is non-zero), given
+    its compiled right operand; None when it always is."""
+    parts = [_defined_operand(expr.left), _defined_operand(expr.right)]
+    if expr.op in ("/", "mod"):
+        parts.append(right != F.lit(0))
+    present = [part for part in parts if part is not None]
+    return reduce(lambda a, b: a & b, present) if present else None
+
+
+def _defined_operand(expr):
+    if not (isinstance(expr, ir.Arithmetic) and _may_be_undefined(expr)):
+        return None
+    fractional = frozenset()  # only integer operands reach here: their divisors are integers
+    right, _ = _cached_expr(expr.right, fractional, _context())
+    return _defined(expr, right)
 
 
 def _integral_divide(a: Column, b: Column) -> Column:
     # Spark's `div` (IntegralDivide) truncates toward zero, as Java does; `/` would produce a
-    # double. -2^63 div -1 does not fit long: null here, reported as an overflow.
-    return F.when(
-        (b != F.lit(0)) & ~((a == F.lit(_LONG_MIN)) & (b == F.lit(-1))), F.call_function("div", a, b)
-    )
+    # double. A zero divisor gives null (undefined). x div -1 is computed as try_multiply(x, -1)
+    # so that -2^63 div -1 is null (an overflow), with the dividend written once.
+    divisor = F.when(b == F.lit(-1), F.lit(1).cast(T.LongType())).when(b != F.lit(0), b)
+    sign = F.when(b == F.lit(-1), F.lit(-1).cast(T.LongType())).otherwise(F.lit(1).cast(T.LongType()))
+    return F.try_multiply(F.call_function("div", a, divisor), sign)
 
 
 def _integral_mod(a: Column, b: Column) -> Column:
-    # Spark's `%` keeps the sign of the dividend (Java semantics); -2^63 % -1 is 0.
-    return F.when(b != F.lit(0), F.when(b == F.lit(-1), F.lit(0).cast(T.LongType())).otherwise(a % b))
+    # Spark's `%` keeps the sign of the dividend (Java semantics); x % -1 is 0 (also for -2^63,
+    # which `%` itself would report as an overflow in ANSI mode), x % 0 undefined (null).
+    divisor = F.when(b == F.lit(-1), F.lit(1).cast(T.LongType())).when(b != F.lit(0), b)
+    return a % divisor
 
 
 _INTEGRAL = {

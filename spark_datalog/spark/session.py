@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from typing import TYPE_CHECKING, Optional
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -22,6 +23,43 @@ LOCAL_DEFAULTS = {
     "spark.cleaner.referenceTracking.cleanCheckpoints": "true",
     "spark.sql.adaptive.enabled": "true",
 }
+
+# Settings every evaluation runs with (``engine_settings``), also the defaults of
+# ``local_session``. Subexpression elimination is off: it walks the branches of conditional
+# expressions again at every level of nesting, so the checked integer arithmetic of
+# ``spark.compile`` (one ``coalesce`` per operation) cost it 2^depth — a 30-term sum took
+# minutes to plan — while the projections of Datalog rules have no common subexpressions worth
+# sharing.
+ENGINE_SETTINGS = {"spark.sql.subexpressionElimination.enabled": "false"}
+LOCAL_DEFAULTS.update(ENGINE_SETTINGS)
+
+
+@contextmanager
+def session_settings(spark: "SparkSession", settings: Mapping[str, str]) -> Iterator[None]:
+    """Run the block with ``settings`` set on ``spark``'s runtime configuration, then restore
+    the previous values.
+
+    Example::
+
+        with session_settings(spark, {"spark.sql.adaptive.enabled": "false"}):
+            frame.count()
+    """
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, before in previous.items():
+            if before is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, before)
+
+
+def engine_settings(spark: "SparkSession") -> "AbstractContextManager[None]":
+    """The context every evaluation runs in: ``ENGINE_SETTINGS`` on ``spark``, restored after."""
+    return session_settings(spark, ENGINE_SETTINGS)
 
 
 # Warnings and errors only, without the harmless warnings of every local start (shipped with the
