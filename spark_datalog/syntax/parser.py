@@ -1,10 +1,21 @@
 """Program text -> :class:`~spark_datalog.syntax.ast.Program`.
 
-The grammar lives in ``grammar.lark`` next to this module (package data) and is compiled once,
-lazily, into an LALR(1) parser that calls :class:`_ToAst` at every reduction to build the AST
-records directly (no parse tree, no recursion). Problems it finds (unknown types, misplaced
-aggregates, bad escapes) are collected and raised together. After a syntax error parsing starts
-again at the next statement, so every syntax error is reported, each reworded for people.
+Two parsers, one language. The grammar lives in ``grammar.lark`` next to this module (package
+data): it is the specification and the error reporter. :func:`parse` first tries the fast
+hand-written parser of :mod:`spark_datalog.syntax.fast` (one regex for the tokens, recursive
+descent), which accepts only valid programs and builds the same AST the Lark path builds; on
+anything else it gives up and :func:`parse_lark` parses the text. The reason is speed: Lark
+costs about 90 µs per fact and 600 µs per rule (its ``feed_token`` and lexer are two thirds of
+it; lark-cython only halves it), too slow for 100,000 clauses in 5 s (issue 19, item 9). The
+differential tests (``tests/syntax/test_fast_parser.py``) check on every program the tests use
+and on random and mutated texts that the fast parser falls back or builds the identical AST,
+spans and rule texts included.
+
+The Lark path compiles the grammar once, lazily, into an LALR(1) parser that calls
+:class:`_ToAst` at every reduction to build the AST records directly (no parse tree, no
+recursion). Problems it finds (unknown types, misplaced aggregates, bad escapes) are collected and
+raised together. After a syntax error parsing starts again at the next statement, so every syntax
+error is reported, each reworded for people.
 """
 
 from __future__ import annotations
@@ -20,8 +31,9 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from spark_datalog.errors import ParseError, raise_collected
 from spark_datalog.syntax import ast
+from spark_datalog.syntax.fast import Fallback, parse_fast
 
-__all__ = ["parse"]
+__all__ = ["parse", "parse_lark"]
 
 _GRAMMAR_PATH = Path(__file__).parent / "grammar.lark"
 _LOCK = threading.Lock()
@@ -58,6 +70,16 @@ def parse(text: str, filename: Optional[str] = None) -> ast.Program:
     """Parse a Datalog program. Raises :class:`ParseError` (with line, column and a caret excerpt);
     every syntax error of the text, or else every problem found while building the AST (unknown
     types, misplaced aggregates, bad escapes), is in ``.errors``."""
+    _allow_deep_terms()
+    try:
+        return parse_fast(text, filename)
+    except (Fallback, RecursionError):
+        pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
+    return parse_lark(text, filename)
+
+
+def parse_lark(text: str, filename: Optional[str] = None) -> ast.Program:
+    """:func:`parse` by the Lark parser alone: the specification, and the error reporter."""
     _allow_deep_terms()
     builder = _ToAst(text)
     with _building(builder):
