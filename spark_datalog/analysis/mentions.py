@@ -51,11 +51,12 @@ def atom_uses(program: ast.Program, rules: Optional[tuple] = None) -> list[AtomU
     return sorted(uses, key=lambda u: (u.atom.span.line, u.atom.span.column))  # ints: fast
 
 
-def relation_order(program: ast.Program) -> list[str]:
-    """Relation names in order of first mention (declarations, directives and atoms by position)."""
+def relation_order(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[str]:
+    """Relation names in order of first mention (declarations, directives and atoms by position).
+    ``uses`` is ``atom_uses(program)`` when the caller has it already."""
     mentions: list[tuple[ast.Span, str]] = [(d.span, d.name) for d in program.declarations]
     mentions += [(d.span, d.name) for d in program.directives]
-    mentions += [(u.span, u.atom.predicate) for u in atom_uses(program)]
+    mentions += [(u.span, u.atom.predicate) for u in (atom_uses(program) if uses is None else uses)]
     # Sort by position only (stable), so unpositioned mentions keep declaration order.
     mentions.sort(key=lambda m: (m[0].line, m[0].column))
     return list(dict.fromkeys(name for _, name in mentions))

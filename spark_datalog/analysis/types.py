@@ -21,6 +21,7 @@ constrains is ``long``.
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
@@ -73,14 +74,23 @@ class _Flow:
 
 
 @dataclass(frozen=True)
+class _Known:
+    """The type of a value whose class is known when it is seen (a literal written into a declared
+    column: its class holds only the literal, so no node is needed)."""
+
+    type: str
+
+
+@dataclass(frozen=True)
 class _WriteCheck:
-    """A value (a node, or a fixed aggregate result) written into a declared column."""
+    """A value (a node, a :class:`_Known` type, or a fixed aggregate result) written into a
+    declared column. ``what`` is the term or aggregate written (its text is in the message)."""
 
     node: object
     relation: str
     column: str
     type: str
-    what: str
+    what: object
     span: ast.Span
 
 
@@ -107,7 +117,10 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
 
 
 def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
-    """``rule`` with each arithmetic term's ``type`` set from the inference."""
+    """``rule`` with each arithmetic term's ``type`` set from the inference (``rule`` itself when
+    it has no arithmetic)."""
+    if not _has_arithmetic(rule):
+        return rule
 
     def typed(term):
         if isinstance(term, ast.BinaryOp):
@@ -131,6 +144,21 @@ def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
         return lit
 
     return replace(rule, head=literal(rule.head), body=tuple(literal(lit) for lit in rule.body))
+
+
+def _has_arithmetic(rule: ast.Rule) -> bool:
+    """Whether an argument, a comparison side or an assigned expression of ``rule`` is arithmetic."""
+    terms = list(rule.head.args)
+    for lit in rule.body:
+        if isinstance(lit, ast.Atom):
+            terms += lit.args
+        elif isinstance(lit, ast.Negation):
+            terms += lit.atom.args
+        elif isinstance(lit, ast.Comparison):
+            terms += (lit.left, lit.right)
+        elif isinstance(lit, ast.Assignment):
+            terms.append(lit.expr)
+    return any(isinstance(term, ast.BinaryOp) for term in terms)
 
 
 def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[dict, list]:
@@ -216,7 +244,8 @@ class _Inference:
     def __init__(self, fixed: dict):
         self.fixed = fixed
         self.parent: dict = {}
-        self.evidence: dict = {}  # root -> list[_Evidence]
+        self.size: dict = {}  # root -> number of nodes in its class (union by size)
+        self.evidence: dict = {}  # root -> deque[_Evidence], in the order it was given
         self.summary: dict = {}  # root -> (kinds of its evidence, widest numeric evidence)
         self.flows: list[_Flow] = []
         self.writes: list[_WriteCheck] = []
@@ -231,7 +260,8 @@ class _Inference:
     def _node(self, key, label: str):
         if key not in self.parent:
             self.parent[key] = key
-            self.evidence[key] = []
+            self.size[key] = 1
+            self.evidence[key] = deque()
             self.summary[key] = (frozenset(), None)
             self.labels[key] = label
         return key
@@ -245,13 +275,25 @@ class _Inference:
         return root
 
     def unify(self, a, b) -> None:
+        """Merge the classes of ``a`` and ``b``: the smaller joins the larger (so a class that
+        keeps growing, such as a column read by every rule, costs O(1) per merge), and the
+        evidence stays in the order ``a``'s class then ``b``'s."""
         ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
-            self.evidence[ra].extend(self.evidence.pop(rb))
-            (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
-            numbers = [t for t in (widest_a, widest_b) if t is not None]
-            self.summary[ra] = (kinds_a | kinds_b, _widest(numbers))
+        if ra == rb:
+            return
+        evidence_a, evidence_b = self.evidence.pop(ra), self.evidence.pop(rb)
+        if self.size[ra] < self.size[rb]:
+            evidence_b.extendleft(reversed(evidence_a))
+            ra, rb, merged = rb, ra, evidence_b
+        else:
+            evidence_a.extend(evidence_b)
+            merged = evidence_a
+        self.parent[rb] = ra
+        self.size[ra] += self.size.pop(rb)
+        self.evidence[ra] = merged
+        (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
+        numbers = [t for t in (widest_a, widest_b) if t is not None]
+        self.summary[ra] = (kinds_a | kinds_b, _widest(numbers))
 
     def add(self, node, type_: str, origin: str, span: ast.Span) -> None:
         root = self.find(node)
@@ -274,8 +316,7 @@ class _Inference:
             )
         if isinstance(term, ast.Constant):
             node = self._node(("term", next(self._fresh)), f"value {term}")
-            literal = "intlit" if term.type == "long" else term.type
-            self.add(node, literal, f"literal {term} at {where(term.span)}", term.span)
+            self.add(node, _literal_type(term), f"literal {term} at {where(term.span)}", term.span)
             if term.type == "long":
                 self.integers.append((term, node))
             return node
@@ -311,6 +352,9 @@ class _Inference:
             if isinstance(arg, ast.Aggregate):
                 self._aggregate(atom.predicate, i, arg, column, scope)
                 continue
+            if column is not None and isinstance(arg, ast.Constant):
+                self._constant_write(atom.predicate, arg, column, span)
+                continue
             node = self.term(arg, scope)
             if column is None:
                 self.unify(node, self.column_node(atom.predicate, i))
@@ -318,7 +362,17 @@ class _Inference:
             if isinstance(arg, ast.Variable) or (_is_integer(arg) and column.type == "int"):
                 # a variable: tells the columns it is read from; an integer literal: its range
                 self.add(node, column.type, self._fixed_origin(atom.predicate, column, span), span)
-            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, str(arg), span))
+            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, arg, span))
+
+    def _constant_write(self, relation: str, constant: ast.Constant, column: Column, span) -> None:
+        """A literal written into a declared column. Its class would hold the literal alone (plus
+        the column's type for an integer into an int column) and never join another, so its type
+        is known at once: the same checks as for a node, without one."""
+        integer = constant.type == "long"
+        known = _Known(column.type if integer and column.type == "int" else _literal_type(constant))
+        if integer:
+            self.integers.append((constant, known))
+        self.writes.append(_WriteCheck(known, relation, column.name, column.type, constant, span))
 
     def _aggregate(self, relation, position, aggregate: ast.Aggregate, column, scope) -> None:
         value = self.term(aggregate.variable, scope)
@@ -341,7 +395,7 @@ class _Inference:
             return
         if result is value:
             self.add(value, column.type, self._fixed_origin(relation, column, span), span)
-        self.writes.append(_WriteCheck(result, relation, column.name, column.type, str(aggregate), span))
+        self.writes.append(_WriteCheck(result, relation, column.name, column.type, aggregate, span))
 
     def literal(self, literal, scope) -> None:
         if isinstance(literal, ast.Atom):
@@ -364,7 +418,10 @@ class _Inference:
     # -- solving ------------------------------------------------------------------------------
 
     def resolve(self, node) -> Optional[str]:
-        """The type of a node's class; ``"conflict"`` when its evidence disagrees."""
+        """The type of a node's class (or a :class:`_Known` type); ``"conflict"`` when its
+        evidence disagrees."""
+        if type(node) is _Known:
+            return node.type
         kinds, widest = self.summary[self.find(node)]
         if not kinds:
             return None
@@ -486,6 +543,11 @@ class _Inference:
             f"({second.origin})",
             second.span if second.span.line else first.span,
         )
+
+
+def _literal_type(constant: ast.Constant) -> str:
+    """The evidence a literal gives: ``intlit`` for an integer, else its type."""
+    return "intlit" if constant.type == "long" else constant.type
 
 
 def _is_integer(term) -> bool:
