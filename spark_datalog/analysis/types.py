@@ -55,10 +55,39 @@ def _widest(types) -> Optional[str]:
     return max(types, key=_RANK.__getitem__, default=None)
 
 
+def _wider(a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """The wider of two numeric evidences (either may be None)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return b if _RANK[b] > _RANK[a] else a
+
+
+class _Text:
+    """A message fragment formatted only if a message needs it: ``template.format(*args)``, a span
+    shown as ``line:column`` and a rule as its text (most programs have no type error, so most
+    labels and origins are never read)."""
+
+    __slots__ = ("template", "args")
+
+    def __init__(self, template: str, *args) -> None:
+        self.template, self.args = template, args
+
+    def __str__(self) -> str:
+        return self.template.format(*(_shown(arg) for arg in self.args))
+
+
+def _shown(arg) -> object:
+    if isinstance(arg, ast.Span):
+        return where(arg)
+    if isinstance(arg, ast.Rule):
+        return rule_text(arg)
+    return arg
+
+
 @dataclass(frozen=True)
 class _Evidence:
     type: str
-    origin: str
+    origin: object  # str() gives the text
     span: ast.Span
 
 
@@ -69,7 +98,7 @@ class _Flow:
     target: object
     function: Callable[[list[Optional[str]]], Optional[str]]
     operands: tuple
-    origin: str
+    origin: object  # str() gives the text
     span: ast.Span
 
 
@@ -105,14 +134,14 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
     for fact in program.facts:
         inference.write(fact.atom, None)
     for index, rule in enumerate(rules):
-        scope = ("rule", index, rule_text(rule))
+        scope = ("rule", index, rule)
         inference.write(rule.head, scope)
         for literal in rule.body:
             inference.literal(literal, scope)
     for index, query in enumerate(program.queries):
         inference.read(query.atom, ("query", index, str(query)))
     inference.solve()
-    typed = tuple(_typed_rule(rule, inference) for rule in rules)
+    typed = tuple(_typed_rule(rule, inference) for rule in rules) if inference.expressions else rules
     return inference.columns(), inference.errors(), typed
 
 
@@ -238,6 +267,9 @@ def _same_kind(types):
     return "number" if t in _RANK else t
 
 
+_EMPTY: tuple = (frozenset(), None)  # the summary of a class without evidence
+
+
 class _Inference:
     """Union-find over nodes with evidence per class, then a fixpoint over the flows."""
 
@@ -251,27 +283,34 @@ class _Inference:
         self.writes: list[_WriteCheck] = []
         self.comparisons: list = []  # (comparison, left node, right node)
         self.labels: dict = {}  # node -> description (for messages)
+        self.column_keys: list = []  # the column nodes, in the order they were made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
         self.integers: list = []  # (integer literal, its node): checked against their types
         self._fresh = itertools.count()
 
     # -- union-find ---------------------------------------------------------------------------
 
-    def _node(self, key, label: str):
+    def _node(self, key, *label):
+        """The node ``key`` (a new class of its own the first time), described by
+        ``_Text(*label)`` in messages."""
         if key not in self.parent:
             self.parent[key] = key
             self.size[key] = 1
             self.evidence[key] = deque()
-            self.summary[key] = (frozenset(), None)
-            self.labels[key] = label
+            self.summary[key] = _EMPTY
+            self.labels[key] = _Text(*label)
         return key
 
     def find(self, key):
-        root = key
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[key] != root:
-            self.parent[key], key = root, self.parent[key]
+        """The root of ``key``'s class (roots are the stored key objects: compared by identity)."""
+        parent = self.parent
+        root = parent[key]
+        if parent[root] is root:
+            return root
+        while parent[root] is not root:
+            root = parent[root]
+        while parent[key] is not root:
+            parent[key], key = root, parent[key]
         return root
 
     def unify(self, a, b) -> None:
@@ -279,7 +318,7 @@ class _Inference:
         keeps growing, such as a column read by every rule, costs O(1) per merge), and the
         evidence stays in the order ``a``'s class then ``b``'s."""
         ra, rb = self.find(a), self.find(b)
-        if ra == rb:
+        if ra is rb:
             return
         evidence_a, evidence_b = self.evidence.pop(ra), self.evidence.pop(rb)
         if self.size[ra] < self.size[rb]:
@@ -292,57 +331,64 @@ class _Inference:
         self.size[ra] += self.size.pop(rb)
         self.evidence[ra] = merged
         (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
-        numbers = [t for t in (widest_a, widest_b) if t is not None]
-        self.summary[ra] = (kinds_a | kinds_b, _widest(numbers))
+        kinds = kinds_a if kinds_b <= kinds_a else kinds_a | kinds_b
+        self.summary[ra] = (kinds, _wider(widest_a, widest_b))
 
-    def add(self, node, type_: str, origin: str, span: ast.Span) -> None:
+    def add(self, node, type_: str, origin: object, span: ast.Span) -> None:
+        """Evidence ``type_`` (from ``origin``, whose str() is read only for messages) for the
+        class of ``node``."""
         root = self.find(node)
         self.evidence[root].append(_Evidence(type_, origin, span))
         kinds, widest = self.summary[root]
         if type_ in _RANK:
-            widest = _widest([t for t in (widest, type_) if t is not None])
-        self.summary[root] = (kinds | {_kind(type_)}, widest)
+            widest = _wider(widest, type_)
+        kind = _kind(type_)
+        self.summary[root] = (kinds if kind in kinds else kinds | {kind}, widest)
 
     # -- building -----------------------------------------------------------------------------
 
     def column_node(self, relation: str, position: int):
-        return self._node(("col", relation, position), f"column 'c{position}' of relation '{relation}'")
+        key = ("col", relation, position)
+        if key in self.parent:
+            return key
+        self.column_keys.append(key)
+        return self._node(("col", relation, position), "column 'c{}' of relation '{}'", position, relation)
 
     def term(self, term, scope):
         """The node of a term; literals and arithmetic get fresh nodes with their evidence."""
         if isinstance(term, ast.Variable):
             return self._node(
-                ("var", scope[0], scope[1], term.name), f"variable {term} in {scope[0]} '{scope[2]}'"
+                ("var", scope[0], scope[1], term.name), "variable {} in {} '{}'", term, scope[0], scope[2]
             )
         if isinstance(term, ast.Constant):
-            node = self._node(("term", next(self._fresh)), f"value {term}")
-            self.add(node, _literal_type(term), f"literal {term} at {where(term.span)}", term.span)
+            node = self._node(("term", next(self._fresh)), "value {}", term)
+            self.add(node, _literal_type(term), _Text("literal {} at {}", term, term.span), term.span)
             if term.type == "long":
                 self.integers.append((term, node))
             return node
         if isinstance(term, ast.BinaryOp):
-            node = self._node(("term", next(self._fresh)), f"expression {term}")
+            node = self._node(("term", next(self._fresh)), "expression {}", term)
             operands = (self.term(term.left, scope), self.term(term.right, scope))
             span = _span_of(term)
             for operand, side in zip(operands, (term.left, term.right), strict=True):
-                self.add(operand, "number", f"operand of '{term.op}' at {where(span)}", _span_of(side))
-            self.flows.append(_Flow(node, _arithmetic, operands, f"result of {term}", span))
+                self.add(operand, "number", _Text("operand of '{}' at {}", term.op, span), _span_of(side))
+            self.flows.append(_Flow(node, _arithmetic, operands, _Text("result of {}", term), span))
             self.expressions[id(term)] = node
             return node
         raise TypeError(f"not a term: {term!r}")
 
-    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> str:
-        return f"column '{column.name}' of '{relation}' is {column.type}, at {where(span)}"
+    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> _Text:
+        return _Text("column '{}' of '{}' is {}, at {}", column.name, relation, column.type, span)
 
     def read(self, atom: ast.Atom, scope) -> None:
         fixed = self.fixed.get(atom.predicate)
         for i, arg in enumerate(atom.args):
+            if fixed is None or i >= len(fixed):
+                self._into_column(arg, scope, atom.predicate, i)
+                continue
             node = self.term(arg, scope)
-            if fixed is not None and i < len(fixed):
-                span = _span_of(arg)
-                self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span), span)
-            else:
-                self.unify(node, self.column_node(atom.predicate, i))
+            span = _span_of(arg)
+            self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span), span)
 
     def write(self, atom: ast.Atom, scope) -> None:
         fixed = self.fixed.get(atom.predicate)
@@ -355,14 +401,29 @@ class _Inference:
             if column is not None and isinstance(arg, ast.Constant):
                 self._constant_write(atom.predicate, arg, column, span)
                 continue
-            node = self.term(arg, scope)
             if column is None:
-                self.unify(node, self.column_node(atom.predicate, i))
+                self._into_column(arg, scope, atom.predicate, i)
                 continue
+            node = self.term(arg, scope)
             if isinstance(arg, ast.Variable) or (_is_integer(arg) and column.type == "int"):
                 # a variable: tells the columns it is read from; an integer literal: its range
                 self.add(node, column.type, self._fixed_origin(atom.predicate, column, span), span)
             self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, arg, span))
+
+    def _into_column(self, arg, scope, relation: str, position: int) -> None:
+        """Unify ``arg`` with an undeclared column. A variable seen for the first time has no
+        evidence yet: it joins the column's class directly (the same class, evidence and summary
+        as a unify, for less work)."""
+        column = self.column_node(relation, position)
+        if isinstance(arg, ast.Variable):
+            key = ("var", scope[0], scope[1], arg.name)
+            if key not in self.parent:
+                root = self.find(column)
+                self.parent[key] = root
+                self.size[root] += 1
+                self.labels[key] = _Text("variable {} in {} '{}'", arg, scope[0], scope[2])
+                return
+        self.unify(self.term(arg, scope), column)
 
     def _constant_write(self, relation: str, constant: ast.Constant, column: Column, span) -> None:
         """A literal written into a declared column. Its class would hold the literal alone (plus
@@ -379,9 +440,9 @@ class _Inference:
         span = _span_of(aggregate)
         func = aggregate.func
         if func in ("sum", "avg"):
-            self.add(value, "number", f"argument of {aggregate} at {where(span)}", span)
-        result = self._node(("term", next(self._fresh)), f"result of {aggregate}")
-        origin = f"result of {aggregate} at {where(span)}"
+            self.add(value, "number", _Text("argument of {} at {}", aggregate, span), span)
+        result = self._node(("term", next(self._fresh)), "result of {}", aggregate)
+        origin = _Text("result of {} at {}", aggregate, span)
         if func == "count":
             self.add(result, "long", origin, span)
         elif func == "avg":
@@ -408,10 +469,10 @@ class _Inference:
             left, right = self.term(literal.left, scope), self.term(literal.right, scope)
             span = literal.span if literal.span.line else _span_of(literal.left)
             self.flows.append(
-                _Flow(left, _same_kind, (right,), f"compared with {literal.right} at {where(span)}", span)
+                _Flow(left, _same_kind, (right,), _Text("compared with {} at {}", literal.right, span), span)
             )
             self.flows.append(
-                _Flow(right, _same_kind, (left,), f"compared with {literal.left} at {where(span)}", span)
+                _Flow(right, _same_kind, (left,), _Text("compared with {} at {}", literal.left, span), span)
             )
             self.comparisons.append((literal, left, right))
 
@@ -452,9 +513,8 @@ class _Inference:
         for name, columns in self.fixed.items():
             out[name] = columns
         arities: dict = {}
-        for key in self.parent:
-            if key[0] == "col":
-                arities[key[1]] = max(arities.get(key[1], 0), key[2] + 1)
+        for _, relation, position in self.column_keys:
+            arities[relation] = max(arities.get(relation, 0), position + 1)
         for name, arity in arities.items():
             if name in out:
                 continue
@@ -469,13 +529,7 @@ class _Inference:
         return None if t == "conflict" else t
 
     def errors(self) -> list:
-        errors: list = []
-        members: dict = {}
-        for key in self.parent:
-            members.setdefault(self.find(key), []).append(key)
-        for root, keys in members.items():
-            if self.resolve(root) == "conflict":
-                errors.append(self._conflict(root, keys))
+        errors: list = self._conflicts()
         for check in self.writes:
             t = self.resolve(check.node)
             if t in (None, "conflict"):
@@ -501,6 +555,20 @@ class _Inference:
                         comparison.span,
                     )
                 )
+        return errors
+
+    def _conflicts(self) -> list:
+        """A type conflict per class whose evidence disagrees, in the order of the classes' first
+        nodes (the classes' members are only gathered when there is one)."""
+        if all(len(kinds) < 2 for kinds, _ in self.summary.values()):
+            return []
+        errors: list = []
+        members: dict = {}
+        for key in self.parent:
+            members.setdefault(self.find(key), []).append(key)
+        for root, keys in members.items():
+            if self.resolve(root) == "conflict":
+                errors.append(self._conflict(root, keys))
         return errors
 
     def _literal_errors(self) -> list:
