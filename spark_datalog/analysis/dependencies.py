@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 from ..errors import StratificationError
 from ..syntax import ast
@@ -25,9 +25,9 @@ NEGATIVE = "negative"
 AGGREGATE = "aggregate"
 
 
-@dataclass(frozen=True)
-class Dependency:
-    """``target`` (a rule head) depends on ``source`` (a relation of that rule's body)."""
+class Dependency(NamedTuple):
+    """``target`` (a rule head) depends on ``source`` (a relation of that rule's body). A named
+    tuple: a program makes one per body atom, and tuples are quick to make."""
 
     source: str
     target: str
