@@ -339,6 +339,10 @@ class _Inference:
         class of ``node``."""
         root = self.find(node)
         self.evidence[root].append(_Evidence(type_, origin, span))
+        self._summarise(root, type_)
+
+    def _summarise(self, root, type_: str) -> None:
+        """Account for new evidence ``type_`` in the summary of the class ``root``."""
         kinds, widest = self.summary[root]
         if type_ in _RANK:
             widest = _wider(widest, type_)
@@ -423,7 +427,23 @@ class _Inference:
                 self.size[root] += 1
                 self.labels[key] = _Text("variable {} in {} '{}'", arg, scope[0], scope[2])
                 return
+        elif isinstance(arg, ast.Constant):
+            self._constant_into(arg, column)
+            return
         self.unify(self.term(arg, scope), column)
+
+    def _constant_into(self, constant: ast.Constant, column) -> None:
+        """A literal unified with an undeclared column, without a node of its own: its evidence
+        goes first in the column's class, as unifying the literal's one-node class with it would
+        put it, and its range is checked against the column's type. (Its node could only name the
+        class in a message, and the column does that.)"""
+        root = self.find(column)
+        type_ = _literal_type(constant)
+        origin = _Text("literal {} at {}", constant, constant.span)
+        self.evidence[root].appendleft(_Evidence(type_, origin, constant.span))
+        self._summarise(root, type_)
+        if constant.type == "long":
+            self.integers.append((constant, column))
 
     def _constant_write(self, relation: str, constant: ast.Constant, column: Column, span) -> None:
         """A literal written into a declared column. Its class would hold the literal alone (plus
