@@ -149,8 +149,9 @@ def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
     for index, rule in enumerate(rules):
         rules_of.setdefault(rule.head.predicate, []).append(index)
     strata: list[Stratum] = []
+    derived = set(idb)
     for members in _topological(components, component_of, successors, order):
-        if any(m in idb for m in members):
+        if not derived.isdisjoint(members):
             strata.append(_stratum(len(strata), members, rules, rules_of, self_loops, order, aggregates))
     return tuple(strata), errors
 
@@ -183,7 +184,7 @@ def _topological(components, component_of, successors, order) -> list[list[str]]
             if a != b and b not in followers[a]:
                 followers[a].add(b)
                 indegree[b] += 1
-    key = [min(order[n] for n in c) for c in components]
+    key = [min(map(order.__getitem__, c)) for c in components]
     ready = [(key[i], i) for i in range(len(components)) if indegree[i] == 0]
     heapq.heapify(ready)
     out: list[list[str]] = []

@@ -361,9 +361,10 @@ class _Inference:
     def term(self, term, scope):
         """The node of a term; literals and arithmetic get fresh nodes with their evidence."""
         if isinstance(term, ast.Variable):
-            return self._node(
-                ("var", scope[0], scope[1], term.name), "variable {} in {} '{}'", term, scope[0], scope[2]
-            )
+            key = ("var", scope[0], scope[1], term.name)
+            if key in self.parent:  # seen before in this rule
+                return key
+            return self._node(key, "variable {} in {} '{}'", term, scope[0], scope[2])
         if isinstance(term, ast.Constant):
             node = self._node(("term", next(self._fresh)), "value {}", term)
             self.add(node, _literal_type(term), _Text("literal {} at {}", term, term.span), term.span)
