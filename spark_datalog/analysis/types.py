@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from dataclasses import replace
+from typing import Callable, NamedTuple, Optional
 
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
@@ -84,15 +84,16 @@ def _shown(arg) -> object:
     return arg
 
 
-@dataclass(frozen=True)
-class _Evidence:
+# The records below are named tuples: a program makes several per rule, and tuples are quick to make.
+
+
+class _Evidence(NamedTuple):
     type: str
     origin: object  # str() gives the text
     span: ast.Span
 
 
-@dataclass(frozen=True)
-class _Flow:
+class _Flow(NamedTuple):
     """Evidence for ``target`` computed by ``function`` from the resolved ``operands``."""
 
     target: object
@@ -102,16 +103,14 @@ class _Flow:
     span: ast.Span
 
 
-@dataclass(frozen=True)
-class _Known:
+class _Known(NamedTuple):
     """The type of a value whose class is known when it is seen (a literal written into a declared
     column: its class holds only the literal, so no node is needed)."""
 
     type: str
 
 
-@dataclass(frozen=True)
-class _WriteCheck:
+class _WriteCheck(NamedTuple):
     """A value (a node, a :class:`_Known` type, or a fixed aggregate result) written into a
     declared column. ``what`` is the term or aggregate written (its text is in the message)."""
 
