@@ -34,7 +34,7 @@ from .declarations import check_declarations, check_defined
 from .dependencies import stratify
 from .describe import describe
 from .facts import fact_tuples
-from .mentions import relation_order
+from .mentions import atom_uses, relation_order
 from .normalise import normalise_rule
 from .safety import check_safety
 from .types import fixed_columns, infer_types
@@ -56,12 +56,13 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
         >>> [s.relations for s in checked.strata], checked.edb
         ([('t',)], ('e',))
     """
-    structural = check_declarations(program) + check_arity(program, input_types)
+    uses = atom_uses(program)
+    structural = check_declarations(program, uses) + check_arity(program, input_types, uses)
     rules = tuple(normalise_rule(rule) for rule in program.rules)
-    errors: list[DatalogError] = [*structural, *check_defined(program)]
+    errors: list[DatalogError] = [*structural, *check_defined(program, uses)]
     errors += check_safety(rules)
 
-    order = relation_order(program)
+    order = relation_order(program, uses)
     idb = {rule.head.predicate for rule in rules}
     aggregates, aggregate_errors = relation_aggregates(rules, program.facts)
     errors += aggregate_errors
@@ -77,12 +78,13 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     raise_collected(errors, program.source, program.filename)
     rules, strata = _with_typed_rules(rules, typed, strata)
 
+    declared = {d.name for d in program.declarations}
     relations = {
         name: RelationSchema(
             name,
             columns.get(name, ()),
             "idb" if name in idb else "edb",
-            declared=any(d.name == name for d in program.declarations),
+            declared=name in declared,
             aggregate=aggregates.get(name),
         )
         for name in order
@@ -100,6 +102,16 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
 
 
 def _with_typed_rules(rules: tuple, typed: tuple, strata: tuple) -> tuple:
-    """``(typed, strata)`` with every stratum's rules replaced by their typed versions."""
-    by_identity = {id(rule): new for rule, new in zip(rules, typed, strict=True)}
-    return typed, tuple(replace(s, rules=tuple(by_identity[id(r)] for r in s.rules)) for s in strata)
+    """``(typed, strata)`` with every stratum's rules replaced by their typed versions (a stratum
+    whose rules typing left as they were is kept)."""
+    by_identity = {id(rule): new for rule, new in zip(rules, typed, strict=True) if new is not rule}
+    if not by_identity:
+        return typed, strata
+    return typed, tuple(_retyped(stratum, by_identity) for stratum in strata)
+
+
+def _retyped(stratum, by_identity: dict):
+    """``stratum`` with the rules ``by_identity`` (id of a rule -> its typed version) replaced."""
+    if not any(id(rule) in by_identity for rule in stratum.rules):
+        return stratum
+    return replace(stratum, rules=tuple(by_identity.get(id(rule), rule) for rule in stratum.rules))

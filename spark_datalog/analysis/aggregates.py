@@ -48,29 +48,33 @@ def relation_aggregates(rules, facts=()) -> tuple[dict, list]:
                 )
             )
 
-    for name, spec in specs.items():
-        if spec.func in ast.PREMAPPABLE_FUNCTIONS:
-            continue
-        what = spec.func
-        origin = f"rule '{rule_text(defining[name])}'"
-        for rule in rules:
-            if rule.head.predicate == name and rule.aggregate is None:
-                errors.append(
-                    error_at(
-                        StratificationError,
-                        f"relation '{name}' aggregates with {what} in {origin} and may not also "
-                        f"have plain rules such as '{rule_text(rule)}'",
-                        rule.head.span,
-                    )
-                )
-        for fact in facts:
-            if fact.atom.predicate == name:
-                errors.append(
-                    error_at(
-                        StratificationError,
-                        f"relation '{name}' aggregates with {what} in {origin} and may not also "
-                        f"have facts such as '{fact}'",
-                        fact.atom.span,
-                    )
-                )
+    errors += _mixed_errors(rules, facts, specs, defining)
     return specs, errors
+
+
+def _mixed_errors(rules, facts, specs: dict, defining: dict) -> list:
+    """Plain rules and facts of count/sum/avg relations (one pass over the rules and one over the
+    facts, whatever the number of aggregate relations)."""
+    strict = {name for name, spec in specs.items() if spec.func not in ast.PREMAPPABLE_FUNCTIONS}
+    if not strict:
+        return []
+    found: dict[str, list] = {name: [] for name in specs if name in strict}  # in specs' order
+    for rule in rules:
+        if rule.head.predicate in strict and rule.aggregate is None:
+            found[rule.head.predicate].append(("plain rules", rule_text(rule), rule.head.span))
+    for fact in facts:
+        if fact.atom.predicate in strict:
+            found[fact.atom.predicate].append(("facts", str(fact), fact.atom.span))
+    errors: list = []
+    for name, clauses in found.items():
+        origin = f"rule '{rule_text(defining[name])}'"
+        for what, text, span in clauses:  # its plain rules, then its facts
+            errors.append(
+                error_at(
+                    StratificationError,
+                    f"relation '{name}' aggregates with {specs[name].func} in {origin} and may not "
+                    f"also have {what} such as '{text}'",
+                    span,
+                )
+            )
+    return errors

@@ -7,16 +7,19 @@ from typing import Optional
 
 from ..errors import SchemaError
 from ..syntax import ast
-from .mentions import atom_uses, error_at, where
+from .mentions import AtomUse, atom_uses, error_at, where
 
 
-def check_arity(program: ast.Program, input_types: Optional[dict] = None) -> list[SchemaError]:
-    """One error per atom whose arity differs from the predicate's reference arity."""
+def check_arity(
+    program: ast.Program, input_types: Optional[dict] = None, uses: Optional[list[AtomUse]] = None
+) -> list[SchemaError]:
+    """One error per atom whose arity differs from the predicate's reference arity. ``uses`` is
+    ``atom_uses(program)`` when the caller has it already."""
     errors: list[SchemaError] = []
     reference: dict[str, tuple[int, str]] = {}  # name -> (arity, description of where it was fixed)
     for decl in program.declarations:
         reference.setdefault(decl.name, (len(decl.columns), f"its .decl at {where(decl.span)}"))
-    for use in atom_uses(program):
+    for use in atom_uses(program) if uses is None else uses:
         atom = use.atom
         if atom.predicate not in reference:
             reference[atom.predicate] = (atom.arity, f"its use at {where(atom.span)}")

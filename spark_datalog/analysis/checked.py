@@ -7,6 +7,7 @@ translator) read a ``CheckedProgram`` and never the raw AST alone.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Optional
 
 from ..syntax import ast
@@ -99,15 +100,18 @@ class CheckedProgram:
     queries: tuple  # tuple[ast.Query, ...]
     outputs: tuple = field(default=())
 
-    @property
+    # The derived sets below are computed once per (immutable) program: callers test membership
+    # in them inside loops over the relations or strata.
+
+    @cached_property
     def edb(self) -> tuple:
         return tuple(n for n, r in self.relations.items() if r.kind == "edb")
 
-    @property
+    @cached_property
     def idb(self) -> tuple:
         return tuple(n for n, r in self.relations.items() if r.kind == "idb")
 
-    @property
+    @cached_property
     def demanded(self) -> frozenset:
         """The outputs and every relation they depend on (through positive and negated body
         atoms); every relation when the program names no ``.output``."""
@@ -140,10 +144,17 @@ class CheckedProgram:
         return tuple(s for s in self.strata if demanded & set(s.relations))
 
     def stratum_of(self, relation: str) -> Optional[Stratum]:
+        """The stratum defining ``relation`` (None for an EDB relation)."""
+        return self._stratum_index.get(relation)
+
+    @cached_property
+    def _stratum_index(self) -> dict:
+        """Relation -> its stratum (the first one naming it)."""
+        index: dict = {}
         for stratum in self.strata:
-            if relation in stratum.relations:
-                return stratum
-        return None
+            for name in stratum.relations:
+                index.setdefault(name, stratum)
+        return index
 
 
 def _atoms(rule: ast.Rule) -> list:

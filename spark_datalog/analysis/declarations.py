@@ -11,14 +11,16 @@
 from __future__ import annotations
 
 import difflib
+from typing import Optional
 
 from ..errors import SchemaError
 from ..syntax import ast
-from .mentions import atom_uses, error_at, where
+from .mentions import AtomUse, atom_uses, error_at, where
 
 
-def check_declarations(program: ast.Program) -> list[SchemaError]:
-    """All errors in the declarations and directives of ``program``."""
+def check_declarations(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[SchemaError]:
+    """All errors in the declarations and directives of ``program``. ``uses`` is
+    ``atom_uses(program)`` when the caller has it already."""
     errors: list[SchemaError] = []
     declared: dict[str, ast.Declaration] = {}
     for decl in program.declarations:
@@ -53,7 +55,7 @@ def check_declarations(program: ast.Program) -> list[SchemaError]:
                     )
                 )
 
-    used = {u.atom.predicate for u in atom_uses(program)}
+    used = {u.atom.predicate for u in (atom_uses(program) if uses is None else uses)}
     for directive in program.directives:
         if directive.name not in used and directive.name not in declared:
             errors.append(
@@ -80,12 +82,13 @@ def check_declarations(program: ast.Program) -> list[SchemaError]:
     return errors
 
 
-def check_defined(program: ast.Program) -> list[SchemaError]:
-    """An error at the first atom over each relation that has no rule, fact, .decl or .input."""
+def check_defined(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[SchemaError]:
+    """An error at the first atom over each relation that has no rule, fact, .decl or .input.
+    ``uses`` is ``atom_uses(program)`` when the caller has it already."""
     defined = set(defined_relations(program))
     errors: list[SchemaError] = []
     reported: set[str] = set()
-    for use in atom_uses(program):
+    for use in atom_uses(program) if uses is None else uses:
         name = use.atom.predicate
         if name in defined or name in reported:
             continue

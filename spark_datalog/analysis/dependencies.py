@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
-from typing import Optional, Union
+from typing import NamedTuple, Optional, Union
 
 from ..errors import StratificationError
 from ..syntax import ast
@@ -25,9 +25,9 @@ NEGATIVE = "negative"
 AGGREGATE = "aggregate"
 
 
-@dataclass(frozen=True)
-class Dependency:
-    """``target`` (a rule head) depends on ``source`` (a relation of that rule's body)."""
+class Dependency(NamedTuple):
+    """``target`` (a rule head) depends on ``source`` (a relation of that rule's body). A named
+    tuple: a program makes one per body atom, and tuples are quick to make."""
 
     source: str
     target: str
@@ -145,21 +145,33 @@ def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
     errors = _cycle_errors(graph, rules, component_of)
 
     self_loops = {e.source for e in graph.edges if e.source == e.target}
-    rules_of: dict[str, list[int]] = {}
+    rules_of: dict[str, list[int]] = {}  # relation -> the indexes of its rules, ascending
     for index, rule in enumerate(rules):
         rules_of.setdefault(rule.head.predicate, []).append(index)
     strata: list[Stratum] = []
+    derived = set(idb)
     for members in _topological(components, component_of, successors, order):
-        if not any(m in idb for m in members):
-            continue
-        members = sorted(members, key=order.__getitem__)
-        recursive = len(members) > 1 or members[0] in self_loops
-        uses_prem = recursive and any(
-            aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in members if m in aggregates
-        )
-        stratum_rules = tuple(rules[i] for i in sorted(i for m in members for i in rules_of.get(m, ())))
-        strata.append(Stratum(len(strata), tuple(members), stratum_rules, recursive, uses_prem))
+        if not derived.isdisjoint(members):
+            strata.append(_stratum(len(strata), members, rules, rules_of, self_loops, order, aggregates))
     return tuple(strata), errors
+
+
+def _stratum(
+    index: int, members: list, rules, rules_of: dict, self_loops: set, order: dict, aggregates
+) -> Stratum:
+    """The stratum ``index`` of the component ``members``: its relations in first-appearance order
+    and their rules in program order."""
+    if len(members) == 1:  # most components: no sorting needed
+        indices: list = rules_of.get(members[0], [])
+        recursive = members[0] in self_loops
+    else:
+        members = sorted(members, key=order.__getitem__)
+        indices = sorted(i for m in members for i in rules_of.get(m, ()))
+        recursive = True
+    uses_prem = recursive and any(
+        aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in members if m in aggregates
+    )
+    return Stratum(index, tuple(members), tuple(rules[i] for i in indices), recursive, uses_prem)
 
 
 def _topological(components, component_of, successors, order) -> list[list[str]]:
@@ -172,7 +184,7 @@ def _topological(components, component_of, successors, order) -> list[list[str]]
             if a != b and b not in followers[a]:
                 followers[a].add(b)
                 indegree[b] += 1
-    key = [min(order[n] for n in c) for c in components]
+    key = [min(map(order.__getitem__, c)) for c in components]
     ready = [(key[i], i) for i in range(len(components)) if indegree[i] == 0]
     heapq.heapify(ready)
     out: list[list[str]] = []
@@ -187,13 +199,16 @@ def _topological(components, component_of, successors, order) -> list[list[str]]
 
 
 def _cycle_errors(graph: DependencyGraph, rules, component_of) -> list[StratificationError]:
+    """Negation and count/sum/avg inside a cycle (edges within one component)."""
+    inside = [e for e in graph.edges if component_of[e.source] == component_of[e.target]]
+    if not inside:
+        return []
     errors: list[StratificationError] = []
     uses: dict[str, list[Dependency]] = {}  # head relation -> its dependencies
     for edge in graph.edges:
         uses.setdefault(edge.target, []).append(edge)
-    same = lambda e: component_of[e.source] == component_of[e.target]  # noqa: E731
-    for edge in graph.edges:
-        if edge.kind == NEGATIVE and same(edge):
+    for edge in inside:
+        if edge.kind == NEGATIVE:
             rule = rules[edge.rule_index]
             errors.append(
                 error_at(
@@ -204,15 +219,10 @@ def _cycle_errors(graph: DependencyGraph, rules, component_of) -> list[Stratific
                 )
             )
     reported: set[int] = set()
-    for edge in graph.edges:
+    for edge in inside:
         rule = rules[edge.rule_index]
         aggregate = rule.aggregate
-        if (
-            aggregate is None
-            or aggregate[1].func in ast.PREMAPPABLE_FUNCTIONS
-            or edge.rule_index in reported
-            or not same(edge)
-        ):
+        if aggregate is None or aggregate[1].func in ast.PREMAPPABLE_FUNCTIONS or edge.rule_index in reported:
             continue
         reported.add(edge.rule_index)
         agg = aggregate[1]

@@ -6,6 +6,7 @@ in" (deterministic output). Both come from :func:`atom_uses`.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import NamedTuple, Optional, TypeVar
 
 from ..errors import DatalogError
@@ -19,6 +20,10 @@ NEGATED = "negated"
 QUERY = "query"
 
 E = TypeVar("E", bound=DatalogError)
+
+# Sort keys: (line, column) of an atom use, of a (span, name) mention (C getters: no Python call).
+_USE_POSITION = attrgetter("atom.span.line", "atom.span.column")
+_MENTION_POSITION = attrgetter("span.line", "span.column")
 
 
 class AtomUse(NamedTuple):
@@ -48,17 +53,28 @@ def atom_uses(program: ast.Program, rules: Optional[tuple] = None) -> list[AtomU
             elif isinstance(literal, ast.Negation):
                 uses.append(AtomUse(literal.atom, NEGATED, index))
     uses.extend(AtomUse(q.atom, QUERY) for q in program.queries)
-    return sorted(uses, key=lambda u: (u.atom.span.line, u.atom.span.column))  # ints: fast
+    return sorted(uses, key=_USE_POSITION)
 
 
-def relation_order(program: ast.Program) -> list[str]:
-    """Relation names in order of first mention (declarations, directives and atoms by position)."""
-    mentions: list[tuple[ast.Span, str]] = [(d.span, d.name) for d in program.declarations]
-    mentions += [(d.span, d.name) for d in program.directives]
-    mentions += [(u.span, u.atom.predicate) for u in atom_uses(program)]
+def relation_order(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[str]:
+    """Relation names in order of first mention (declarations, directives and atoms by position).
+    ``uses`` is ``atom_uses(program)`` when the caller has it already."""
+    mentions: list = [*program.declarations, *program.directives]
+    # The uses are sorted by position: only each relation's first one can be its first mention.
+    first_uses: dict = {}
+    for use in atom_uses(program) if uses is None else uses:
+        first_uses.setdefault(use.atom.predicate, use.atom)
+    mentions += [_Mention(atom.predicate, atom.span) for atom in first_uses.values()]
     # Sort by position only (stable), so unpositioned mentions keep declaration order.
-    mentions.sort(key=lambda m: (m[0].line, m[0].column))
-    return list(dict.fromkeys(name for _, name in mentions))
+    mentions.sort(key=_MENTION_POSITION)
+    return list(dict.fromkeys(mention.name for mention in mentions))
+
+
+class _Mention(NamedTuple):
+    """A relation's first atom, as a declaration or directive would name it."""
+
+    name: str
+    span: ast.Span
 
 
 def rule_text(rule: ast.Rule) -> str:

@@ -38,12 +38,14 @@ def bound_variables(body) -> set[str]:
 def normalise_rule(rule: ast.Rule) -> ast.Rule:
     """The rule with binding equalities turned into assignments and its body ordered."""
     body = _order(_assignments(rule.body))
-    if body == rule.body:
+    if all(new is old for new, old in zip(body, rule.body, strict=True)):  # the same literals, in place
         return rule
     return ast.Rule(rule.head, body, rule.span, rule.text)
 
 
 def _assignments(body: tuple) -> tuple:
+    if not any(isinstance(lit, ast.Comparison) and lit.op == "=" for lit in body):
+        return body
     bound = positive_variables(body)
     literals = list(body)
     changed = True
@@ -111,7 +113,8 @@ def _order(body: tuple) -> tuple:
     for literal in body:
         if isinstance(literal, ast.Atom) or _needs(literal) <= available:
             emit(literal)
-            flush()
+            if pending:
+                flush()
         else:
             pending.append(literal)
     out.extend(pending)

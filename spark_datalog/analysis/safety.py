@@ -32,21 +32,23 @@ def check_safety(rules) -> list[SafetyError]:
 def _check_rule(rule: ast.Rule) -> list[SafetyError]:
     bound = bound_variables(rule.body)
     hint = {v.name for arg in _expression_arguments(rule) for v in ast.term_variables(arg[1])}
-    text = rule_text(rule)
     errors: list[SafetyError] = []
     reported: set[str] = set()
-    for variables, place, anonymous_allowed in _places(rule):
+    for variables, (template, *subjects), anonymous_allowed in _places(rule):
         for var in variables:
             if var.anonymous:
                 if not anonymous_allowed:
                     message = (
-                        f"anonymous variable '_' {place} of rule '{text}' is not allowed "
-                        f"(only body atoms may use '_', as a whole argument)"
+                        f"anonymous variable '_' {template.format(*subjects)} of rule '{rule_text(rule)}' "
+                        f"is not allowed (only body atoms may use '_', as a whole argument)"
                     )
                     errors.append(error_at(SafetyError, message, var.span))
             elif var.name not in bound and var.name not in reported:
                 reported.add(var.name)
-                errors.append(error_at(SafetyError, _unbound(var, place, text, rule, hint), var.span))
+                place = template.format(*subjects)
+                errors.append(
+                    error_at(SafetyError, _unbound(var, place, rule_text(rule), rule, hint), var.span)
+                )
     return errors
 
 
@@ -71,25 +73,26 @@ def _expression_arguments(rule: ast.Rule):
 def _places(rule: ast.Rule):
     """(variables, where they are, whether '_' may be one) of every place that needs bound
     variables, in the order they are reported: expression arguments of atoms first (the atom
-    that seems to bind the variable is where to fix it), then the head, then the body."""
+    that seems to bind the variable is where to fix it), then the head, then the body. Where they
+    are is ``(template, *subjects)``, formatted only for a message."""
     for atom, arg in _expression_arguments(rule):
         yield (
             ast.term_variables(arg),
-            f"in expression '{_bare(arg)}' (an argument of {atom.predicate})",
+            ("in expression '{}' (an argument of {})", _bare(arg), atom.predicate),
             False,
         )
     for arg in rule.head.args:
         if isinstance(arg, ast.Aggregate):
-            yield [arg.variable], f"of aggregate {arg} in the head", False
+            yield [arg.variable], ("of aggregate {} in the head", arg), False
         else:
-            yield ast.term_variables(arg), "in the head", False
+            yield ast.term_variables(arg), ("in the head",), False
     for literal in rule.body:
         if isinstance(literal, ast.Negation):
-            yield ast.literal_variables(literal), f"in negated atom '{literal}'", True
+            yield ast.literal_variables(literal), ("in negated atom '{}'", literal), True
         elif isinstance(literal, ast.Comparison):
-            yield ast.literal_variables(literal), f"in comparison '{literal}'", False
+            yield ast.literal_variables(literal), ("in comparison '{}'", literal), False
         elif isinstance(literal, ast.Assignment):
-            yield ast.term_variables(literal.expr), f"in assignment '{literal}'", False
+            yield ast.term_variables(literal.expr), ("in assignment '{}'", literal), False
 
 
 def _bare(term) -> str:

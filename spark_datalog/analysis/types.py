@@ -21,8 +21,9 @@ constrains is ``long``.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from collections import deque
+from dataclasses import replace
+from typing import Callable, NamedTuple, Optional
 
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
@@ -54,33 +55,70 @@ def _widest(types) -> Optional[str]:
     return max(types, key=_RANK.__getitem__, default=None)
 
 
-@dataclass(frozen=True)
-class _Evidence:
+def _wider(a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """The wider of two numeric evidences (either may be None)."""
+    if a is None or b is None:
+        return b if a is None else a
+    return b if _RANK[b] > _RANK[a] else a
+
+
+class _Text:
+    """A message fragment formatted only if a message needs it: ``template.format(*args)``, a span
+    shown as ``line:column`` and a rule as its text (most programs have no type error, so most
+    labels and origins are never read)."""
+
+    __slots__ = ("template", "args")
+
+    def __init__(self, template: str, *args) -> None:
+        self.template, self.args = template, args
+
+    def __str__(self) -> str:
+        return self.template.format(*(_shown(arg) for arg in self.args))
+
+
+def _shown(arg) -> object:
+    if isinstance(arg, ast.Span):
+        return where(arg)
+    if isinstance(arg, ast.Rule):
+        return rule_text(arg)
+    return arg
+
+
+# The records below are named tuples: a program makes several per rule, and tuples are quick to make.
+
+
+class _Evidence(NamedTuple):
     type: str
-    origin: str
+    origin: object  # str() gives the text
     span: ast.Span
 
 
-@dataclass(frozen=True)
-class _Flow:
+class _Flow(NamedTuple):
     """Evidence for ``target`` computed by ``function`` from the resolved ``operands``."""
 
     target: object
     function: Callable[[list[Optional[str]]], Optional[str]]
     operands: tuple
-    origin: str
+    origin: object  # str() gives the text
     span: ast.Span
 
 
-@dataclass(frozen=True)
-class _WriteCheck:
-    """A value (a node, or a fixed aggregate result) written into a declared column."""
+class _Known(NamedTuple):
+    """The type of a value whose class is known when it is seen (a literal written into a declared
+    column: its class holds only the literal, so no node is needed)."""
+
+    type: str
+
+
+class _WriteCheck(NamedTuple):
+    """A value (a node, a :class:`_Known` type, or a fixed aggregate result) written into a
+    declared column. ``what`` is the term or aggregate written (its text is in the message)."""
 
     node: object
     relation: str
     column: str
     type: str
-    what: str
+    what: object
     span: ast.Span
 
 
@@ -95,19 +133,22 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
     for fact in program.facts:
         inference.write(fact.atom, None)
     for index, rule in enumerate(rules):
-        scope = ("rule", index, rule_text(rule))
+        scope = ("rule", index, rule)
         inference.write(rule.head, scope)
         for literal in rule.body:
             inference.literal(literal, scope)
     for index, query in enumerate(program.queries):
         inference.read(query.atom, ("query", index, str(query)))
     inference.solve()
-    typed = tuple(_typed_rule(rule, inference) for rule in rules)
+    typed = tuple(_typed_rule(rule, inference) for rule in rules) if inference.expressions else rules
     return inference.columns(), inference.errors(), typed
 
 
 def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
-    """``rule`` with each arithmetic term's ``type`` set from the inference."""
+    """``rule`` with each arithmetic term's ``type`` set from the inference (``rule`` itself when
+    it has no arithmetic)."""
+    if not _has_arithmetic(rule):
+        return rule
 
     def typed(term):
         if isinstance(term, ast.BinaryOp):
@@ -131,6 +172,21 @@ def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
         return lit
 
     return replace(rule, head=literal(rule.head), body=tuple(literal(lit) for lit in rule.body))
+
+
+def _has_arithmetic(rule: ast.Rule) -> bool:
+    """Whether an argument, a comparison side or an assigned expression of ``rule`` is arithmetic."""
+    terms = list(rule.head.args)
+    for lit in rule.body:
+        if isinstance(lit, ast.Atom):
+            terms += lit.args
+        elif isinstance(lit, ast.Negation):
+            terms += lit.atom.args
+        elif isinstance(lit, ast.Comparison):
+            terms += (lit.left, lit.right)
+        elif isinstance(lit, ast.Assignment):
+            terms.append(lit.expr)
+    return any(isinstance(term, ast.BinaryOp) for term in terms)
 
 
 def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[dict, list]:
@@ -210,98 +266,133 @@ def _same_kind(types):
     return "number" if t in _RANK else t
 
 
+_EMPTY: tuple = (frozenset(), None)  # the summary of a class without evidence
+
+
 class _Inference:
     """Union-find over nodes with evidence per class, then a fixpoint over the flows."""
 
     def __init__(self, fixed: dict):
         self.fixed = fixed
         self.parent: dict = {}
-        self.evidence: dict = {}  # root -> list[_Evidence]
+        self.size: dict = {}  # root -> number of nodes in its class (union by size)
+        self.evidence: dict = {}  # root -> deque[_Evidence], in the order it was given
         self.summary: dict = {}  # root -> (kinds of its evidence, widest numeric evidence)
         self.flows: list[_Flow] = []
         self.writes: list[_WriteCheck] = []
         self.comparisons: list = []  # (comparison, left node, right node)
         self.labels: dict = {}  # node -> description (for messages)
+        self.column_keys: list = []  # the column nodes, in the order they were made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
         self.integers: list = []  # (integer literal, its node): checked against their types
         self._fresh = itertools.count()
 
     # -- union-find ---------------------------------------------------------------------------
 
-    def _node(self, key, label: str):
+    def _node(self, key, *label):
+        """The node ``key`` (a new class of its own the first time), described by
+        ``_Text(*label)`` in messages."""
         if key not in self.parent:
             self.parent[key] = key
-            self.evidence[key] = []
-            self.summary[key] = (frozenset(), None)
-            self.labels[key] = label
+            self.size[key] = 1
+            self.evidence[key] = deque()
+            self.summary[key] = _EMPTY
+            self.labels[key] = _Text(*label)
         return key
 
     def find(self, key):
-        root = key
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[key] != root:
-            self.parent[key], key = root, self.parent[key]
+        """The root of ``key``'s class (roots are the stored key objects: compared by identity)."""
+        parent = self.parent
+        root = parent[key]
+        if parent[root] is root:
+            return root
+        while parent[root] is not root:
+            root = parent[root]
+        while parent[key] is not root:
+            parent[key], key = root, parent[key]
         return root
 
     def unify(self, a, b) -> None:
+        """Merge the classes of ``a`` and ``b``: the smaller joins the larger (so a class that
+        keeps growing, such as a column read by every rule, costs O(1) per merge), and the
+        evidence stays in the order ``a``'s class then ``b``'s."""
         ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[rb] = ra
-            self.evidence[ra].extend(self.evidence.pop(rb))
-            (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
-            numbers = [t for t in (widest_a, widest_b) if t is not None]
-            self.summary[ra] = (kinds_a | kinds_b, _widest(numbers))
+        if ra is rb:
+            return
+        evidence_a, evidence_b = self.evidence.pop(ra), self.evidence.pop(rb)
+        if self.size[ra] < self.size[rb]:
+            evidence_b.extendleft(reversed(evidence_a))
+            ra, rb, merged = rb, ra, evidence_b
+        else:
+            evidence_a.extend(evidence_b)
+            merged = evidence_a
+        self.parent[rb] = ra
+        self.size[ra] += self.size.pop(rb)
+        self.evidence[ra] = merged
+        (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
+        kinds = kinds_a if kinds_b <= kinds_a else kinds_a | kinds_b
+        self.summary[ra] = (kinds, _wider(widest_a, widest_b))
 
-    def add(self, node, type_: str, origin: str, span: ast.Span) -> None:
+    def add(self, node, type_: str, origin: object, span: ast.Span) -> None:
+        """Evidence ``type_`` (from ``origin``, whose str() is read only for messages) for the
+        class of ``node``."""
         root = self.find(node)
         self.evidence[root].append(_Evidence(type_, origin, span))
+        self._summarise(root, type_)
+
+    def _summarise(self, root, type_: str) -> None:
+        """Account for new evidence ``type_`` in the summary of the class ``root``."""
         kinds, widest = self.summary[root]
         if type_ in _RANK:
-            widest = _widest([t for t in (widest, type_) if t is not None])
-        self.summary[root] = (kinds | {_kind(type_)}, widest)
+            widest = _wider(widest, type_)
+        kind = _kind(type_)
+        self.summary[root] = (kinds if kind in kinds else kinds | {kind}, widest)
 
     # -- building -----------------------------------------------------------------------------
 
     def column_node(self, relation: str, position: int):
-        return self._node(("col", relation, position), f"column 'c{position}' of relation '{relation}'")
+        key = ("col", relation, position)
+        if key in self.parent:
+            return key
+        self.column_keys.append(key)
+        return self._node(("col", relation, position), "column 'c{}' of relation '{}'", position, relation)
 
     def term(self, term, scope):
         """The node of a term; literals and arithmetic get fresh nodes with their evidence."""
         if isinstance(term, ast.Variable):
-            return self._node(
-                ("var", scope[0], scope[1], term.name), f"variable {term} in {scope[0]} '{scope[2]}'"
-            )
+            key = ("var", scope[0], scope[1], term.name)
+            if key in self.parent:  # seen before in this rule
+                return key
+            return self._node(key, "variable {} in {} '{}'", term, scope[0], scope[2])
         if isinstance(term, ast.Constant):
-            node = self._node(("term", next(self._fresh)), f"value {term}")
-            literal = "intlit" if term.type == "long" else term.type
-            self.add(node, literal, f"literal {term} at {where(term.span)}", term.span)
+            node = self._node(("term", next(self._fresh)), "value {}", term)
+            self.add(node, _literal_type(term), _Text("literal {} at {}", term, term.span), term.span)
             if term.type == "long":
                 self.integers.append((term, node))
             return node
         if isinstance(term, ast.BinaryOp):
-            node = self._node(("term", next(self._fresh)), f"expression {term}")
+            node = self._node(("term", next(self._fresh)), "expression {}", term)
             operands = (self.term(term.left, scope), self.term(term.right, scope))
             span = _span_of(term)
             for operand, side in zip(operands, (term.left, term.right), strict=True):
-                self.add(operand, "number", f"operand of '{term.op}' at {where(span)}", _span_of(side))
-            self.flows.append(_Flow(node, _arithmetic, operands, f"result of {term}", span))
+                self.add(operand, "number", _Text("operand of '{}' at {}", term.op, span), _span_of(side))
+            self.flows.append(_Flow(node, _arithmetic, operands, _Text("result of {}", term), span))
             self.expressions[id(term)] = node
             return node
         raise TypeError(f"not a term: {term!r}")
 
-    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> str:
-        return f"column '{column.name}' of '{relation}' is {column.type}, at {where(span)}"
+    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> _Text:
+        return _Text("column '{}' of '{}' is {}, at {}", column.name, relation, column.type, span)
 
     def read(self, atom: ast.Atom, scope) -> None:
         fixed = self.fixed.get(atom.predicate)
         for i, arg in enumerate(atom.args):
+            if fixed is None or i >= len(fixed):
+                self._into_column(arg, scope, atom.predicate, i)
+                continue
             node = self.term(arg, scope)
-            if fixed is not None and i < len(fixed):
-                span = _span_of(arg)
-                self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span), span)
-            else:
-                self.unify(node, self.column_node(atom.predicate, i))
+            span = _span_of(arg)
+            self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span), span)
 
     def write(self, atom: ast.Atom, scope) -> None:
         fixed = self.fixed.get(atom.predicate)
@@ -311,23 +402,67 @@ class _Inference:
             if isinstance(arg, ast.Aggregate):
                 self._aggregate(atom.predicate, i, arg, column, scope)
                 continue
-            node = self.term(arg, scope)
-            if column is None:
-                self.unify(node, self.column_node(atom.predicate, i))
+            if column is not None and isinstance(arg, ast.Constant):
+                self._constant_write(atom.predicate, arg, column, span)
                 continue
+            if column is None:
+                self._into_column(arg, scope, atom.predicate, i)
+                continue
+            node = self.term(arg, scope)
             if isinstance(arg, ast.Variable) or (_is_integer(arg) and column.type == "int"):
                 # a variable: tells the columns it is read from; an integer literal: its range
                 self.add(node, column.type, self._fixed_origin(atom.predicate, column, span), span)
-            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, str(arg), span))
+            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, arg, span))
+
+    def _into_column(self, arg, scope, relation: str, position: int) -> None:
+        """Unify ``arg`` with an undeclared column. A variable seen for the first time has no
+        evidence yet: it joins the column's class directly (the same class, evidence and summary
+        as a unify, for less work)."""
+        column = self.column_node(relation, position)
+        if isinstance(arg, ast.Variable):
+            key = ("var", scope[0], scope[1], arg.name)
+            if key not in self.parent:
+                root = self.find(column)
+                self.parent[key] = root
+                self.size[root] += 1
+                self.labels[key] = _Text("variable {} in {} '{}'", arg, scope[0], scope[2])
+                return
+        elif isinstance(arg, ast.Constant):
+            self._constant_into(arg, column)
+            return
+        self.unify(self.term(arg, scope), column)
+
+    def _constant_into(self, constant: ast.Constant, column) -> None:
+        """A literal unified with an undeclared column, without a node of its own: its evidence
+        goes first in the column's class, as unifying the literal's one-node class with it would
+        put it, and its range is checked against the column's type. (Its node could only name the
+        class in a message, and the column does that.)"""
+        root = self.find(column)
+        type_ = _literal_type(constant)
+        origin = _Text("literal {} at {}", constant, constant.span)
+        self.evidence[root].appendleft(_Evidence(type_, origin, constant.span))
+        self._summarise(root, type_)
+        if constant.type == "long":
+            self.integers.append((constant, column))
+
+    def _constant_write(self, relation: str, constant: ast.Constant, column: Column, span) -> None:
+        """A literal written into a declared column. Its class would hold the literal alone (plus
+        the column's type for an integer into an int column) and never join another, so its type
+        is known at once: the same checks as for a node, without one."""
+        integer = constant.type == "long"
+        known = _Known(column.type if integer and column.type == "int" else _literal_type(constant))
+        if integer:
+            self.integers.append((constant, known))
+        self.writes.append(_WriteCheck(known, relation, column.name, column.type, constant, span))
 
     def _aggregate(self, relation, position, aggregate: ast.Aggregate, column, scope) -> None:
         value = self.term(aggregate.variable, scope)
         span = _span_of(aggregate)
         func = aggregate.func
         if func in ("sum", "avg"):
-            self.add(value, "number", f"argument of {aggregate} at {where(span)}", span)
-        result = self._node(("term", next(self._fresh)), f"result of {aggregate}")
-        origin = f"result of {aggregate} at {where(span)}"
+            self.add(value, "number", _Text("argument of {} at {}", aggregate, span), span)
+        result = self._node(("term", next(self._fresh)), "result of {}", aggregate)
+        origin = _Text("result of {} at {}", aggregate, span)
         if func == "count":
             self.add(result, "long", origin, span)
         elif func == "avg":
@@ -341,7 +476,7 @@ class _Inference:
             return
         if result is value:
             self.add(value, column.type, self._fixed_origin(relation, column, span), span)
-        self.writes.append(_WriteCheck(result, relation, column.name, column.type, str(aggregate), span))
+        self.writes.append(_WriteCheck(result, relation, column.name, column.type, aggregate, span))
 
     def literal(self, literal, scope) -> None:
         if isinstance(literal, ast.Atom):
@@ -354,17 +489,20 @@ class _Inference:
             left, right = self.term(literal.left, scope), self.term(literal.right, scope)
             span = literal.span if literal.span.line else _span_of(literal.left)
             self.flows.append(
-                _Flow(left, _same_kind, (right,), f"compared with {literal.right} at {where(span)}", span)
+                _Flow(left, _same_kind, (right,), _Text("compared with {} at {}", literal.right, span), span)
             )
             self.flows.append(
-                _Flow(right, _same_kind, (left,), f"compared with {literal.left} at {where(span)}", span)
+                _Flow(right, _same_kind, (left,), _Text("compared with {} at {}", literal.left, span), span)
             )
             self.comparisons.append((literal, left, right))
 
     # -- solving ------------------------------------------------------------------------------
 
     def resolve(self, node) -> Optional[str]:
-        """The type of a node's class; ``"conflict"`` when its evidence disagrees."""
+        """The type of a node's class (or a :class:`_Known` type); ``"conflict"`` when its
+        evidence disagrees."""
+        if type(node) is _Known:
+            return node.type
         kinds, widest = self.summary[self.find(node)]
         if not kinds:
             return None
@@ -395,9 +533,8 @@ class _Inference:
         for name, columns in self.fixed.items():
             out[name] = columns
         arities: dict = {}
-        for key in self.parent:
-            if key[0] == "col":
-                arities[key[1]] = max(arities.get(key[1], 0), key[2] + 1)
+        for _, relation, position in self.column_keys:
+            arities[relation] = max(arities.get(relation, 0), position + 1)
         for name, arity in arities.items():
             if name in out:
                 continue
@@ -412,13 +549,7 @@ class _Inference:
         return None if t == "conflict" else t
 
     def errors(self) -> list:
-        errors: list = []
-        members: dict = {}
-        for key in self.parent:
-            members.setdefault(self.find(key), []).append(key)
-        for root, keys in members.items():
-            if self.resolve(root) == "conflict":
-                errors.append(self._conflict(root, keys))
+        errors: list = self._conflicts()
         for check in self.writes:
             t = self.resolve(check.node)
             if t in (None, "conflict"):
@@ -444,6 +575,20 @@ class _Inference:
                         comparison.span,
                     )
                 )
+        return errors
+
+    def _conflicts(self) -> list:
+        """A type conflict per class whose evidence disagrees, in the order of the classes' first
+        nodes (the classes' members are only gathered when there is one)."""
+        if all(len(kinds) < 2 for kinds, _ in self.summary.values()):
+            return []
+        errors: list = []
+        members: dict = {}
+        for key in self.parent:
+            members.setdefault(self.find(key), []).append(key)
+        for root, keys in members.items():
+            if self.resolve(root) == "conflict":
+                errors.append(self._conflict(root, keys))
         return errors
 
     def _literal_errors(self) -> list:
@@ -486,6 +631,11 @@ class _Inference:
             f"({second.origin})",
             second.span if second.span.line else first.span,
         )
+
+
+def _literal_type(constant: ast.Constant) -> str:
+    """The evidence a literal gives: ``intlit`` for an integer, else its type."""
+    return "intlit" if constant.type == "long" else constant.type
 
 
 def _is_integer(term) -> bool:
