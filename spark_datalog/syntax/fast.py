@@ -17,14 +17,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Optional, cast
+from typing import Callable, Optional, cast
 
 from spark_datalog.syntax import ast
 
-__all__ = ["Fallback", "parse_fast"]
+__all__ = ["ESCAPES", "Fallback", "parse_fast", "unescape"]
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
+ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 _KEYWORDS = frozenset(("not", "mod", "true", "false"))
 # Parentheses and unary minus signs nested deeper than this are left to the Lark path (no deep
 # recursion here; Lark reduces without recursion).
@@ -414,17 +414,30 @@ def _out_of_range(term) -> bool:
 
 def _unescape(token: str) -> str:
     body = token[1:-1]
-    if "\\" not in body:
-        return body
+    return body if "\\" not in body else unescape(body, _give_up)
+
+
+def _give_up(position: int, escaped: str) -> None:
+    raise Fallback
+
+
+def unescape(body: str, unknown: Callable[[int, str], None]) -> str:
+    """The value of a string literal's ``body`` (between the quotes); ``unknown(i, c)`` is called
+    for an escape ``\\c`` the language lacks at index ``i`` of ``body`` (which then stands for ``c``).
+
+    Example::
+
+        unescape('a\\tb', print)  # 'a\tb'
+    """
     out: list[str] = []
     i = 0
     while i < len(body):
         char = body[i]
         if char == "\\":
             escaped = body[i + 1]
-            if escaped not in _ESCAPES:
-                raise Fallback
-            out.append(_ESCAPES[escaped])
+            if escaped not in ESCAPES:
+                unknown(i, escaped)
+            out.append(ESCAPES.get(escaped, escaped))
             i += 2
         else:
             out.append(char)

@@ -31,7 +31,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 
 from spark_datalog.errors import ParseError, raise_collected
 from spark_datalog.syntax import ast
-from spark_datalog.syntax.fast import Fallback, parse_fast
+from spark_datalog.syntax.fast import Fallback, parse_fast, unescape
 
 __all__ = ["parse", "parse_lark"]
 
@@ -44,7 +44,6 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 # the passes after parsing walk terms recursively, and RECURSION_LIMIT frames are enough for them.
 MAX_TERM_DEPTH = 1000
 RECURSION_LIMIT = 12 * MAX_TERM_DEPTH
-_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 _TYPE_LIST = "int, long, double, string, bool (aliases number, symbol, float)"
 
 
@@ -360,27 +359,16 @@ class _ToAst:
                 )
 
     def _unescape(self, token: Token) -> str:
-        body = str(token)[1:-1]
-        out: list[str] = []
-        i = 0
-        while i < len(body):
-            char = body[i]
-            if char == "\\":
-                escaped = body[i + 1]
-                if escaped not in _ESCAPES:
-                    self.errors.append(
-                        ParseError(
-                            f"unknown escape '\\{escaped}' in string; use \\\" \\\\ \\n \\t or \\r",
-                            token.line,
-                            None if token.column is None else token.column + 1 + i,
-                        )
-                    )
-                out.append(_ESCAPES.get(escaped, escaped))
-                i += 2
-            else:
-                out.append(char)
-                i += 1
-        return "".join(out)
+        def unknown(position: int, escaped: str) -> None:
+            self.errors.append(
+                ParseError(
+                    f"unknown escape '\\{escaped}' in string; use \\\" \\\\ \\n \\t or \\r",
+                    token.line,
+                    None if token.column is None else token.column + 1 + position,
+                )
+            )
+
+        return unescape(str(token)[1:-1], unknown)
 
 
 # ---------------------------------------------------------------------------------------------
