@@ -26,6 +26,8 @@ from .syntax import ast
 from .syntax.parser import parse
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from .incremental.update import UpdateReport
 
 
@@ -109,11 +111,54 @@ class Program:
             self._plans = plan_program(self.checked)
         return self._plans
 
-    def explain(self) -> str:
-        """A readable text of the IR of every rule and semi-naive variant."""
+    def explain(self, query: Optional[str] = None, magic="auto", warehouse=None) -> str:
+        """A readable text of the IR of every rule and semi-naive variant. With ``query``: how
+        the query is answered (stored read, magic sets or full evaluation, and why), the rules
+        evaluated for it (the rewritten ones under magic sets) and their IR."""
         from .plan.explain import explain
 
-        return explain(self.plans, self.checked)
+        if query is None:
+            return explain(self.plans, self.checked)
+        from .query.plan import plan_query
+
+        plan = plan_query(self, query, magic=magic, warehouse=warehouse)
+        return plan.describe() + "\n\n" + plan.program.explain()
+
+    def query(
+        self,
+        spark,
+        query: str,
+        inputs: Optional[Mapping[str, object]] = None,
+        warehouse=None,
+        magic="auto",
+        max_iterations: Optional[int] = MAX_ITERATIONS,
+        decompose: bool = True,
+    ) -> "DataFrame":
+        """The answers of ``query`` (``"tc(1, X)"`` or ``"?- tc(1, X)."``) as a DataFrame with one
+        column per distinct named variable, named after it; a query without named variables
+        (``"tc(1, 2)"``) gives one row with a boolean column ``holds``.
+
+        ``inputs`` as for :meth:`materialize`. With a ``warehouse`` and no ``inputs``: the stored
+        table is read and filtered when the program's relations there are current, else the
+        program is evaluated over the warehouse's input tables. ``magic`` (``"auto"``, ``True``,
+        ``False``) chooses the magic-set rewrite; ``explain(query=...)`` shows the decision.
+
+        Example::
+
+            program.query(spark, "tc(1, X)", inputs={"arc": arc_df}).show()
+        """
+        from .query.run import answer_query
+
+        return answer_query(
+            self,
+            spark,
+            query,
+            inputs=inputs,
+            warehouse=warehouse,
+            magic=magic,
+            max_iterations=max_iterations,
+            decompose=decompose,
+        ).frame
 
     def materialize(
         self,
@@ -241,6 +286,9 @@ class Materialization(Mapping):
     # written, the frames are the stored tables.
     skipped: Optional[str] = None
     run_id: Optional[str] = None
+    # The answers of the program's `?-` queries, one DataFrame per query in program order
+    # (``Program.query``'s shape: a column per named variable, or one boolean row ``holds``).
+    answers: list = field(default_factory=list)
 
     @property
     def relations(self) -> list:

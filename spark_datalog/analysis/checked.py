@@ -113,8 +113,8 @@ class CheckedProgram:
 
     @cached_property
     def demanded(self) -> frozenset:
-        """The outputs and every relation they depend on (through positive and negated body
-        atoms); every relation when the program names no ``.output``."""
+        """The outputs, the relations the ``?-`` queries read, and every relation they depend on
+        (through positive and negated body atoms); every relation without ``.output``."""
         if not self.program.outputs:
             return frozenset(self.relations)
         reads: dict = {}
@@ -123,7 +123,7 @@ class CheckedProgram:
             body.update(
                 a.atom.predicate if isinstance(a, ast.Negation) else a.predicate for a in _atoms(rule)
             )
-        found, todo = set(), list(self.outputs)
+        found, todo = set(), list(self.outputs) + [q.atom.predicate for q in self.queries]
         while todo:
             name = todo.pop()
             if name not in found:

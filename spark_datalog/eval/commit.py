@@ -156,3 +156,20 @@ def _unchanged_versions(warehouse, program, given: set, consumed: Mapping) -> Op
     if None in current.values() or current != left:
         return None
     return current
+
+
+def current_versions(warehouse, program) -> Optional[dict]:
+    """Relation -> stored version when the warehouse holds ``program``'s relations as its last
+    committed run left them (no run pending, no table changed since), else ``None``. Relations
+    the run did not store map to ``None``."""
+    last = warehouse.last_run()
+    if last is None or last["fingerprint"] != program.fingerprint or warehouse.pending_run() is not None:
+        return None
+    versions = {}
+    for name in program.checked.relations:
+        left = last["produced"].get(name, last["base_versions"].get(name))
+        current = warehouse.version(name) if warehouse.exists(name) else None
+        if current != left:
+            return None
+        versions[name] = current
+    return versions

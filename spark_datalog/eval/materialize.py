@@ -68,7 +68,8 @@ def materialize(
     derived = {name: results[name] for name in checked.idb if name in results}
     facts = {**frames, **derived}
     returned_frames = {name: facts[name] for name in checked.returned}
-    result = _result(program, frames=returned_frames, stats=stats, run_id=run_id)
+    answers = _answers(spark, program, facts)
+    result = _result(program, frames=returned_frames, stats=stats, run_id=run_id, answers=answers)
     if warehouse is not None:  # the outputs and every relation they need
         from .commit import commit_materialization
 
@@ -120,12 +121,29 @@ def _stored_result(program, warehouse, run_id, given=None, consumed=None, replac
         return None
     if skipped == "already committed":
         log.info("run %s is already committed; nothing done", run_id)
+    stored = {name: version for name, version in versions.items() if version is not None}
     frames = {
-        name: warehouse.read(name, version=versions[name])
+        name: warehouse.read(name, version=stored[name])
         for name in program.checked.returned
-        if versions.get(name) is not None
+        if name in stored
     }
-    return _result(program, frames=frames, warehouse_versions=versions, skipped=skipped, run_id=run_id)
+    queried = {q.atom.predicate for q in program.checked.queries} & set(stored)
+    read = {name: warehouse.read(name, version=stored[name]) for name in queried}
+    answers = _answers(warehouse.spark, program, read)
+    return _result(
+        program, frames=frames, warehouse_versions=versions, skipped=skipped, run_id=run_id, answers=answers
+    )
+
+
+def _answers(spark, program, facts: Mapping) -> list:
+    """The answers of the program's ``?-`` queries, read from the relations' ``facts``."""
+    from ..query.run import read_answers
+
+    return [
+        read_answers(spark, program, query, facts[query.atom.predicate])
+        for query in program.checked.queries
+        if query.atom.predicate in facts
+    ]
 
 
 def _result(program, **fields):
