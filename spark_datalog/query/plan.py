@@ -47,7 +47,7 @@ class QueryPlan:
     query: CheckedQuery
     strategy: str
     reason: str
-    program: object  # spark_datalog.Program
+    program: "Program"
     stored_version: Optional[int] = None
 
     def describe(self) -> str:

@@ -25,7 +25,7 @@ class Answer:
     """A query's answers (``frame``), the plan that produced them and the evaluation's
     statistics (one ``StratumStats`` per stratum evaluated; none for a stored read)."""
 
-    frame: object  # pyspark.sql.DataFrame
+    frame: "DataFrame"
     plan: QueryPlan
     stats: list
 
