@@ -6,6 +6,8 @@ Example::
     spark-datalog run spark_datalog/examples/graph.dl --engine reference --show 5
     spark-datalog run prog.dl --input arc=arcs.csv
     spark-datalog materialize --config conf/example-job.yaml
+    spark-datalog run prog.dl --query "tc(1, X)"   # only what the query needs (magic sets)
+    spark-datalog query --warehouse /data/wh "tc(1, X)"
     spark-datalog unlock /data/wh          # remove the lock a crashed run left behind
 
 Exit status: 0 on success; 1 when the program, its inputs or the warehouse are wrong (a
@@ -34,6 +36,8 @@ from .errors import DatalogError, InputError
 from .overflow import fits
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from .program import Program
     from .reference.terms import Value
 
@@ -150,6 +154,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"bound on the iterations of each recursive stratum (default {MAX_ITERATIONS:,})",
     )
+    run.add_argument(
+        "--query",
+        dest="queries",
+        action="append",
+        default=[],
+        metavar="QUERY",
+        help='answer QUERY (like "tc(1, X)") instead of printing the output relations: only what it '
+        "needs is evaluated (magic sets); repeatable",
+    )
     run.set_defaults(handler=run_run)
 
     materialize = commands.add_parser(
@@ -161,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     job.add_job_arguments(materialize)
     materialize.set_defaults(handler=run_materialize)
+    add_query_command(commands)
     add_unlock_command(commands)
     return parser
 
@@ -205,24 +219,41 @@ def run_run(args: argparse.Namespace) -> int:
     )
     started = time.perf_counter()
     if args.engine == "reference":
-        run_reference(program, checked, input_paths, args.show, args.max_iterations)
+        run_reference(program, checked, input_paths, args.show, args.max_iterations, args.queries)
     else:
-        run_spark(program, checked, input_paths, args.show, args.max_iterations)
+        run_spark(program, checked, input_paths, args.show, args.max_iterations, args.queries)
     print(f"done in {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
 
-def run_reference(program, checked, input_paths: dict, show: int, max_iterations: int) -> None:
+def run_reference(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
     from . import reference
+    from .query import checked_query
 
     edb = {name: read_csv_facts(path, checked.relations[name]) for name, path in input_paths.items()}
+    if queries:
+        for text in queries:
+            answers = reference.answer(program, text, edb, magic="auto", max_iterations=max_iterations)
+            print_reference_answers(checked_query(checked, text), answers, show)
+        return
     result = reference.evaluate(program, edb, max_iterations=max_iterations)
     for name in checked.outputs:
         facts = result.get(name, set())
         print_relation(name, len(facts), sorted_rows(facts)[:show])
+    for query in checked.queries:  # the program's own ?- lines, from the relations computed
+        answers = reference.answer(program, query, edb, max_iterations=max_iterations)
+        print_reference_answers(checked_query(checked, query), answers, show)
 
 
-def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int) -> None:
+def print_reference_answers(query, answers: set, show: int) -> None:
+    """Print the reference's answer rows (``{(True,)}``/``{(False,)}`` for a yes/no question)."""
+    if query.is_ground:
+        print_answers(query.text, (), int(next(iter(answers))[0]), [])
+    else:
+        print_answers(query.text, query.variables, len(answers), sorted_rows(answers)[:show])
+
+
+def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
     from pyspark.sql import SparkSession
 
     from .spark.session import local_session
@@ -232,14 +263,108 @@ def run_spark(program, checked, input_paths: dict, show: int, max_iterations: in
     try:
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
         inputs = {name: (path, "csv") for name, path in input_paths.items()}
+        if queries:
+            for text in queries:
+                print_answer_frame(
+                    text, program.query(spark, text, inputs=inputs, max_iterations=max_iterations), show
+                )
+            return
         result = program.materialize(spark, inputs=inputs, max_iterations=max_iterations)
         for name in result.relations:
             frame = result[name]
             rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
             print_relation(name, frame.count(), rows)
+        for query, frame in zip(checked.queries, result.answers, strict=True):
+            print_answer_frame(str(query.atom), frame, show)
     finally:
         if not already_running:  # never stop a session the caller (or a test) owns
             spark.stop()
+
+
+def print_answer_frame(text: str, frame, show: int) -> None:
+    """Print a query's answer DataFrame (``Program.query``'s shape) like ``print_answers``."""
+    if frame.columns == ["holds"]:
+        print_answers(text, (), int(frame.first()[0]), [])
+        return
+    rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
+    print_answers(text, tuple(frame.columns), frame.count(), rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# query
+
+
+def add_query_command(commands) -> None:
+    query = commands.add_parser(
+        "query",
+        help="answer a query from a materialized warehouse",
+        description='Answer QUERY (like "tc(1, X)") from the warehouse. Without --program: a filtered '
+        "read of the relation's stored table. With --program: the stored table when the warehouse "
+        "holds that program's relations as its last run left them, else the program evaluated over "
+        "the warehouse's input tables (magic sets where they apply).",
+    )
+    query.add_argument("query", metavar="QUERY")
+    query.add_argument("--warehouse", required=True, metavar="WAREHOUSE")
+    query.add_argument(
+        "--program", metavar="PROGRAM.dl", help="the program the warehouse was materialized with"
+    )
+    query.add_argument(
+        "--magic",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="use the magic-set rewrite (default auto)",
+    )
+    query.add_argument(
+        "--show",
+        type=_non_negative,
+        default=DEFAULT_SHOW,
+        metavar="N",
+        help=f"answers to print (default {DEFAULT_SHOW})",
+    )
+    query.set_defaults(handler=run_query)
+
+
+def run_query(args: argparse.Namespace) -> int:
+    from pyspark.sql import SparkSession
+
+    from .spark.session import local_session
+    from .storage import Warehouse
+
+    program = load_program(args.program) if args.program else None
+    already_running = SparkSession.getActiveSession() is not None
+    spark = local_session("spark-datalog query")
+    try:
+        warehouse = Warehouse(spark, args.warehouse)
+        magic = {"auto": "auto", "on": True, "off": False}[args.magic]
+        if program is None:
+            frame = stored_relation_query(spark, warehouse, args.query)
+        else:
+            frame = program.query(spark, args.query, warehouse=warehouse, magic=magic)
+        print_answer_frame(args.query.strip(), frame, args.show)
+    finally:
+        if not already_running:
+            spark.stop()
+    return EXIT_OK
+
+
+def stored_relation_query(spark, warehouse, text: str) -> "DataFrame":
+    """``text`` answered by a filtered read of the warehouse's table of its relation (checked
+    against the table's schema; an unknown relation is a ``SchemaError`` at the query)."""
+    import spark_datalog as sd
+
+    from .analysis import analyse
+    from .query.text import parse_query
+    from .syntax import ast
+
+    name = parse_query(text).predicate
+    declarations: tuple = ()
+    inputs = {}
+    if warehouse.exists(name):
+        columns = tuple(ast.ColumnDecl(c, t) for c, t in warehouse.schema(name))
+        declarations = (ast.Declaration(name, columns),)
+        inputs = {name: warehouse.read(name)}
+    program = sd.Program(analyse(ast.Program(declarations=declarations)))
+    return program.query(spark, text, inputs=inputs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,6 +511,20 @@ def convert_value(text: str, column, path: str, line: int) -> "Value":
 
 # ---------------------------------------------------------------------------------------------
 # output
+
+
+def print_answers(query: str, variables: Sequence[str], size: int, rows: Sequence[tuple]) -> None:
+    """``?- tc(1, X).`` with its number of answers and one ``X = 2, Y = 3`` line per answer;
+    a question without variables prints ``true`` or ``false``."""
+    text = query if query.startswith("?-") else f"?- {query.rstrip('.')}."
+    if not variables:
+        print(f"{text} {'true' if size else 'false'}")
+        return
+    print(f"{text} {size} answer{'s' if size != 1 else ''}")
+    for row in rows:
+        print("  " + ", ".join(f"{v} = {format_value(x)}" for v, x in zip(variables, row, strict=True)))
+    if size > len(rows):
+        print(f"  ... {size - len(rows)} more")
 
 
 def print_relation(name: str, size: int, rows: Sequence[tuple]) -> None:
