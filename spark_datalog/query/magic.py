@@ -10,12 +10,14 @@ its constants (``magic_tc_bf(1).``).
 
 Soundness with the rest of the language:
 
-- Negated atoms are not adorned: their relation is computed in full, by its own rules, in a
-  lower stratum (it cannot depend on the adorned relations). So are aggregates' arguments
-  beyond the group: the aggregated position of a relation is never bound.
-- The rewritten program is checked like any program; where it is not stratified (magic
-  relations can close a cycle through negation or an aggregate), the rewrite is refused with
-  the reason and the query is answered by full evaluation.
+- A negated atom only tests facts whose arguments are all known, so it is adorned like a
+  positive one: its adorned relation holds exactly the facts asked for. The aggregated
+  position of a relation is never bound (the aggregate is known only over the whole group).
+- The rewritten program is checked like any program. Magic relations can close a cycle
+  through negation or an aggregate; then the rewrite is tried again with the relations under
+  negation computed in full, by their own rules (a lower stratum, which cannot depend on the
+  adorned relations), then also with aggregate relations computed in full; where that is not
+  stratified either, the query is answered by full evaluation, with the reason.
 
 Example::
 
@@ -70,6 +72,12 @@ class _Rewrite:
     declarations: dict = field(default_factory=dict)  # name -> ast.Declaration
     full: set = field(default_factory=set)  # relations computed in full (under negation)
     magic_of: dict = field(default_factory=dict)  # adorned name -> (its magic relation, pattern)
+    adorn_negation: bool = True
+    adorn_aggregates: bool = True
+
+    def in_full(self, relation: str) -> bool:
+        """True when ``relation`` is read as computed in full, not adorned."""
+        return not self.adorn_aggregates and self.checked.relations[relation].aggregate is not None
 
     def adorned(self, relation: str, pattern: str) -> str:
         key = ("adorned", relation, pattern)
@@ -93,11 +101,17 @@ class _Rewrite:
         self.declarations[name] = ast.Declaration(name, decls)
 
 
-def rewrite(checked: CheckedProgram, answer: str) -> ast.Program:
+def rewrite(
+    checked: CheckedProgram, answer: str, adorn_negation: bool = True, adorn_aggregates: bool = True
+) -> ast.Program:
     """The magic-set program for the rule(s) of relation ``answer`` (the query's answer rule,
-    see :func:`.text.answer_rule`), whose only output is ``answer``. Raises
-    :class:`NotRewritable` when nothing is bound or no derived relation is read."""
-    state = _Rewrite(checked, _Names(set(checked.relations)))
+    see :func:`.text.checked_query`), whose only output is ``answer``. A negated atom is
+    adorned like a positive one (its bindings are all known: it only tests) unless
+    ``adorn_negation`` is false; then its relation is computed in full, as aggregate relations
+    are without ``adorn_aggregates``. Raises :class:`NotRewritable` when the query reads no
+    derived relation."""
+    names = _Names(set(checked.relations))
+    state = _Rewrite(checked, names, adorn_negation=adorn_negation, adorn_aggregates=adorn_aggregates)
     for rule in _rules_of(checked, answer):
         state.rules.extend(_rewritten_rule(state, rule, None, ""))
     if not state.todo:
@@ -132,9 +146,15 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
     for index in sips_order(rule.body, bound):
         literal = rule.body[index]
         if isinstance(literal, ast.Atom) and literal.predicate in state.checked.idb:
-            literal = _adorned_atom(state, literal, bound, body, out)
+            if state.in_full(literal.predicate):
+                state.full.add(literal.predicate)
+            else:
+                literal = _adorned_atom(state, literal, bound, body, out)
         elif isinstance(literal, ast.Negation) and literal.atom.predicate in state.checked.idb:
-            state.full.add(literal.atom.predicate)
+            if state.adorn_negation:
+                literal = replace(literal, atom=_adorned_atom(state, literal.atom, bound, body, out))
+            else:
+                state.full.add(literal.atom.predicate)
         body.append(_as_written(literal))
         bound |= binds(literal, bound)
     if guard is None:

@@ -97,11 +97,13 @@ def _magic_program(full_checked, query: CheckedQuery, forced: bool):
         raise NotRewritable(f"{atom.predicate} is an input relation: its facts are read and filtered")
     if not forced and not any(isinstance(a, ast.Constant) for a in atom.args):
         raise NotRewritable("the query binds no argument: the whole relation is needed")
-    rewritten = rewrite(full_checked, query.answer)
-    try:
-        return _program(analyse(rewritten))
-    except DatalogError as err:
-        raise NotRewritable(f"the rewritten program does not pass the checks ({err.message})") from None
+    problem = ""
+    for adorned in ((True, True), (False, True), (False, False)):  # (negation, aggregates)
+        try:
+            return _program(analyse(rewrite(full_checked, query.answer, *adorned)))
+        except DatalogError as err:  # magic relations closed a cycle through negation or an aggregate
+            problem = err.message
+    raise NotRewritable(f"the rewritten program is not stratified ({problem})")
 
 
 def _bound_reason(program, query: CheckedQuery) -> str:
