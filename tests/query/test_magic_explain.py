@@ -66,7 +66,7 @@ rules evaluated:
 """,
     ),
     "mutual": (
-        ".input e\neven(X, Y) :- e(X, Y).\nodd(X, Z) :- even(X, Y), e(Y, Z).\neven(X, Z) :- odd(X, Y), e(Y, Z).\n",
+        ".input e\neven(X, Y) :- e(X, Y).\nodd(X, Z) :- even(X, Y), e(Y, Z).\neven(X, Z) :- odd(X, Y), e(Y, Z).\n",  # noqa: E501
         "odd(1, Y)",
         """\
 query: odd(1, Y)
@@ -82,7 +82,7 @@ rules evaluated:
 """,
     ),
     "negation": (
-        ".input e, node\nreach(X, Y) :- e(X, Y).\nreach(X, Z) :- reach(X, Y), e(Y, Z).\nunreached(X, Y) :- node(X), node(Y), not reach(X, Y).\n",
+        ".input e, node\nreach(X, Y) :- e(X, Y).\nreach(X, Z) :- reach(X, Y), e(Y, Z).\nunreached(X, Y) :- node(X), node(Y), not reach(X, Y).\n",  # noqa: E501
         "unreached(1, Y)",
         """\
 query: unreached(1, Y)
