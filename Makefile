@@ -15,7 +15,7 @@ STAMP       := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
 .PHONY: run test lint bench venv check-java clean
 
-# The spark-submit job on the bundled example, into ./warehouse (see conf/example-job.yaml).
+# The spark-submit job on the bundled example, into ./warehouse and ./answers (see conf/example-job.yaml).
 # Another job: make run JOB_CONFIG=conf/other.yaml RUN_ARGS='--run-id nightly-1'
 # PYSPARK_PYTHON: spark-submit would otherwise start the driver with the system python3.
 run: venv check-java
@@ -68,5 +68,5 @@ check-java:
 	fi
 
 clean:
-	rm -rf build dist *.egg-info .pytest_cache .hypothesis spark-warehouse metastore_db derby.log warehouse
+	rm -rf build dist *.egg-info .pytest_cache .hypothesis spark-warehouse metastore_db derby.log warehouse answers
 	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -print -exec rm -rf {} + 2>/dev/null || true

@@ -516,15 +516,21 @@ def convert_value(text: str, column, path: str, line: int) -> "Value":
 def print_answers(query: str, variables: Sequence[str], size: int, rows: Sequence[tuple]) -> None:
     """``?- tc(1, X).`` with its number of answers and one ``X = 2, Y = 3`` line per answer;
     a question without variables prints ``true`` or ``false``."""
+    print("\n".join(answer_lines(query, variables, size, rows)))
+
+
+def answer_lines(query: str, variables: Sequence[str], size: int, rows: Sequence[tuple]) -> list:
+    """The lines ``print_answers`` prints, e.g. ``["?- tc(1, X). 1 answer", "  X = 2"]``."""
     text = query if query.startswith("?-") else f"?- {query.rstrip('.')}."
     if not variables:
-        print(f"{text} {'true' if size else 'false'}")
-        return
-    print(f"{text} {size} answer{'s' if size != 1 else ''}")
+        return [f"{text} {'true' if size else 'false'}"]
+    lines = [f"{text} {size} answer{'s' if size != 1 else ''}"]
     for row in rows:
-        print("  " + ", ".join(f"{v} = {format_value(x)}" for v, x in zip(variables, row, strict=True)))
+        pairs = zip(variables, row, strict=True)
+        lines.append("  " + ", ".join(f"{v} = {format_value(x)}" for v, x in pairs))
     if size > len(rows):
-        print(f"  ... {size - len(rows)} more")
+        lines.append(f"  ... {size - len(rows)} more")
+    return lines
 
 
 def print_relation(name: str, size: int, rows: Sequence[tuple]) -> None:

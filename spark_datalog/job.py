@@ -16,6 +16,17 @@ the change; without either, each Delta input's changes since the version the war
 consumed are used. When some relations get explicit changes (``--changes`` or ``--input``),
 the others are taken as unchanged.
 
+After the run (either mode) the job answers the program's ``?-`` lines and the queries the job
+names (``--query QUERY[=URI[:FORMAT]]``, repeatable, or the config's ``queries`` list) from the
+warehouse's tables, prints them in the summary, and writes each query given a location there
+(Delta, Parquet or CSV with a header; replaced on every run)::
+
+    spark-submit jobs/materialize.py --config conf/example-job.yaml \\
+        --query "reach(lis, X)=out/reach_from_lis:delta" --query "hub(fra)"
+
+The location follows the first ``=`` outside parentheses and quotes; without one the answers
+are only printed. A query text that does not fit the program exits 1 before any Spark work.
+
 Settings come from a YAML config (``--config``) and from flags; flags win. The config file has
 the flags' keys (``run_id`` or ``run-id``; ``input``/``inputs`` a mapping, ``output``/``outputs``
 a list) and relative paths in it are taken relative to the config file's directory, so a job
@@ -103,6 +114,21 @@ class JobArgs:
     config: Optional[str] = None
     changes: Mapping[str, InputSpec] = field(default_factory=dict)  # incremental mode only
     method: str = "auto"  # incremental mode only
+    queries: tuple = ()  # QuerySpec: answered after the run, written where they say
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """A query the job answers (``tc(1, X)``) and where its answers go (``None``: printed only).
+
+    Example: ``QuerySpec("tc(1, X)", InputSpec("out/tc1", "parquet"))``.
+    """
+
+    text: str
+    to: Optional[InputSpec] = None
+
+    def __str__(self) -> str:
+        return self.text if self.to is None else f"{self.text}={self.to}"
 
 
 @dataclass
@@ -123,6 +149,28 @@ class StratumSummary:
 
 
 @dataclass
+class QuerySummary:
+    """A query's answers after the run: their number (a yes/no question: ``True``/``False``),
+    the first rows, where they were written (``"uri (format)"``) and how they were read."""
+
+    text: str
+    variables: tuple  # () for a yes/no question
+    answers: Union[int, bool]
+    rows: list = field(default_factory=list)
+    written: Optional[str] = None
+    strategy: str = ""  # "stored" (a filtered read), "magic" or "full" (see query.plan)
+
+    def lines(self) -> list:
+        """``?- tc(1, X). 2 answers, written to out/tc1 (parquet)`` and ``  X = 2`` lines."""
+        from .cli import answer_lines
+
+        lines = answer_lines(self.text, self.variables, int(self.answers), self.rows)
+        if self.written:
+            lines[0] += f", written to {self.written}"
+        return lines
+
+
+@dataclass
 class JobSummary:
     """What a job run did: the relations written (facts, Delta versions) and where time went."""
 
@@ -136,6 +184,7 @@ class JobSummary:
     spark: str = ""  # Spark version and master
     update: Optional[object] = None  # incremental mode: the UpdateReport
     skipped: Optional[str] = None  # "already committed" / "unchanged" (Materialization.skipped)
+    queries: list = field(default_factory=list)  # QuerySummary: the ?- lines, then the job's queries
 
     def render(self) -> str:
         """The summary printed at the end of a job."""
@@ -171,6 +220,8 @@ class JobSummary:
             lines += [f"  {name}({', '.join(_format_value(v) for v in row)})" for row in rows]
             if facts > len(rows):
                 lines.append(f"  ... {facts - len(rows)} more")
+        for query in self.queries:
+            lines += query.lines()
         lines.append(f"done in {self.seconds:.1f} s")
         return "\n".join(lines)
 
@@ -252,10 +303,19 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     add("--on-null", choices=ON_NULL, help="input rows with nulls: error (default) or drop")
     add(
+        "--query",
+        dest="queries",
+        action="append",
+        metavar="QUERY[=URI[:FORMAT]]",
+        help='answer QUERY (like "tc(1, X)") from the warehouse after the run and print the answers; '
+        "with =URI also write them there (Delta, Parquet or CSV, as for --input; replaced on each "
+        "run); the location follows the first = outside parentheses and quotes; repeatable",
+    )
+    add(
         "--show",
         type=_non_negative,
         metavar="N",
-        help=f"rows to print per reported relation (default {DEFAULT_SHOW})",
+        help=f"rows to print per reported relation and query (default {DEFAULT_SHOW})",
     )
     return parser
 
@@ -292,6 +352,9 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
         flags["changes"] = {**settings.get("changes", {}), **parse_inputs(flags["changes"], "--changes")}
     if flags["outputs"] is not None:
         flags["outputs"] = split_outputs(flags["outputs"])
+    if flags["queries"] is not None:
+        # Per query text: a flag replaces the config's entry for the same text, the others stay.
+        flags["queries"] = merge_queries(settings.get("queries", ()), parse_queries(flags["queries"]))
     settings.update({key: value for key, value in flags.items() if value is not None})
     for required in ("program", "warehouse"):
         if not settings.get(required):
@@ -300,6 +363,7 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
         for key in ("changes", "method"):
             if settings.get(key):
                 raise UsageError(f"--{key} is for --mode incremental")
+    check_query_locations(settings.get("queries", ()), settings["warehouse"])
     return JobArgs(config=namespace.config, **settings)
 
 
@@ -320,8 +384,9 @@ _KEYS = (
     "config",
     "changes",
     "method",
+    "queries",
 )
-_ALIASES = {"input": "inputs", "output": "outputs"}
+_ALIASES = {"input": "inputs", "output": "outputs", "query": "queries"}
 
 
 def load_config(path: str) -> dict:
@@ -371,6 +436,8 @@ def _config_value(path: str, name: str, value, base: Path):
         return relative_to(_text(where, value), base)
     if name in ("inputs", "changes"):
         return _config_inputs(where, value, base)
+    if name == "queries":
+        return _config_queries(where, value, base)
     if name == "outputs":
         items = value if isinstance(value, list) else [value]
         return split_outputs([_text(where, item) for item in items])
@@ -394,20 +461,41 @@ def _config_inputs(where: str, value, base: Path) -> dict:
     """The ``inputs`` / ``changes`` mapping of a config file: relation -> ``InputSpec``."""
     if not isinstance(value, dict):
         raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
-    inputs = {}
-    for relation, spec in value.items():
-        if isinstance(spec, dict):
-            unknown = set(spec) - {"uri", "format"}
-            if unknown or "uri" not in spec:
-                raise UsageError(f"{where}.{relation} takes 'uri' and optionally 'format'")
-            spec = InputSpec(
-                _text(f"{where}.{relation}.uri", spec["uri"]),
-                _format(f"{where}.{relation}", spec.get("format")),
-            )
+    return {str(name): _config_location(f"{where}.{name}", spec, base) for name, spec in value.items()}
+
+
+def _config_location(where: str, spec, base: Path) -> InputSpec:
+    """``uri[:format]`` or ``{uri: ..., format: ...}``, a relative path made relative to ``base``."""
+    if isinstance(spec, dict):
+        unknown = set(spec) - {"uri", "format"}
+        if unknown or "uri" not in spec:
+            raise UsageError(f"{where} takes 'uri' and optionally 'format'")
+        spec = InputSpec(_text(f"{where}.uri", spec["uri"]), _format(where, spec.get("format")))
+    else:
+        spec = parse_location(_text(where, spec))
+    return replace(spec, uri=relative_to(spec.uri, base))
+
+
+_QUERIES_SHAPE = 'a list of queries: "tc(1, X)" or {query: "tc(1, X)", to: uri[:format]}'
+
+
+def _config_queries(where: str, value, base: Path) -> tuple:
+    """The ``queries`` list of a config file as ``QuerySpec``s (``to`` relative to ``base``)."""
+    if not isinstance(value, list):
+        raise UsageError(f"{where} must be {_QUERIES_SHAPE}, not {value!r}")
+    specs = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        if isinstance(item, dict):
+            if "query" not in item or set(item) - {"query", "to"}:
+                raise UsageError(f"{at} takes 'query' and optionally 'to' (a location), not {item!r}")
+            to = None if item.get("to") is None else _config_location(f"{at}.to", item["to"], base)
+            specs.append(QuerySpec(_text(f"{at}.query", item["query"]), to))
+        elif isinstance(item, str):
+            specs.append(QuerySpec(_text(at, item)))
         else:
-            spec = parse_location(_text(f"{where}.{relation}", spec))
-        inputs[str(relation)] = replace(spec, uri=relative_to(spec.uri, base))
-    return inputs
+            raise UsageError(f"{at}: each item of {_QUERIES_SHAPE}; not {item!r}")
+    return merge_queries((), specs, where)
 
 
 def parse_inputs(items: Sequence[str], flag: str = "--input") -> dict:
@@ -430,6 +518,68 @@ def parse_location(text: str) -> InputSpec:
     if match:
         return InputSpec(match["uri"], match["format"].lower())
     return InputSpec(text.strip())
+
+
+# A query's tokens, enough to find the first "=" outside parentheses and quoted strings.
+_QUERY_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[()=]|[^"()=]+')
+
+
+def split_query(item: str) -> tuple:
+    """``"tc(1, X)=out/tc1:parquet"`` -> ``("tc(1, X)", "out/tc1:parquet")``: the location
+    follows the first ``=`` outside parentheses and quotes (``None`` without one)."""
+    depth = 0
+    for token in _QUERY_TOKEN.finditer(item):
+        text = token.group()
+        if text in "()":
+            depth += 1 if text == "(" else -1
+        elif text == "=" and depth <= 0:
+            return item[: token.start()].strip(), item[token.end() :].strip()
+    return item.strip(), None
+
+
+def parse_queries(items: Sequence[str]) -> list:
+    """``["tc(1, X)=out/tc1:delta", "tc(2, 3)"]`` -> ``QuerySpec``s (``--query`` flags)."""
+    specs = []
+    for item in items:
+        text, location = split_query(item)
+        if not text or location == "":
+            raise UsageError(f"--query expects QUERY or QUERY=URI[:FORMAT], got {item!r}")
+        specs.append(QuerySpec(text, None if location is None else parse_location(location)))
+    return specs
+
+
+def merge_queries(first: Sequence[QuerySpec], then: Sequence[QuerySpec], where: str = "--query") -> tuple:
+    """``first`` with ``then`` over it: an entry of ``then`` replaces the one of ``first`` with the
+    same text, the others are added in order. A text twice in ``then`` is a ``UsageError``."""
+    merged = {spec.text: spec for spec in first}
+    seen: set = set()
+    for spec in then:
+        if spec.text in seen:
+            raise UsageError(f"{where}: the query {spec.text!r} is given twice")
+        seen.add(spec.text)
+        merged[spec.text] = spec
+    return tuple(merged.values())
+
+
+def check_query_locations(queries: Sequence[QuerySpec], warehouse: str) -> None:
+    """Every query writes to its own location, outside the warehouse (a directory the job owns:
+    a table there would pass for a relation, and replacing a directory holding it would delete it)."""
+    from .storage import uris
+
+    where = uris.location_key(warehouse).rstrip("/")
+    taken: dict = {}
+    for spec in queries:
+        if spec.to is None:
+            continue
+        key = uris.location_key(spec.to.uri).rstrip("/")
+        if key in taken:
+            raise UsageError(f"the queries {taken[key]!r} and {spec.text!r} both write to {spec.to.uri}")
+        taken[key] = spec.text
+        if key == where or key.startswith(where + "/") or where.startswith(key + "/"):
+            raise UsageError(
+                f"query {spec.text!r}: {spec.to.uri} overlaps the warehouse {warehouse}; "
+                "write answers outside it"
+            )
 
 
 def split_outputs(items: Sequence[str]) -> tuple:
@@ -520,7 +670,17 @@ def load_program(args: JobArgs) -> "tuple[Program, tuple]":
             f"--output: {', '.join(map(repr, skipped))} is not computed: the program's .output "
             f"({', '.join(checked.outputs)}) does not depend on it"
         )
+    check_queries(program, args.queries)
     return program, outputs
+
+
+def check_queries(program, queries: Sequence[QuerySpec]) -> None:
+    """Raise the ``DatalogError`` (with its caret) of the first query that does not fit ``program``
+    (syntax, unknown relation, arity, types), before anything is evaluated."""
+    from .query import checked_query
+
+    for spec in queries:
+        checked_query(program.checked, spec.text)
 
 
 def run_job(args, spark=None, out=None) -> JobSummary:
@@ -585,6 +745,7 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     summary.strata = [stratum_summary(stats) for stats in result.stats]
     summary.skipped = result.skipped
     _show(summary, warehouse, outputs, args.show, result.warehouse_versions)
+    summary.queries = answer_queries(spark, program, warehouse, args)
     return summary
 
 
@@ -624,7 +785,85 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
         facts = warehouse.read(name, version=entry.version_after).count()
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, entry.version_after))
     _show(summary, warehouse, outputs, args.show)
+    summary.queries = answer_queries(spark, program, warehouse, args)
     return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# queries
+
+
+def answer_queries(spark, program, warehouse, args: JobArgs) -> list:
+    """``QuerySummary`` of the program's ``?-`` lines (printed only), then of ``args.queries``
+    (written where they say), answered from ``warehouse`` right after the run: the stored tables
+    are current, so each is a filtered read of the queried relation's table."""
+    own = [QuerySpec(str(query.atom)) for query in program.checked.queries]
+    return [answer_query(spark, program, warehouse, spec, args) for spec in own + list(args.queries)]
+
+
+def answer_query(spark, program, warehouse, spec: QuerySpec, args: JobArgs) -> QuerySummary:
+    """One query's answers, written to ``spec.to`` when it has one, counted and the first
+    ``args.show`` rows kept."""
+    from .query.run import answer_query as answer
+
+    found = answer(
+        program,
+        spark,
+        spec.text,
+        warehouse=warehouse,
+        max_iterations=args.max_iterations,
+        decompose=args.decompose,
+    )
+    variables = tuple(found.plan.query.variables)
+    frame = found.frame.persist()  # written, counted and shown: computed once
+    try:
+        written = None if spec.to is None else write_answers(spark, frame, spec)
+        if not variables:  # one row: holds
+            row = frame.first()
+            return QuerySummary(spec.text, (), bool(row and row[0]), [], written, found.plan.strategy)
+        shown = frame.orderBy(*frame.columns).limit(args.show).collect() if args.show else []
+        rows = [tuple(row) for row in shown]
+        return QuerySummary(spec.text, variables, frame.count(), rows, written, found.plan.strategy)
+    finally:
+        frame.unpersist()
+
+
+def write_answers(spark, frame, spec: QuerySpec) -> str:
+    """Write ``frame`` to ``spec.to``, replacing what is there; ``"uri (format)"``. The format is
+    ``spec.to``'s or guessed as for inputs (a Delta table, else ``.csv``, else Parquet). Delta is
+    written by delta-spark when the session has it, else by delta-rs."""
+    from .storage import uris
+    from .storage.locations import _guess_format
+
+    assert spec.to is not None
+    location = uris.normalise(spec.to.uri)
+    fmt = spec.to.format or _guess_format(location, None)
+    try:
+        if fmt == "delta":
+            _write_delta(spark, frame, location)
+        elif fmt == "csv":
+            frame.write.mode("overwrite").option("header", True).csv(uris.for_spark(location))
+        else:
+            frame.write.mode("overwrite").parquet(uris.for_spark(location))
+    except Exception as exc:  # AnalysisException, a delta-rs error: no such bucket, not writable
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OSError(f"cannot write the answers of {spec.text} to {spec.to.uri} as {fmt}: {first}") from None
+    return f"{spec.to.uri} ({fmt})"
+
+
+def _write_delta(spark, frame, location: str) -> None:
+    from .storage import uris
+    from .storage.detect import choose_backend
+
+    if choose_backend(spark) == "native":
+        writer = frame.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+        writer.save(uris.for_spark(location))
+        return
+    from deltalake import write_deltalake
+
+    from .storage.datafiles import collect_arrow
+
+    write_deltalake(location, collect_arrow(frame), mode="overwrite", schema_mode="overwrite")
 
 
 def read_changes(spark, program, name: str, spec: InputSpec, warehouse=None) -> "DataFrame":
