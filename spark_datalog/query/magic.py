@@ -6,7 +6,8 @@ body, read in sideways-information-passing order (:mod:`.sips`), and gain a firs
 *magic* relation holding the bindings asked for: ``tc_bf(X, Z) :- magic_tc_bf(X), ...``. For every
 derived atom of a body, a magic rule passes the bindings known just before it on:
 ``magic_tc_bf(Y) :- magic_tc_bf(X), arc(X, Y).`` The query itself seeds the magic relations with
-its constants (``magic_tc_bf(1).``).
+its constants (``magic_tc_bf(1).``). A body prefix that joins several atoms before a derived
+one is kept in a *supplementary* relation that both rules read, rather than joined twice.
 
 Soundness with the rest of the language:
 
@@ -143,8 +144,12 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
     body: list = [ast.Atom(guard, head_args)] if guard else []
     bound = {a.name for a in head_args if isinstance(a, ast.Variable)}
     out: list = []
-    for index in sips_order(rule.body, bound):
+    order = sips_order(rule.body, bound)
+    for position, index in enumerate(order):
         literal = rule.body[index]
+        if _is_adorned(state, literal):
+            later = [rule.head, *tests, *(rule.body[i] for i in order[position:])]
+            body = _supplemented(state, body, later, out)
         if isinstance(literal, ast.Atom) and literal.predicate in state.checked.idb:
             if state.in_full(literal.predicate):
                 state.full.add(literal.predicate)
@@ -163,6 +168,36 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
     head = replace(rule.head, predicate=state.adorned(rule.head.predicate, pattern))
     out.append(_rule(head, _unguarded(body, state.magic_of) + tests))
     return out
+
+
+def _is_adorned(state: _Rewrite, literal) -> bool:
+    """True when ``literal`` is read over an adorned relation (and so gets a magic rule)."""
+    if isinstance(literal, ast.Negation):
+        return state.adorn_negation and literal.atom.predicate in state.checked.idb
+    if isinstance(literal, ast.Atom):
+        return literal.predicate in state.checked.idb and not state.in_full(literal.predicate)
+    return False
+
+
+# A body prefix joining this many atoms (the guard included) is kept in a supplementary relation
+# rather than joined twice, once for the magic rule and once for the rule itself.
+SUPPLEMENTARY_ATOMS = 3
+
+
+def _supplemented(state: _Rewrite, body: list, later: list, out: list) -> list:
+    """``body`` itself, or, when it joins at least ``SUPPLEMENTARY_ATOMS`` atoms, one atom over a
+    new supplementary relation holding its variables that ``later`` literals use (its rule is
+    appended to ``out``): ``sup_1(X, Y) :- magic_p_bf(X), a(X, Z), b(Z, Y).``"""
+    if sum(isinstance(lit, (ast.Atom, ast.Negation)) for lit in body) < SUPPLEMENTARY_ATOMS:
+        return body
+    used = {v.name for lit in later for v in ast.literal_variables(lit)}
+    known = [v for lit in body for v in ast.literal_variables(lit) if not v.anonymous]
+    kept = tuple(ast.Variable(name) for name in dict.fromkeys(v.name for v in known) if name in used)
+    number = len([key for key in state.names.given if key[0] == "supplementary"]) + 1
+    name = state.names.name(("supplementary", str(number), ""), f"sup_{number}")
+    head = ast.Atom(name, kept)
+    out.append(_rule(head, body))
+    return [head]
 
 
 def _unguarded(body: list, magic_of: dict) -> list:

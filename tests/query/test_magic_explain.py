@@ -1,6 +1,6 @@
 """Golden tests of the magic-set rewrite: the rules evaluated for a query, as `explain` shows
 them, for transitive closure (both linear forms, either argument bound), same generation,
-mutual recursion and a program with negation."""
+mutual recursion, a supplementary relation and a program with negation."""
 
 from __future__ import annotations
 
@@ -81,6 +81,21 @@ rules evaluated:
   magic_odd_bf(1).
 """,
     ),
+    "supplementary": (
+        ".input a, b, c\np(X, Y) :- c(X, Y).\np(X, Y) :- a(X, Z), b(Z, W), p(W, V), c(V, Y).\n",
+        "p(1, Y)",
+        """\
+query: p(1, Y)
+answered by: magic (argument 1 of p is bound: only the facts it needs are derived)
+rules evaluated:
+  answer(Y) :- p_bf(1, Y).
+  p_bf(X, Y) :- magic_p_bf(X), c(X, Y).
+  sup_1(X, W) :- magic_p_bf(X), a(X, Z), b(Z, W).
+  magic_p_bf(W) :- sup_1(X, W).
+  p_bf(X, Y) :- sup_1(X, W), p_bf(W, V), c(V, Y).
+  magic_p_bf(1).
+""",
+    ),
     "negation": (
         ".input e, node\nreach(X, Y) :- e(X, Y).\nreach(X, Z) :- reach(X, Y), e(Y, Z).\nunreached(X, Y) :- node(X), node(Y), not reach(X, Y).\n",  # noqa: E501
         "unreached(1, Y)",
@@ -89,8 +104,9 @@ query: unreached(1, Y)
 answered by: magic (argument 1 of unreached is bound: only the facts it needs are derived)
 rules evaluated:
   answer(Y) :- unreached_bf(1, Y).
-  magic_reach_bb(X, Y) :- magic_unreached_bf(X), node(X), node(Y).
-  unreached_bf(X, Y) :- magic_unreached_bf(X), node(X), node(Y), not reach_bb(X, Y).
+  sup_1(X, Y) :- magic_unreached_bf(X), node(X), node(Y).
+  magic_reach_bb(X, Y) :- sup_1(X, Y).
+  unreached_bf(X, Y) :- sup_1(X, Y), not reach_bb(X, Y).
   reach_bb(X, Y) :- magic_reach_bb(X, Y), e(X, Y).
   magic_reach_bf(X) :- magic_reach_bb(X, Z).
   reach_bb(X, Z) :- magic_reach_bb(X, Z), reach_bf(X, Y), e(Y, Z).
