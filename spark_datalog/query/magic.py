@@ -36,6 +36,7 @@ from typing import Optional
 
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..syntax import ast
+from .factoring import factor
 from .sips import binds, is_bound, sips_order
 
 
@@ -75,6 +76,8 @@ class _Rewrite:
     magic_of: dict = field(default_factory=dict)  # adorned name -> (its magic relation, pattern)
     adorn_negation: bool = True
     adorn_aggregates: bool = True
+    caller: str = ""  # the adorned relation whose rule is being rewritten ("" for the query's)
+    magic_sources: dict = field(default_factory=dict)  # magic relation -> callers feeding it
 
     def in_full(self, relation: str) -> bool:
         """True when ``relation`` is read as computed in full, not adorned."""
@@ -120,6 +123,7 @@ def rewrite(
     while state.todo:
         relation, pattern = state.todo.popleft()
         _rewrite_relation(state, relation, pattern)
+    factor(state, answer)
     _add_full(state)
     return _program(state, answer)
 
@@ -141,6 +145,7 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
     """The adorned version of ``rule`` (head renamed, guarded by its magic atom) and one magic
     rule per derived atom of its body. ``guard`` is None for the query's own rule."""
     head_args, tests = _guard_arguments(rule, pattern)
+    state.caller = state.adorned(rule.head.predicate, pattern) if guard else ""
     body: list = [ast.Atom(guard, head_args)] if guard else []
     bound = {a.name for a in head_args if isinstance(a, ast.Variable)}
     out: list = []
@@ -224,9 +229,11 @@ def _adorned_atom(state: _Rewrite, atom: ast.Atom, bound: set, body: list, out: 
     magic = state.magic(atom.predicate, pattern)
     passed = tuple(a for a, p in zip(atom.args, pattern, strict=True) if p == "b")
     magic_head = ast.Atom(magic, passed, atom.span)
+    if tuple(body) == (magic_head,):  # `magic_p(X) :- magic_p(X).` says nothing
+        return replace(atom, predicate=name)
+    state.magic_sources.setdefault(magic, set()).add(state.caller)
     if body:
-        if tuple(body) != (magic_head,):  # `magic_p(X) :- magic_p(X).` says nothing
-            out.append(_rule(magic_head, body))
+        out.append(_rule(magic_head, body))
     else:
         state.facts.append(ast.Fact(magic_head, atom.span))
     return replace(atom, predicate=name)
