@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import spark_datalog as sd
 from differential.test_spark_vs_reference import _normal_set, input_frames, spark_settings
 from programs import any_program
-from queries import query_for
+from queries import linear_programs, query_for
 from spark_datalog.query.plan import plan_query
 from spark_datalog.query.run import answer_query
 
@@ -124,7 +124,7 @@ def test_answers_from_a_warehouse(spark, arc, tmp_path):
 
 
 @spark_settings
-@given(case=any_program(), data=st.data(), decompose=st.booleans())
+@given(case=st.one_of(any_program(), linear_programs()), data=st.data(), decompose=st.booleans())
 def test_random_queries_on_spark_equal_the_reference(spark, case, data, decompose):
     text, edb = case
     program = sd.Program.parse(text)
