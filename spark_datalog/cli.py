@@ -28,7 +28,8 @@ import os
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING, Optional, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from . import job
 from .bounds import MAX_ITERATIONS
@@ -36,7 +37,7 @@ from .errors import DatalogError, InputError
 from .overflow import fits
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from .program import Program
     from .reference.terms import Value
@@ -213,6 +214,10 @@ def run_run(args: argparse.Namespace) -> int:
     program = load_program(args.program)
     checked = program.checked
     input_paths = parse_input_args(args.inputs, checked)
+    from .query import checked_query
+
+    for text in args.queries:  # a query that does not fit the program fails before any work
+        checked_query(checked, text)
     print(
         f"{args.program}: {len(checked.relations)} relations in {len(checked.strata)} strata; "
         f"engine {args.engine}"
@@ -253,14 +258,25 @@ def print_reference_answers(query, answers: set, show: int) -> None:
         print_answers(query.text, query.variables, len(answers), sorted_rows(answers)[:show])
 
 
-def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
+@contextmanager
+def cli_session(name: str) -> Iterator["SparkSession"]:
+    """A local Spark session for one command, stopped at the end unless it was running before
+    (a caller's or a test's session is never stopped)."""
     from pyspark.sql import SparkSession
 
     from .spark.session import local_session
 
     already_running = SparkSession.getActiveSession() is not None
-    spark = local_session("spark-datalog run")
+    spark = local_session(name)
     try:
+        yield spark
+    finally:
+        if not already_running:
+            spark.stop()
+
+
+def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
+    with cli_session("spark-datalog run") as spark:
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
         inputs = {name: (path, "csv") for name, path in input_paths.items()}
         if queries:
@@ -276,9 +292,6 @@ def run_spark(program, checked, input_paths: dict, show: int, max_iterations: in
             print_relation(name, frame.count(), rows)
         for query, frame in zip(checked.queries, result.answers, strict=True):
             print_answer_frame(str(query.atom), frame, show)
-    finally:
-        if not already_running:  # never stop a session the caller (or a test) owns
-            spark.stop()
 
 
 def print_answer_frame(text: str, frame, show: int) -> None:
@@ -325,15 +338,13 @@ def add_query_command(commands) -> None:
 
 
 def run_query(args: argparse.Namespace) -> int:
-    from pyspark.sql import SparkSession
-
-    from .spark.session import local_session
+    from .query import checked_query
     from .storage import Warehouse
 
     program = load_program(args.program) if args.program else None
-    already_running = SparkSession.getActiveSession() is not None
-    spark = local_session("spark-datalog query")
-    try:
+    if program is not None:  # a query that does not fit the program fails before Spark starts
+        checked_query(program.checked, args.query)
+    with cli_session("spark-datalog query") as spark:
         warehouse = Warehouse(spark, args.warehouse)
         magic = {"auto": "auto", "on": True, "off": False}[args.magic]
         if program is None:
@@ -341,9 +352,6 @@ def run_query(args: argparse.Namespace) -> int:
         else:
             frame = program.query(spark, args.query, warehouse=warehouse, magic=magic)
         print_answer_frame(args.query.strip(), frame, args.show)
-    finally:
-        if not already_running:
-            spark.stop()
     return EXIT_OK
 
 
