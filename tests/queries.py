@@ -75,7 +75,7 @@ def linear_programs(draw):
         elif choice == "g(Z)":
             body.insert(0, f"g(Z{chained[0]})")
         elif choice == "after":  # read after the recursive atom: absent from the magic rule
-            body.append(f"g(Y{chained[0]})")
+            body.append("g(W)")
         lines.append("p(" + ", ".join(head) + ") :- " + ", ".join(body) + ".")
     pairs = st.tuples(st.integers(*DOMAIN), st.integers(*DOMAIN))
     edb = {

@@ -149,7 +149,7 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
     body: list = [ast.Atom(guard, head_args)] if guard else []
     bound = {a.name for a in head_args if isinstance(a, ast.Variable)}
     out: list = []
-    order = sips_order(rule.body, bound)
+    order = sips_order(rule.body, bound, frozenset(state.checked.idb))
     for position, index in enumerate(order):
         literal = rule.body[index]
         if _is_adorned(state, literal):

@@ -3,7 +3,9 @@
 Given the variables a rule's head receives bound, :func:`sips_order` orders the body so that
 each positive atom is read with as many arguments bound as possible: filters (comparisons,
 negations) and assignments come as soon as their variables are bound, then the connected atom
-with the most bound arguments (constants included), source order breaking ties. The magic-set
+with the most bound arguments (constants included), an input relation's before a derived one's
+(it binds more of the derived atom's arguments: ``tc(X, Y), arc(Y, Z)`` with X and Z bound
+reads ``arc`` first and then ``tc`` with both arguments bound), source order breaking ties. The magic-set
 rewrite (:mod:`.magic`) reads the bindings each atom receives from this order.
 
 Example::
@@ -19,14 +21,15 @@ from __future__ import annotations
 from ..syntax import ast
 
 
-def sips_order(body: tuple, bound: set) -> list:
-    """Indices of ``body``'s literals in information-passing order, given the ``bound`` names."""
+def sips_order(body: tuple, bound: set, derived: frozenset = frozenset()) -> list:
+    """Indices of ``body``'s literals in information-passing order, given the ``bound`` names
+    and the ``derived`` relations."""
     bound = set(bound)
     remaining = list(range(len(body)))
     order: list = []
     while remaining:
         ready = [i for i in remaining if _is_ready(body[i], bound)]
-        chosen = ready[0] if ready else max(remaining, key=lambda i: _rank(body[i], bound, i))
+        chosen = ready[0] if ready else max(remaining, key=lambda i: _rank(body[i], bound, i, derived))
         remaining.remove(chosen)
         order.append(chosen)
         bound |= binds(body[chosen], bound)
@@ -59,11 +62,11 @@ def _is_ready(literal, bound: set) -> bool:
     return names <= bound
 
 
-def _rank(literal, bound: set, index: int) -> tuple:
-    """Larger is better: positive atoms only, connected ones, then more bound arguments."""
+def _rank(literal, bound: set, index: int, derived: frozenset) -> tuple:
+    """Larger is better: positive atoms only, connected ones, more bound arguments, inputs."""
     if not isinstance(literal, ast.Atom):
-        return (False, False, -1, -index)
+        return (False, False, -1, False, -index)
     bound_args = sum(1 for a in literal.args if is_bound(a, bound))
     names = binds(literal, set())
     connected = not names or bool(names & bound) or bound_args > 0
-    return (True, connected, bound_args, -index)
+    return (True, connected, bound_args, literal.predicate not in derived, -index)

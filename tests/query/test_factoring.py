@@ -33,6 +33,7 @@ def factored(program, query) -> bool:
         ("p(X, Z) :- e(X, Z).\np(X, Z) :- p(X, Y), f(Y, Z).", "p(A, 3)"),  # left-linear, 2nd bound
         ("p(X, Z) :- e(X, Z).\np(X, Z) :- f(X, Y), p(Y, Z).", "p(1, B)"),  # right-linear, 1st bound
         ("p(X, Z) :- e(X, Z).\np(X, Z) :- g(Z), f(Y, Z), p(X, Y).", "p(A, 3)"),  # a filter before
+        ("p(X, Z) :- e(X, Z).\np(X, Z) :- f(Y, Z), p(X, Y), g(Y).", "p(A, 3)"),  # an input read first
     ],
 )
 def test_a_carried_free_argument_is_factored(rules, query):
@@ -45,8 +46,8 @@ def test_a_carried_free_argument_is_factored(rules, query):
 @pytest.mark.parametrize(
     "rules, query",
     [
-        # g(Y) is read after the recursive atom: the magic rule does not test it
-        ("p(X, Z) :- e(X, Z).\np(X, Z) :- f(Y, Z), p(X, Y), g(Y).", "p(A, 3)"),
+        # g(W), connected to nothing, is read after the recursive atom: the magic rule lacks it
+        ("p(X, Z) :- e(X, Z).\np(X, Z) :- f(Y, Z), p(X, Y), g(W).", "p(A, 3)"),
         # the carried variable is changed on the way
         ("p(X, Z) :- e(X, Z).\np(X, Z) :- f(Y, Z), p(W, Y), f(W, X).", "p(A, 3)"),
         # left-linear with the first argument bound: the bound argument is carried, not the free one

@@ -107,10 +107,8 @@ rules evaluated:
   magic_reach_bb(X, Y) :- sup_1(X, Y).
   unreached_bf(X, Y) :- sup_1(X, Y), not reach_bb(X, Y).
   reach_bb(X, Y) :- magic_reach_bb(X, Y), e(X, Y).
-  magic_reach_bf(X) :- magic_reach_bb(X, Z).
-  reach_bb(X, Z) :- magic_reach_bb(X, Z), reach_bf(X, Y), e(Y, Z).
-  reach_bf(X, Y) :- magic_reach_bf(X), e(X, Y).
-  reach_bf(X, Z) :- reach_bf(X, Y), e(Y, Z).
+  magic_reach_bb(X, Y) :- magic_reach_bb(X, Z), e(Y, Z).
+  reach_bb(X, Z) :- magic_reach_bb(X, Z), e(Y, Z), reach_bb(X, Y).
   magic_unreached_bf(1).
 """,
     ),
