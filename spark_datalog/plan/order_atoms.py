@@ -9,6 +9,12 @@ variables, then source order. An atom that shares nothing with the joined atoms 
 when no connected one is left (a genuine cross product), and an atom sharing nothing with any
 other comes last. Assignments count as binding their
 variable once their inputs are bound.
+
+A variable the delta atom carries unchanged into the head (``X`` in ``tc(X, Z) :- tc(X, Y),
+...`` with ``tc`` the delta) connects nothing: it takes the few values the recursion was seeded
+with (one per partition in a partition-local fixpoint, the query's constant under magic sets),
+so a join on it alone is close to a cross product. ``magic_tc_bb(X, Z)`` after the delta
+``tc_bb(X, Y)`` therefore waits until ``arc(Y, Z)`` has bound ``Z``.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from typing import Optional
 from ..syntax import ast
 
 
-def order_atoms(body: tuple, first: Optional[int] = None) -> tuple:
-    """Indices (into ``body``) of the positive atoms in join order; ``first`` is put first."""
+def order_atoms(body: tuple, first: Optional[int] = None, carried: frozenset = frozenset()) -> tuple:
+    """Indices (into ``body``) of the positive atoms in join order; ``first`` is put first.
+    ``carried`` names variables that connect nothing (see the module docstring)."""
     remaining = [i for i, literal in enumerate(body) if isinstance(literal, ast.Atom)]
     order: list = []
     bound: set = set()
@@ -30,7 +37,7 @@ def order_atoms(body: tuple, first: Optional[int] = None) -> tuple:
         order.append(first)
         bound = _close(body, binding_variables(body[first]))
     while remaining:
-        best = min(remaining, key=lambda i: _rank(body, i, body[i], bound, started=bool(order)))
+        best = min(remaining, key=lambda i: _rank(body, i, body[i], bound, bool(order), carried))
         remaining.remove(best)
         order.append(best)
         bound = _close(body, bound | binding_variables(body[best]))
@@ -54,13 +61,13 @@ def is_filtered(atom: ast.Atom) -> bool:
     return has_constant or len(names) != len(set(names))
 
 
-def _rank(body, index, atom, bound, started):
+def _rank(body, index, atom, bound, started, carried=frozenset()):
     variables, computed = binding_variables(atom), expression_variables(atom)
     # an atom without variables is at most one row: joining it is a filter, not a product
     connected = (
         not started
         or not (variables or computed)
-        or bool(variables & _equated(body, bound))
+        or bool(variables & (_equated(body, bound) - carried))
         or bool(computed)
         and computed <= bound
     )

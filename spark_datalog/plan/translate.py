@@ -71,7 +71,7 @@ def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[
     # (body index, literal) still to place; arithmetic atom arguments add equalities
     pending = [(i, literal) for i, literal in enumerate(body) if not isinstance(literal, ast.Atom)]
     node, tests = None, []
-    for i in order_atoms(body, first=delta_position):
+    for i in order_atoms(body, first=delta_position, carried=carried_variables(rule, delta_position)):
         atom = body[i]
         source = "delta" if i == delta_position else "full"
         atom_node = scan_atom(atom, i, relations[atom.predicate].types, source)
@@ -97,6 +97,24 @@ def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[
         raise ValueError(f"{rule.span}: unbound variables in {unplaced} (rule {rule})")
     plan = merge_projects(_head(rule, node, relations[rule.head.predicate], var_types))
     return ir.RulePlan(rule=rule, relation=rule.head.predicate, plan=plan, delta_position=delta_position)
+
+
+def carried_variables(rule: ast.Rule, delta_position: Optional[int]) -> frozenset:
+    """Variables the delta atom, over the head's relation, holds at the same positions as the
+    head: the recursion carries them unchanged (``X`` in ``tc(X, Z) :- tc(X, Y), arc(Y, Z).``)."""
+    if delta_position is None:
+        return frozenset()
+    delta = rule.body[delta_position]
+    if not isinstance(delta, ast.Atom) or delta.predicate != rule.head.predicate:
+        return frozenset()
+    return frozenset(
+        h.name
+        for h, b in zip(rule.head.args, delta.args, strict=True)
+        if isinstance(h, ast.Variable)
+        and isinstance(b, ast.Variable)
+        and not h.anonymous
+        and h.name == b.name
+    )
 
 
 def binds_nothing(atom: ast.Atom) -> bool:

@@ -67,3 +67,21 @@ def test_equality_connects_atoms():
 def test_anonymous_variables_do_not_connect():
     body = (atom("a", X, ANON), atom("b", ANON, Y), atom("c", X, Y))
     assert order_atoms(body) == (0, 2, 1)
+
+
+def test_a_carried_variable_connects_nothing():
+    # tc_bb(X, Z) :- magic_tc_bb(X, Z), arc(Y, Z), tc_bb(X, Y). with the delta at tc_bb: X is the
+    # query's constant in every fact, so joining magic_tc_bb on X alone multiplies the rows
+    body = (atom("magic_tc_bb", X, Z), atom("arc", Y, Z), atom("tc_bb", X, Y))
+    assert order_atoms(body, first=2) == (2, 0, 1)  # source order: magic joins on X first
+    assert order_atoms(body, first=2, carried=frozenset({"X"})) == (2, 1, 0)
+
+
+def test_carried_variables_of_a_delta_variant():
+    from spark_datalog.plan.translate import carried_variables
+    from spark_datalog.syntax.parser import parse
+
+    rule = parse("tc(X, Z) :- magic(X, Z), arc(Y, Z), tc(X, Y).").rules[0]
+    assert carried_variables(rule, 2) == {"X"}
+    assert carried_variables(rule, 1) == frozenset()  # the delta is not the head's relation
+    assert carried_variables(rule, None) == frozenset()
