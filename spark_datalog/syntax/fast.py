@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from itertools import accumulate
+from operator import add
 from typing import Any, Callable, Optional, cast
 
 from spark_datalog.syntax import ast
@@ -73,10 +74,12 @@ class Fallback(Exception):
 def _tokens(text: str) -> tuple[list, list]:
     """(values, start offsets) of the tokens of ``text``, ending with two ``_END`` tokens."""
     parts = _TOKEN.split(text)
-    if "".join(parts[0::2]).strip(_WHITESPACE):
+    gaps = parts[0::2]
+    if "".join(gaps).strip(_WHITESPACE):
         raise Fallback
     values = parts[1::2]
-    starts = list(accumulate(map(len, parts), initial=0))[1::2]  # ends with len(text)
+    # token i starts after gaps 0..i and tokens 0..i-1; one more: len(text)
+    starts = list(accumulate(map(add, map(len, gaps), map(len, [""] + values))))
     if "%" in text or "//" in text or "/*" in text:
         values, starts = _without_comments(values, starts)
     values += (_END, _END)
@@ -262,23 +265,40 @@ class _Parser:
         value = self.values[self.pos]
         if value == ".":
             self.pos += 1
-            for arg in head.args:
-                if type(arg) is not ast.Constant:
-                    return _rule(head, (), self.clause_text(first))
-            fact = _MutableFact()
-            fact.atom = head
-            fact.span = head.span
-            fact.__class__ = ast.Fact
-            return fact
+            return self.bodiless(head, first)
         if value not in (":-", ":=", "<-"):
             raise Fallback
-        self.pos += 1
-        body = [self.literal()]
-        while self.values[self.pos] == ",":
-            self.pos += 1
-            body.append(self.literal())
-        self.expect(".")
-        return _rule(head, tuple(body), self.clause_text(first))
+        return _rule(head, self.body(self.pos + 1), self.clause_text(first))
+
+    def bodiless(self, head: ast.Atom, first: int):
+        """The fact, or rule without a body (with a variable), that ``head`` is."""
+        for arg in head.args:
+            if type(arg) is not ast.Constant:
+                return _rule(head, (), self.clause_text(first))
+        fact = _MutableFact()
+        fact.atom = head
+        fact.span = head.span
+        fact.__class__ = ast.Fact
+        return fact
+
+    def body(self, pos: int) -> tuple:
+        """The literals from token ``pos`` to the '.', which is read too."""
+        values = self.values
+        body = []
+        while True:
+            self.pos = pos
+            if values[pos + 1] == "(" and values[pos][0] in _NAME_FIRST:
+                body.append(self.atom(head=False))  # (a keyword falls back, as in literal)
+            else:
+                body.append(self.literal())
+            pos = self.pos
+            if values[pos] != ",":
+                break
+            pos += 1
+        if values[pos] != ".":
+            raise Fallback
+        self.pos = pos + 1
+        return tuple(body)
 
     def clause_text(self, first: int) -> str:
         """The source of the clause from token ``first`` to the '.' just read."""
@@ -344,7 +364,14 @@ class _Parser:
         name = self.values[pos]
         if name[0] not in _NAME_FIRST or name in _KEYWORDS:
             raise Fallback
-        span = self.span(pos)
+        offset = self.starts[pos]
+        line, base, end = self.cursor
+        if not base < offset <= end:
+            line, base, end = self.locate(offset)
+        span = _MutableSpan()
+        span.line = line
+        span.column = offset - base
+        span.__class__ = ast.Span
         args: tuple = ()
         if self.values[pos + 1] == "(":
             args = self.arguments(pos + 2, head)
