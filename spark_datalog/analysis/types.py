@@ -34,6 +34,7 @@ DEFAULT_TYPE = "long"
 
 _ORDERING = ("<", "<=", ">", ">=")
 _COLUMN, _VARIABLE, _VALUE = 0, 1, 2  # ranks of the kinds of nodes (which one names a class)
+_VARIABLE_LABEL = "variable {} in {} '{}'"
 
 
 def _show(t: str) -> str:
@@ -106,7 +107,7 @@ class _Scope:
         self.variables: dict = {}
 
     def label(self, variable: ast.Variable) -> tuple:
-        return (_VARIABLE, "variable {} in {} '{}'", variable, self.kind, self.subject)
+        return (_VARIABLE, _VARIABLE_LABEL, variable, self.kind, self.subject)
 
 
 def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, tuple]:
@@ -312,8 +313,11 @@ class _Inference(Classes):
 
     def read(self, atom: ast.Atom, scope: _Scope) -> None:
         fixed = self.fixed.get(atom.predicate)
+        if fixed is None:
+            self._undeclared(atom, scope)
+            return
         for i, arg in enumerate(atom.args):
-            if fixed is None or i >= len(fixed):
+            if i >= len(fixed):
                 self._into_column(arg, scope, atom.predicate, i)
                 continue
             node = self.term(arg, scope)
@@ -322,14 +326,41 @@ class _Inference(Classes):
 
     def write(self, atom: ast.Atom, scope: Optional[_Scope]) -> None:
         fixed = self.fixed.get(atom.predicate)
+        if fixed is None:
+            self._undeclared(atom, scope)
+            return
         for i, arg in enumerate(atom.args):
-            column = fixed[i] if fixed is not None and i < len(fixed) else None
+            column = fixed[i] if i < len(fixed) else None
             if type(arg) is ast.Aggregate:
                 self._aggregate(atom.predicate, i, arg, column, scope)
             elif column is None:
                 self._into_column(arg, scope, atom.predicate, i)
             else:
                 self._fixed_write(atom.predicate, arg, column, scope)
+
+    def _undeclared(self, atom: ast.Atom, scope) -> None:
+        """Each argument of an atom over a relation without fixed columns into its column (what
+        :meth:`_into_column` does per argument, with the hot case, a variable, inline)."""
+        relation = atom.predicate
+        columns = self.column_nodes.get(relation)
+        for position, arg in enumerate(atom.args):
+            kind_ = type(arg)
+            if kind_ is ast.Aggregate:
+                self._aggregate(relation, position, arg, None, scope)
+                continue
+            column = None if columns is None else columns.get(position)
+            if column is None:
+                column = self.column_node(relation, position)
+                columns = self.column_nodes[relation]
+            if kind_ is not ast.Variable:
+                self._term_into(arg, scope, column)
+                continue
+            node = scope.variables.get(arg.name)
+            if node is None:
+                label = (_VARIABLE, _VARIABLE_LABEL, arg, scope.kind, scope.subject)
+                scope.variables[arg.name] = self.joined(column, label)
+            else:
+                self.unify(node, column)
 
     def _fixed_write(self, relation: str, arg, column: Column, scope) -> None:
         """A term written into a declared column."""
@@ -348,14 +379,18 @@ class _Inference(Classes):
         evidence yet: it joins the column's class directly (the same class, evidence and summary
         as a unify, for less work)."""
         column = self.column_node(relation, position)
-        kind_ = type(arg)
-        if kind_ is ast.Variable:
-            node = scope.variables.get(arg.name)
-            if node is None:
-                scope.variables[arg.name] = self.joined(column, scope.label(arg))
-                return
+        if type(arg) is not ast.Variable:
+            self._term_into(arg, scope, column)
+            return
+        node = scope.variables.get(arg.name)
+        if node is None:
+            scope.variables[arg.name] = self.joined(column, scope.label(arg))
+        else:
             self.unify(node, column)
-        elif kind_ is ast.Constant:
+
+    def _term_into(self, arg, scope, column: int) -> None:
+        """Unify a constant or arithmetic ``arg`` with the undeclared ``column``."""
+        if type(arg) is ast.Constant:
             self._constant_into(arg, column)
         else:
             self.unify(self.term(arg, scope), column)
@@ -454,11 +489,18 @@ class _Inference(Classes):
 
     def columns(self) -> dict:
         out: dict = dict(self.fixed)
+        made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
         for name, nodes in self.column_nodes.items():
             if name in out:
                 continue
-            arity = max(nodes) + 1
-            out[name] = tuple(Column(f"c{i}", _final(self._column_type(nodes, i))) for i in range(arity))
+            row = []
+            for i in range(max(nodes) + 1):
+                t = _final(self._column_type(nodes, i))
+                column = made.get((i, t))
+                if column is None:
+                    column = made[i, t] = Column(f"c{i}", t)
+                row.append(column)
+            out[name] = tuple(row)
         return out
 
     def _column_type(self, nodes: dict, position: int) -> Optional[str]:
@@ -486,8 +528,7 @@ class _Inference(Classes):
                 )
         errors += self._literal_errors()
         for comparison, left, right in self.comparisons:
-            types = {self.resolve(left), self.resolve(right)}
-            if comparison.op in _ORDERING and "bool" in types:
+            if comparison.op in _ORDERING and "bool" in (self.resolve(left), self.resolve(right)):
                 errors.append(
                     error_at(
                         SchemaError,
