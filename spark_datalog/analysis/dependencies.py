@@ -159,15 +159,16 @@ class _Graph(NamedTuple):
     checked: list  # (source, target) of every negative edge and count/sum/avg edge
 
 
-def _graph(rules, relations) -> _Graph:
-    """The dependency graph of ``rules`` over relation ids (without :class:`Dependency` records)."""
+def _graph(rules, relations, aggregates) -> _Graph:
+    """The dependency graph of ``rules`` over relation ids (without :class:`Dependency` records).
+    ``aggregates`` holds every relation with an aggregate rule."""
     names = list(relations)
     ids = {name: i for i, name in enumerate(names)}
     graph = _Graph(names, [[] for _ in names], set(), {}, [])
     for index, rule in enumerate(rules):
         head = rule.head.predicate
         graph.rules_of.setdefault(head, []).append(index)
-        aggregate = rule.aggregate
+        aggregate = rule.aggregate if head in aggregates else None
         strict = aggregate is not None and aggregate[1].func not in ast.PREMAPPABLE_FUNCTIONS
         for literal in rule.body:
             kind = type(literal)
@@ -202,7 +203,7 @@ def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
     ``relations`` lists every relation in first-appearance order, ``idb`` the derived ones,
     ``aggregates`` maps relations to their :class:`AggregateSpec`.
     """
-    graph = _graph(rules, relations)
+    graph = _graph(rules, relations, aggregates)
     components = _Tarjan(graph.successors).components
     component_of = [0] * len(graph.names)
     for i, component in enumerate(components):
