@@ -57,7 +57,9 @@ class Classes:
 
     def joined(self, other: int, label: tuple) -> int:
         """A new node in the class of ``other`` (as a new node unified with it, for less work)."""
-        root = self.find(other)
+        root = self.parent[other]
+        if self.parent[root] != root:
+            root = self.find(root)
         node = len(self.parent)
         self.parent.append(root)
         self.labels.append(label)
@@ -80,7 +82,12 @@ class Classes:
         """Merge the classes of ``a`` and ``b``: the smaller joins the larger (so a class that
         keeps growing, such as a column read by every rule, costs O(1) per merge), and the
         evidence stays in the order ``a``'s class then ``b``'s."""
-        ra, rb = self.find(a), self.find(b)
+        parent = self.parent
+        ra, rb = parent[a], parent[b]
+        if parent[ra] != ra:
+            ra = self.find(ra)
+        if parent[rb] != rb:
+            rb = self.find(rb)
         if ra == rb:
             return
         size_a, size_b = self.size.pop(ra, 1), self.size.pop(rb, 1)
@@ -93,7 +100,7 @@ class Classes:
         elif evidence_a is not None and evidence_b is not None:
             evidence_a.extend(evidence_b)
             evidence_b = None
-        self.parent[rb] = ra
+        parent[rb] = ra
         self.size[ra] = size_a + size_b
         merged = evidence_a if evidence_b is None else evidence_b
         if merged is not None:

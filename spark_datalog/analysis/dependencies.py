@@ -167,9 +167,9 @@ def _graph(rules, relations, aggregates) -> _Graph:
     graph = _Graph(names, [[] for _ in names], set(), {}, [])
     for index, rule in enumerate(rules):
         head = rule.head.predicate
-        graph.rules_of.setdefault(head, []).append(index)
         aggregate = rule.aggregate if head in aggregates else None
         strict = aggregate is not None and aggregate[1].func not in ast.PREMAPPABLE_FUNCTIONS
+        b = ids.get(head)
         for literal in rule.body:
             kind = type(literal)
             if kind is ast.Atom:
@@ -178,12 +178,15 @@ def _graph(rules, relations, aggregates) -> _Graph:
                 source, checked = literal.atom.predicate, True
             else:
                 continue
-            a, b = _node_id(graph, ids, source), _node_id(graph, ids, head)
+            a = ids.get(source)
+            if a is None or b is None:  # a relation missing from those given: in edge order
+                a, b = _node_id(graph, ids, source), _node_id(graph, ids, head)
             graph.successors[a].append(b)
             if a == b:
                 graph.self_loops.add(a)
             if checked:
                 graph.checked.append((a, b))
+        graph.rules_of.setdefault(head, []).append(index)
     return graph
 
 
@@ -216,18 +219,18 @@ def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
         errors = _cycle_errors(dependency_graph(rules, graph.names), rules, by_name)
 
     strata: list[Stratum] = []
-    derived = set(idb)
+    derived = {node for node, name in enumerate(graph.names) if name in idb}
     for members in _topological(components, component_of, graph.successors):
-        names = [graph.names[node] for node in members]
-        if not derived.isdisjoint(names):
-            strata.append(_stratum(len(strata), members, names, rules, graph, aggregates))
+        if not derived.isdisjoint(members):
+            strata.append(_stratum(len(strata), members, rules, graph, aggregates))
     return tuple(strata), errors
 
 
-def _stratum(index: int, members: list, names: list, rules, graph: _Graph, aggregates) -> Stratum:
-    """The stratum ``index`` of the component ``members`` (ids; ``names`` theirs): its relations
-    in first-appearance order and their rules in program order."""
+def _stratum(index: int, members: list, rules, graph: _Graph, aggregates) -> Stratum:
+    """The stratum ``index`` of the component ``members`` (relation ids): its relations in
+    first-appearance order and their rules in program order."""
     if len(members) == 1:  # most components: no sorting needed
+        names = [graph.names[members[0]]]
         indices: list = graph.rules_of.get(names[0], [])
         recursive = members[0] in graph.self_loops
     else:
@@ -237,22 +240,19 @@ def _stratum(index: int, members: list, names: list, rules, graph: _Graph, aggre
     uses_prem = recursive and any(
         aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in names if m in aggregates
     )
-    return Stratum(index, tuple(names), tuple(rules[i] for i in indices), recursive, uses_prem)
+    return Stratum(index, tuple(names), tuple([rules[i] for i in indices]), recursive, uses_prem)
 
 
 def _topological(components: list, component_of: list, successors: list) -> list[list[int]]:
     """Components in dependency order; among ready ones, the one appearing first goes first."""
     indegree = [0] * len(components)
-    followers: list[list[int]] = [[] for _ in components]
-    seen: set = set()
-    for source, targets in enumerate(successors):
-        a = component_of[source]
-        for target in targets:
-            b = component_of[target]
-            if a != b and (a, b) not in seen:
-                seen.add((a, b))
-                followers[a].append(b)
-                indegree[b] += 1
+    followers: list[set[int]] = []
+    for a, component in enumerate(components):
+        found = {component_of[target] for node in component for target in successors[node]}
+        found.discard(a)
+        followers.append(found)
+        for b in found:
+            indegree[b] += 1
     key = [min(c) for c in components]  # ids are in first-appearance order
     ready = [(key[i], i) for i in range(len(components)) if indegree[i] == 0]
     heapq.heapify(ready)

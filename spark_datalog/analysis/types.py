@@ -121,10 +121,7 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
     for fact in program.facts:
         inference.write(fact.atom, None)
     for index, rule in enumerate(rules):
-        scope = _Scope("rule", index, rule)
-        inference.write(rule.head, scope)
-        for literal in rule.body:
-            inference.literal(literal, scope)
+        inference.rule(rule, _Scope("rule", index, rule))
     for index, query in enumerate(program.queries):
         inference.read(query.atom, _Scope("query", index, str(query)))
     inference.solve()
@@ -437,6 +434,15 @@ class _Inference(Classes):
         if result is value:
             self.add(value, column.type, self._fixed_origin(relation, column, span), span)
         self.writes.append(_WriteCheck(result, relation, column.name, column.type, aggregate, span))
+
+    def rule(self, rule: ast.Rule, scope: _Scope) -> None:
+        self.write(rule.head, scope)
+        fixed = self.fixed
+        for literal in rule.body:
+            if type(literal) is ast.Atom and literal.predicate not in fixed:
+                self._undeclared(literal, scope)  # the most common literal, without a dispatch
+            else:
+                self.literal(literal, scope)
 
     def literal(self, literal, scope: _Scope) -> None:
         kind_ = type(literal)
