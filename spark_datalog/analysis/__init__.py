@@ -35,7 +35,7 @@ from .dependencies import stratify
 from .describe import describe
 from .facts import fact_tuples
 from .mentions import atom_mentions, relation_order
-from .normalise import normalise_rule
+from .normalise import normalised
 from .safety import check_safety
 from .types import fixed_columns, infer_types
 
@@ -58,9 +58,9 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     """
     mentions = atom_mentions(program)
     structural = check_declarations(program, mentions) + check_arity(program, input_types, mentions)
-    rules = tuple(normalise_rule(rule) for rule in program.rules)
+    rules, bound = _normalised(program.rules)
     errors: list[DatalogError] = [*structural, *check_defined(program, mentions)]
-    errors += check_safety(rules)
+    errors += check_safety(rules, bound)
 
     order = relation_order(program, mentions)
     idb = {rule.head.predicate for rule in rules}
@@ -99,6 +99,12 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
         queries=program.queries,
         outputs=outputs,
     )
+
+
+def _normalised(rules: tuple) -> tuple[tuple, list]:
+    """The normalised rules, and the names bound in each (see :func:`.normalise.normalised`)."""
+    pairs = [normalised(rule) for rule in rules]
+    return tuple([rule for rule, _ in pairs]), [bound for _, bound in pairs]
 
 
 def _with_typed_rules(rules: tuple, typed: tuple, strata: tuple) -> tuple:

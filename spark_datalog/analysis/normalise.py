@@ -53,11 +53,16 @@ def _bind(bound: set, atom: ast.Atom) -> None:
 
 def normalise_rule(rule: ast.Rule) -> ast.Rule:
     """The rule with binding equalities turned into assignments and its body ordered."""
-    body = _order(_assignments(rule.body))
+    return normalised(rule)[0]
+
+
+def normalised(rule: ast.Rule) -> tuple[ast.Rule, set[str]]:
+    """``(normalise_rule(rule), bound_variables of its body)``, both from one walk."""
+    body, bound = _order(_assignments(rule.body))
     for new, old in zip(body, rule.body, strict=True):
         if new is not old:
-            return ast.Rule(rule.head, body, rule.span, rule.text)
-    return rule  # the same literals, in place
+            return ast.Rule(rule.head, body, rule.span, rule.text), bound
+    return rule, bound  # the same literals, in place
 
 
 def _has_equality(body: tuple) -> bool:
@@ -121,7 +126,8 @@ def expression_inputs(atom: ast.Atom) -> set[str]:
     return inside - atom_bindings(atom)
 
 
-def _order(body: tuple) -> tuple:
+def _order(body: tuple) -> tuple[tuple, set[str]]:
+    """The ordered body, and the names its positive atoms and assignments bind."""
     out: list = []
     available: set[str] = set()
     pending: list = []
@@ -133,7 +139,10 @@ def _order(body: tuple) -> tuple:
         else:
             pending.append(literal)
     out.extend(pending)
-    return tuple(out)
+    for literal in pending:  # unsafe assignments still bind their variable
+        if type(literal) is ast.Assignment:
+            available.add(literal.variable.name)
+    return tuple(out), available
 
 
 def _emit(literal, out: list, available: set) -> None:

@@ -8,6 +8,8 @@ may not contain variables.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..errors import SafetyError
 from ..syntax import ast
 from .mentions import error_at, rule_text
@@ -20,14 +22,16 @@ _EXPRESSION_HINT = (
 )
 
 
-def check_safety(rules) -> list[SafetyError]:
+def check_safety(rules, bound: Optional[list] = None) -> list[SafetyError]:
     """All safety errors of the (normalised) ``rules``: one per unsafe variable per rule, at its
-    first unsafe occurrence."""
+    first unsafe occurrence. ``bound`` holds each rule's ``bound_variables`` when the caller has
+    them already."""
+    if bound is None:
+        bound = [bound_variables(rule.body) for rule in rules]
     errors: list[SafetyError] = []
-    for rule in rules:
-        bound = bound_variables(rule.body)
-        if not (rule.body and _safe(rule, bound)):
-            errors.extend(_check_rule(rule, bound))
+    for rule, names in zip(rules, bound, strict=True):
+        if not (rule.body and _safe(rule, names)):
+            errors.extend(_check_rule(rule, names))
     return errors
 
 

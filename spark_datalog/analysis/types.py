@@ -497,24 +497,19 @@ class _Inference(Classes):
         out: dict = dict(self.fixed)
         made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
         for name, nodes in self.column_nodes.items():
-            if name in out:
-                continue
-            row = []
-            for i in range(max(nodes) + 1):
-                t = _final(self._column_type(nodes, i))
-                column = made.get((i, t))
-                if column is None:
-                    column = made[i, t] = Column(f"c{i}", t)
-                row.append(column)
-            out[name] = tuple(row)
+            if name not in out:
+                out[name] = tuple([self._column(made, nodes, i) for i in range(max(nodes) + 1)])
         return out
 
-    def _column_type(self, nodes: dict, position: int) -> Optional[str]:
+    def _column(self, made: dict, nodes: dict, position: int) -> Column:
+        """The inferred column ``position`` of a relation whose column nodes are ``nodes``."""
         node = nodes.get(position)
-        if node is None:
-            return None
-        t = self.resolve(node)
-        return None if t == "conflict" else t
+        t = None if node is None else self.resolve_root(self.find(node))
+        t = _final(None if t == "conflict" else t)
+        column = made.get((position, t))
+        if column is None:
+            column = made[position, t] = Column(f"c{position}", t)
+        return column
 
     def errors(self) -> list:
         errors: list = [self._conflict(root, members) for root, members in self.conflicting()]
