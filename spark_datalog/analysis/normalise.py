@@ -66,7 +66,10 @@ def normalised(rule: ast.Rule) -> tuple[ast.Rule, set[str]]:
 
 
 def _has_equality(body: tuple) -> bool:
-    return any(type(lit) is ast.Comparison and lit.op == "=" for lit in body)
+    for lit in body:  # noqa: SIM110 (a loop: no generator per rule)
+        if type(lit) is ast.Comparison and lit.op == "=":
+            return True
+    return False
 
 
 def _assignments(body: tuple) -> tuple:

@@ -35,6 +35,7 @@ DEFAULT_TYPE = "long"
 _ORDERING = ("<", "<=", ">", ">=")
 _COLUMN, _VARIABLE, _VALUE = 0, 1, 2  # ranks of the kinds of nodes (which one names a class)
 _VARIABLE_LABEL = "variable {} in {} '{}'"
+_NO_COLUMNS: dict = {}  # the column nodes of a relation that has none yet (never written)
 
 
 def _show(t: str) -> str:
@@ -339,23 +340,24 @@ class _Inference(Classes):
         """Each argument of an atom over a relation without fixed columns into its column (what
         :meth:`_into_column` does per argument, with the hot case, a variable, inline)."""
         relation = atom.predicate
-        columns = self.column_nodes.get(relation)
+        columns = self.column_nodes.get(relation, _NO_COLUMNS)
         for position, arg in enumerate(atom.args):
             kind_ = type(arg)
             if kind_ is ast.Aggregate:
                 self._aggregate(relation, position, arg, None, scope)
                 continue
-            column = None if columns is None else columns.get(position)
+            column = columns.get(position)
             if column is None:
                 column = self.column_node(relation, position)
                 columns = self.column_nodes[relation]
             if kind_ is not ast.Variable:
                 self._term_into(arg, scope, column)
                 continue
-            node = scope.variables.get(arg.name)
+            variables = scope.variables
+            node = variables.get(arg.name)
             if node is None:
                 label = (_VARIABLE, _VARIABLE_LABEL, arg, scope.kind, scope.subject)
-                scope.variables[arg.name] = self.joined(column, label)
+                variables[arg.name] = self.joined(column, label)
             else:
                 self.unify(node, column)
 
