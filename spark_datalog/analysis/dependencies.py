@@ -118,14 +118,17 @@ class _Tarjan:
         self.on_stack[node] = True
 
     def _visit(self, root: int) -> None:
-        index, low, on_stack = self.index, self.low, self.on_stack
+        index, low, on_stack, stack = self.index, self.low, self.on_stack, self.stack
         self._enter(root)
         work = [(root, iter(self.successors[root]))]
         while work:
             node, children = work[-1]
             for child in children:
-                if index[child] < 0:
-                    self._enter(child)
+                if index[child] < 0:  # self._enter(child), inline
+                    index[child] = low[child] = self.counter
+                    self.counter += 1
+                    stack.append(child)
+                    on_stack[child] = True
                     work.append((child, iter(self.successors[child])))
                     break
                 if on_stack[child] and index[child] < low[node]:

@@ -135,12 +135,16 @@ def _order(body: tuple) -> tuple[tuple, set[str]]:
     available: set[str] = set()
     pending: list = []
     for literal in body:
-        if type(literal) is ast.Atom or _ready(literal, available):
+        if type(literal) is ast.Atom:  # _emit, inline for the most common literal
+            out.append(literal)
+            _bind(available, literal)
+        elif _ready(literal, available):
             _emit(literal, out, available)
-            if pending:
-                _flush(pending, out, available)
         else:
             pending.append(literal)
+            continue
+        if pending:
+            _flush(pending, out, available)
     out.extend(pending)
     for literal in pending:  # unsafe assignments still bind their variable
         if type(literal) is ast.Assignment:

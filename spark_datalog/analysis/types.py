@@ -482,15 +482,15 @@ class _Inference(Classes):
         changed = True
         while changed:
             changed = False
-            for i, flow in enumerate(self.flows):
-                types = [self.resolve(n) for n in flow.operands]
+            for i, (target, function, operands, origin, span) in enumerate(self.flows):
+                types = [self.resolve(n) for n in operands]
                 if "conflict" in types:
                     continue
-                result = flow.function(types)
+                result = function(types)
                 if result is None or (i, result) in done:
                     continue
                 done.add((i, result))
-                self.add(flow.target, result, flow.origin, flow.span)
+                self.add(target, result, origin, span)
                 changed = True
 
     # -- results ------------------------------------------------------------------------------
