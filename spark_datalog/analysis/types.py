@@ -545,7 +545,10 @@ class _Inference(Classes):
         """Integer literals outside the range of their type (``long``, or ``int`` where they
         meet an int column or int arithmetic)."""
         errors = []
+        low, high = max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values())
         for constant, node in self.integers:
+            if low <= constant.value <= high:
+                continue  # fits every bounded type: its type need not be known
             t = self.resolve(node)
             t = "long" if t in (None, "intlit", "number") else t
             if t in BOUNDS and not fits(constant.value, t):
