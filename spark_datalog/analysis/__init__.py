@@ -34,8 +34,8 @@ from .declarations import check_declarations, check_defined
 from .dependencies import stratify
 from .describe import describe
 from .facts import fact_tuples
-from .mentions import atom_uses, relation_order
-from .normalise import normalise_rule
+from .mentions import atom_mentions, relation_order
+from .normalise import normalised
 from .safety import check_safety
 from .types import fixed_columns, infer_types
 
@@ -56,13 +56,13 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
         >>> [s.relations for s in checked.strata], checked.edb
         ([('t',)], ('e',))
     """
-    uses = atom_uses(program)
-    structural = check_declarations(program, uses) + check_arity(program, input_types, uses)
-    rules = tuple(normalise_rule(rule) for rule in program.rules)
-    errors: list[DatalogError] = [*structural, *check_defined(program, uses)]
-    errors += check_safety(rules)
+    mentions = atom_mentions(program)
+    structural = check_declarations(program, mentions) + check_arity(program, input_types, mentions)
+    rules, bound = _normalised(program.rules)
+    errors: list[DatalogError] = [*structural, *check_defined(program, mentions)]
+    errors += check_safety(rules, bound)
 
-    order = relation_order(program, uses)
+    order = relation_order(program, mentions)
     idb = {rule.head.predicate for rule in rules}
     aggregates, aggregate_errors = relation_aggregates(rules, program.facts)
     errors += aggregate_errors
@@ -99,6 +99,12 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
         queries=program.queries,
         outputs=outputs,
     )
+
+
+def _normalised(rules: tuple) -> tuple[tuple, list]:
+    """The normalised rules, and the names bound in each (see :func:`.normalise.normalised`)."""
+    pairs = [normalised(rule) for rule in rules]
+    return tuple([rule for rule, _ in pairs]), [bound for _, bound in pairs]
 
 
 def _with_typed_rules(rules: tuple, typed: tuple, strata: tuple) -> tuple:

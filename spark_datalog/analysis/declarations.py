@@ -15,12 +15,12 @@ from typing import Optional
 
 from ..errors import SchemaError
 from ..syntax import ast
-from .mentions import AtomUse, atom_uses, error_at, where
+from .mentions import Mentions, atom_mentions, error_at, where
 
 
-def check_declarations(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[SchemaError]:
-    """All errors in the declarations and directives of ``program``. ``uses`` is
-    ``atom_uses(program)`` when the caller has it already."""
+def check_declarations(program: ast.Program, mentions: Optional[Mentions] = None) -> list[SchemaError]:
+    """All errors in the declarations and directives of ``program``. ``mentions`` is
+    ``atom_mentions(program)`` when the caller has it already."""
     errors: list[SchemaError] = []
     declared: dict[str, ast.Declaration] = {}
     for decl in program.declarations:
@@ -55,7 +55,7 @@ def check_declarations(program: ast.Program, uses: Optional[list[AtomUse]] = Non
                     )
                 )
 
-    used = {u.atom.predicate for u in (atom_uses(program) if uses is None else uses)}
+    used = (atom_mentions(program) if mentions is None else mentions).first
     for directive in program.directives:
         if directive.name not in used and directive.name not in declared:
             errors.append(
@@ -82,19 +82,16 @@ def check_declarations(program: ast.Program, uses: Optional[list[AtomUse]] = Non
     return errors
 
 
-def check_defined(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[SchemaError]:
+def check_defined(program: ast.Program, mentions: Optional[Mentions] = None) -> list[SchemaError]:
     """An error at the first atom over each relation that has no rule, fact, .decl or .input.
-    ``uses`` is ``atom_uses(program)`` when the caller has it already."""
+    ``mentions`` is ``atom_mentions(program)`` when the caller has it already."""
     defined = set(defined_relations(program))
-    errors: list[SchemaError] = []
-    reported: set[str] = set()
-    for use in atom_uses(program) if uses is None else uses:
-        name = use.atom.predicate
-        if name in defined or name in reported:
-            continue
-        reported.add(name)
-        errors.append(error_at(SchemaError, _never_defined(name, defined), use.span))
-    return errors
+    first = (atom_mentions(program) if mentions is None else mentions).first
+    return [
+        error_at(SchemaError, _never_defined(name, defined), atom.span)
+        for name, atom in first.items()
+        if name not in defined
+    ]
 
 
 def defined_relations(program: ast.Program) -> list[str]:

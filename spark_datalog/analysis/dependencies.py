@@ -81,50 +81,126 @@ def dependency_graph(rules, relations) -> DependencyGraph:
 def strongly_connected_components(nodes, successors) -> list[list[str]]:
     """Tarjan's algorithm, iterative. Components come in reverse topological order (a component
     before the components it is reachable from)."""
-    index_of: dict[str, int] = {}
-    low: dict[str, int] = {}
-    on_stack: set[str] = set()
-    stack: list[str] = []
-    components: list[list[str]] = []
-    counter = 0
-    for root in nodes:
-        if root in index_of:
-            continue
-        work = [(root, iter(successors(root)))]
-        index_of[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
+    names = list(nodes)
+    ids = {name: i for i, name in enumerate(names)}
+    adjacency: list[list[int]] = []
+    while len(adjacency) < len(names):  # nodes first found as successors join names
+        row = []
+        for child in successors(names[len(adjacency)]):
+            if child not in ids:
+                ids[child] = len(names)
+                names.append(child)
+            row.append(ids[child])
+        adjacency.append(row)
+    return [[names[i] for i in component] for component in _Tarjan(adjacency).components]
+
+
+class _Tarjan:
+    """Tarjan's algorithm over the nodes ``0 .. n-1`` (``successors[i]``: where ``i`` leads),
+    iterative: ``components`` in reverse topological order."""
+
+    def __init__(self, successors: list[list[int]]) -> None:
+        self.successors = successors
+        self.index = [-1] * len(successors)
+        self.low = [0] * len(successors)
+        self.on_stack = [False] * len(successors)
+        self.stack: list[int] = []
+        self.components: list[list[int]] = []
+        self.counter = 0
+        for root in range(len(successors)):
+            if self.index[root] < 0:
+                self._visit(root)
+
+    def _enter(self, node: int) -> None:
+        self.index[node] = self.low[node] = self.counter
+        self.counter += 1
+        self.stack.append(node)
+        self.on_stack[node] = True
+
+    def _visit(self, root: int) -> None:
+        index, low, on_stack, stack = self.index, self.low, self.on_stack, self.stack
+        self._enter(root)
+        work = [(root, iter(self.successors[root]))]
         while work:
             node, children = work[-1]
-            advanced = False
             for child in children:
-                if child not in index_of:
-                    index_of[child] = low[child] = counter
-                    counter += 1
+                if index[child] < 0:  # self._enter(child), inline
+                    index[child] = low[child] = self.counter
+                    self.counter += 1
                     stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(successors(child))))
-                    advanced = True
+                    on_stack[child] = True
+                    work.append((child, iter(self.successors[child])))
                     break
-                if child in on_stack:
-                    low[node] = min(low[node], index_of[child])
-            if advanced:
+                if on_stack[child] and index[child] < low[node]:
+                    low[node] = index[child]
+            else:  # every child done
+                work.pop()
+                if work and low[node] < low[work[-1][0]]:
+                    low[work[-1][0]] = low[node]
+                if low[node] == index[node]:
+                    self._pop_component(node)
+
+    def _pop_component(self, node: int) -> None:
+        component = []
+        while True:
+            member = self.stack.pop()
+            self.on_stack[member] = False
+            component.append(member)
+            if member == node:
+                break
+        self.components.append(component)
+
+
+class _Graph(NamedTuple):
+    """The dependency graph over relation ids (``names[i]`` is relation ``i``, in
+    first-appearance order), with what stratification needs besides the edges."""
+
+    names: list  # relation names
+    successors: list  # successors[i]: the heads of the rules reading relation i (one per edge)
+    self_loops: set  # ids of relations read by one of their own rules
+    rules_of: dict  # relation name -> the indexes of its rules, ascending
+    checked: list  # (source, target) of every negative edge and count/sum/avg edge
+
+
+def _graph(rules, relations, aggregates) -> _Graph:
+    """The dependency graph of ``rules`` over relation ids (without :class:`Dependency` records).
+    ``aggregates`` holds every relation with an aggregate rule."""
+    names = list(relations)
+    ids = {name: i for i, name in enumerate(names)}
+    graph = _Graph(names, [[] for _ in names], set(), {}, [])
+    for index, rule in enumerate(rules):
+        head = rule.head.predicate
+        aggregate = rule.aggregate if head in aggregates else None
+        strict = aggregate is not None and aggregate[1].func not in ast.PREMAPPABLE_FUNCTIONS
+        b = ids.get(head)
+        for literal in rule.body:
+            kind = type(literal)
+            if kind is ast.Atom:
+                source, checked = literal.predicate, strict
+            elif kind is ast.Negation:
+                source, checked = literal.atom.predicate, True
+            else:
                 continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[node])
-            if low[node] == index_of[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                components.append(component)
-    return components
+            a = ids.get(source)
+            if a is None or b is None:  # a relation missing from those given: in edge order
+                a, b = _node_id(graph, ids, source), _node_id(graph, ids, head)
+            graph.successors[a].append(b)
+            if a == b:
+                graph.self_loops.add(a)
+            if checked:
+                graph.checked.append((a, b))
+        graph.rules_of.setdefault(head, []).append(index)
+    return graph
+
+
+def _node_id(graph: _Graph, ids: dict, name: str) -> int:
+    """The id of relation ``name`` (a new one for a relation missing from the relations given)."""
+    node = ids.get(name)
+    if node is None:
+        node = ids[name] = len(graph.names)
+        graph.names.append(name)
+        graph.successors.append([])
+    return node
 
 
 def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
@@ -133,61 +209,57 @@ def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
     ``relations`` lists every relation in first-appearance order, ``idb`` the derived ones,
     ``aggregates`` maps relations to their :class:`AggregateSpec`.
     """
-    graph = dependency_graph(rules, relations)
-    successors: dict[str, list[str]] = {n: [] for n in graph.nodes}
-    for edge in graph.edges:
-        successors.setdefault(edge.source, []).append(edge.target)
-        successors.setdefault(edge.target, [])
-    order = {name: i for i, name in enumerate(successors)}
-    components = strongly_connected_components(list(successors), lambda n: successors[n])
-    component_of = {n: i for i, c in enumerate(components) for n in c}
+    graph = _graph(rules, relations, aggregates)
+    components = _Tarjan(graph.successors).components
+    component_of = [0] * len(graph.names)
+    for i, component in enumerate(components):
+        for node in component:
+            component_of[node] = i
 
-    errors = _cycle_errors(graph, rules, component_of)
+    errors: list = []
+    if any(component_of[a] == component_of[b] for a, b in graph.checked):
+        by_name = {graph.names[node]: c for node, c in enumerate(component_of)}
+        errors = _cycle_errors(dependency_graph(rules, graph.names), rules, by_name)
 
-    self_loops = {e.source for e in graph.edges if e.source == e.target}
-    rules_of: dict[str, list[int]] = {}  # relation -> the indexes of its rules, ascending
-    for index, rule in enumerate(rules):
-        rules_of.setdefault(rule.head.predicate, []).append(index)
     strata: list[Stratum] = []
-    derived = set(idb)
-    for members in _topological(components, component_of, successors, order):
+    derived = {node for node, name in enumerate(graph.names) if name in idb}
+    for members in _topological(components, component_of, graph.successors):
         if not derived.isdisjoint(members):
-            strata.append(_stratum(len(strata), members, rules, rules_of, self_loops, order, aggregates))
+            strata.append(_stratum(len(strata), members, rules, graph, aggregates))
     return tuple(strata), errors
 
 
-def _stratum(
-    index: int, members: list, rules, rules_of: dict, self_loops: set, order: dict, aggregates
-) -> Stratum:
-    """The stratum ``index`` of the component ``members``: its relations in first-appearance order
-    and their rules in program order."""
+def _stratum(index: int, members: list, rules, graph: _Graph, aggregates) -> Stratum:
+    """The stratum ``index`` of the component ``members`` (relation ids): its relations in
+    first-appearance order and their rules in program order."""
     if len(members) == 1:  # most components: no sorting needed
-        indices: list = rules_of.get(members[0], [])
-        recursive = members[0] in self_loops
+        names = [graph.names[members[0]]]
+        indices: list = graph.rules_of.get(names[0], [])
+        recursive = members[0] in graph.self_loops
     else:
-        members = sorted(members, key=order.__getitem__)
-        indices = sorted(i for m in members for i in rules_of.get(m, ()))
+        names = [graph.names[node] for node in sorted(members)]
+        indices = sorted(i for name in names for i in graph.rules_of.get(name, ()))
         recursive = True
     uses_prem = recursive and any(
-        aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in members if m in aggregates
+        aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in names if m in aggregates
     )
-    return Stratum(index, tuple(members), tuple(rules[i] for i in indices), recursive, uses_prem)
+    return Stratum(index, tuple(names), tuple([rules[i] for i in indices]), recursive, uses_prem)
 
 
-def _topological(components, component_of, successors, order) -> list[list[str]]:
+def _topological(components: list, component_of: list, successors: list) -> list[list[int]]:
     """Components in dependency order; among ready ones, the one appearing first goes first."""
     indegree = [0] * len(components)
-    followers: list[set[int]] = [set() for _ in components]
-    for source, targets in successors.items():
-        for target in targets:
-            a, b = component_of[source], component_of[target]
-            if a != b and b not in followers[a]:
-                followers[a].add(b)
-                indegree[b] += 1
-    key = [min(map(order.__getitem__, c)) for c in components]
+    followers: list[set[int]] = []
+    for a, component in enumerate(components):
+        found = {component_of[target] for node in component for target in successors[node]}
+        found.discard(a)
+        followers.append(found)
+        for b in found:
+            indegree[b] += 1
+    key = [min(c) for c in components]  # ids are in first-appearance order
     ready = [(key[i], i) for i in range(len(components)) if indegree[i] == 0]
     heapq.heapify(ready)
-    out: list[list[str]] = []
+    out: list[list[int]] = []
     while ready:
         _, i = heapq.heappop(ready)
         out.append(components[i])

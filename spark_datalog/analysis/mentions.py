@@ -1,7 +1,7 @@
-"""Where each relation is mentioned: the atoms of a program in source order, with their role.
+"""Where each relation is mentioned: the atoms of a program in source order.
 
-Several passes need "every use of a predicate" (arity, types) or "the order relations first appear
-in" (deterministic output). Both come from :func:`atom_uses`.
+Several passes need "every use of a predicate" (arity), "the first use of each" (declarations) or
+"the order relations first appear in" (deterministic output). All come from :func:`atom_mentions`.
 """
 
 from __future__ import annotations
@@ -12,62 +12,51 @@ from typing import NamedTuple, Optional, TypeVar
 from ..errors import DatalogError
 from ..syntax import ast
 
-# Roles of an atom occurrence.
-FACT = "fact"
-HEAD = "head"
-BODY = "body"
-NEGATED = "negated"
-QUERY = "query"
-
 E = TypeVar("E", bound=DatalogError)
 
-# Sort keys: (line, column) of an atom use, of a (span, name) mention (C getters: no Python call).
-_USE_POSITION = attrgetter("atom.span.line", "atom.span.column")
-_MENTION_POSITION = attrgetter("span.line", "span.column")
+# Sort keys: (line, column) of an atom, of a (span, name) mention (C getters: no Python call).
+_POSITION = attrgetter("span.line", "span.column")
 
 
-class AtomUse(NamedTuple):
-    """One atom of the program: its role and, for rule atoms, the index of its rule."""
+class Mentions(NamedTuple):
+    """Every atom of a program (facts, rule heads and bodies, queries) sorted by source position,
+    and each relation's first one. The sort is stable, so atoms without positions keep the order
+    facts, rules, queries."""
 
-    atom: ast.Atom
-    role: str
-    rule_index: Optional[int] = None
-
-    @property
-    def span(self) -> ast.Span:
-        return self.atom.span
+    atoms: list  # list[ast.Atom]
+    first: dict  # relation -> its first atom, in the order of the relations' first atoms
 
 
-def atom_uses(program: ast.Program, rules: Optional[tuple] = None) -> list[AtomUse]:
-    """Every atom of the program (facts, rule heads and bodies, queries), sorted by source position.
-
-    ``rules`` replaces ``program.rules`` (for normalised rules; they keep their atoms). The sort
-    is stable, so atoms without positions keep the order facts, rules, queries.
-    """
-    uses: list[AtomUse] = [AtomUse(f.atom, FACT) for f in program.facts]
-    for index, rule in enumerate(program.rules if rules is None else rules):
-        uses.append(AtomUse(rule.head, HEAD, index))
+def atom_mentions(program: ast.Program) -> Mentions:
+    """The :class:`Mentions` of ``program`` (normalised rules keep the same atoms)."""
+    atoms: list = [f.atom for f in program.facts]
+    for rule in program.rules:
+        atoms.append(rule.head)
         for literal in rule.body:
-            if isinstance(literal, ast.Atom):
-                uses.append(AtomUse(literal, BODY, index))
-            elif isinstance(literal, ast.Negation):
-                uses.append(AtomUse(literal.atom, NEGATED, index))
-    uses.extend(AtomUse(q.atom, QUERY) for q in program.queries)
-    return sorted(uses, key=_USE_POSITION)
+            kind = type(literal)
+            if kind is ast.Atom:
+                atoms.append(literal)
+            elif kind is ast.Negation:
+                atoms.append(literal.atom)
+    atoms += [q.atom for q in program.queries]
+    atoms.sort(key=_POSITION)
+    first: dict = {}
+    for atom in atoms:
+        if atom.predicate not in first:
+            first[atom.predicate] = atom
+    return Mentions(atoms, first)
 
 
-def relation_order(program: ast.Program, uses: Optional[list[AtomUse]] = None) -> list[str]:
+def relation_order(program: ast.Program, mentions: Optional[Mentions] = None) -> list[str]:
     """Relation names in order of first mention (declarations, directives and atoms by position).
-    ``uses`` is ``atom_uses(program)`` when the caller has it already."""
-    mentions: list = [*program.declarations, *program.directives]
-    # The uses are sorted by position: only each relation's first one can be its first mention.
-    first_uses: dict = {}
-    for use in atom_uses(program) if uses is None else uses:
-        first_uses.setdefault(use.atom.predicate, use.atom)
-    mentions += [_Mention(atom.predicate, atom.span) for atom in first_uses.values()]
+    ``mentions`` is ``atom_mentions(program)`` when the caller has it already."""
+    first = (atom_mentions(program) if mentions is None else mentions).first
+    mentions_: list = [*program.declarations, *program.directives]
+    # The atoms are sorted by position: only each relation's first one can be its first mention.
+    mentions_ += [_Mention(atom.predicate, atom.span) for atom in first.values()]
     # Sort by position only (stable), so unpositioned mentions keep declaration order.
-    mentions.sort(key=_MENTION_POSITION)
-    return list(dict.fromkeys(mention.name for mention in mentions))
+    mentions_.sort(key=_POSITION)
+    return list(dict.fromkeys(mention.name for mention in mentions_))
 
 
 class _Mention(NamedTuple):

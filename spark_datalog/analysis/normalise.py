@@ -20,31 +20,60 @@ from ..syntax import ast
 def atom_bindings(atom: ast.Atom) -> set[str]:
     """Names a positive atom binds: its plain variable arguments. Variables that occur only
     inside an expression argument (``p(X + 1)``) are inputs of the atom, not bound by it."""
-    return {a.name for a in atom.args if isinstance(a, ast.Variable)}
+    return {a.name for a in atom.args if type(a) is ast.Variable}
 
 
 def positive_variables(body) -> set[str]:
     """Names of the variables bound by the positive atoms of a body."""
-    return {name for lit in body if isinstance(lit, ast.Atom) for name in atom_bindings(lit)}
+    bound: set[str] = set()
+    for lit in body:
+        if type(lit) is ast.Atom:
+            _bind(bound, lit)
+    return bound
 
 
 def bound_variables(body) -> set[str]:
     """Names bound by positive atoms and by assignments (the body must be normalised)."""
-    bound = positive_variables(body)
-    bound |= {lit.variable.name for lit in body if isinstance(lit, ast.Assignment)}
+    bound: set[str] = set()
+    for lit in body:
+        kind = type(lit)
+        if kind is ast.Atom:
+            _bind(bound, lit)
+        elif kind is ast.Assignment:
+            bound.add(lit.variable.name)
     return bound
+
+
+def _bind(bound: set, atom: ast.Atom) -> None:
+    """Add the names ``atom`` binds to ``bound``."""
+    for arg in atom.args:
+        if type(arg) is ast.Variable:
+            bound.add(arg.name)
 
 
 def normalise_rule(rule: ast.Rule) -> ast.Rule:
     """The rule with binding equalities turned into assignments and its body ordered."""
-    body = _order(_assignments(rule.body))
-    if all(new is old for new, old in zip(body, rule.body, strict=True)):  # the same literals, in place
-        return rule
-    return ast.Rule(rule.head, body, rule.span, rule.text)
+    return normalised(rule)[0]
+
+
+def normalised(rule: ast.Rule) -> tuple[ast.Rule, set[str]]:
+    """``(normalise_rule(rule), bound_variables of its body)``, both from one walk."""
+    body, bound = _order(_assignments(rule.body))
+    for new, old in zip(body, rule.body, strict=True):
+        if new is not old:
+            return ast.Rule(rule.head, body, rule.span, rule.text), bound
+    return rule, bound  # the same literals, in place
+
+
+def _has_equality(body: tuple) -> bool:
+    for lit in body:  # noqa: SIM110 (a loop: no generator per rule)
+        if type(lit) is ast.Comparison and lit.op == "=":
+            return True
+    return False
 
 
 def _assignments(body: tuple) -> tuple:
-    if not any(isinstance(lit, ast.Comparison) and lit.op == "=" for lit in body):
+    if not _has_equality(body):
         return body
     bound = positive_variables(body)
     literals = list(body)
@@ -73,13 +102,25 @@ def _as_assignment(comparison: ast.Comparison, bound: set[str]):
     return None
 
 
-def _needs(literal) -> set[str]:
-    """Variables that must be available before ``literal`` can be evaluated."""
-    if isinstance(literal, ast.Assignment):
-        return {v.name for v in ast.term_variables(literal.expr)}
-    if isinstance(literal, ast.Negation):
-        return {v.name for v in ast.literal_variables(literal) if not v.anonymous}
-    return {v.name for v in ast.literal_variables(literal)}
+def _ready(literal, available: set) -> bool:
+    """Whether the variables ``literal`` needs before it can be evaluated are all ``available``."""
+    kind = type(literal)
+    if kind is ast.Comparison:
+        return _term_ready(literal.left, available) and _term_ready(literal.right, available)
+    if kind is ast.Assignment:
+        return _term_ready(literal.expr, available)
+    if kind is ast.Negation:
+        return all(v.anonymous or v.name in available for v in ast.literal_variables(literal))
+    return all(v.name in available for v in ast.literal_variables(literal))
+
+
+def _term_ready(term, available: set) -> bool:
+    kind = type(term)
+    if kind is ast.Variable:
+        return term.name in available
+    if kind is ast.Constant:
+        return True
+    return all(v.name in available for v in ast.term_variables(term))
 
 
 def expression_inputs(atom: ast.Atom) -> set[str]:
@@ -88,34 +129,45 @@ def expression_inputs(atom: ast.Atom) -> set[str]:
     return inside - atom_bindings(atom)
 
 
-def _order(body: tuple) -> tuple:
+def _order(body: tuple) -> tuple[tuple, set[str]]:
+    """The ordered body, and the names its positive atoms and assignments bind."""
     out: list = []
     available: set[str] = set()
     pending: list = []
-
-    def emit(literal) -> None:
-        out.append(literal)
-        if isinstance(literal, ast.Atom):
-            available.update(atom_bindings(literal))
-        elif isinstance(literal, ast.Assignment):
-            available.add(literal.variable.name)
-
-    def flush() -> None:
-        progress = True
-        while progress:
-            progress = False
-            for i, literal in enumerate(pending):
-                if _needs(literal) <= available:
-                    emit(pending.pop(i))
-                    progress = True
-                    break
-
     for literal in body:
-        if isinstance(literal, ast.Atom) or _needs(literal) <= available:
-            emit(literal)
-            if pending:
-                flush()
+        if type(literal) is ast.Atom:  # _emit, inline for the most common literal
+            out.append(literal)
+            _bind(available, literal)
+        elif _ready(literal, available):
+            _emit(literal, out, available)
         else:
             pending.append(literal)
+            continue
+        if pending:
+            _flush(pending, out, available)
     out.extend(pending)
-    return tuple(out)
+    for literal in pending:  # unsafe assignments still bind their variable
+        if type(literal) is ast.Assignment:
+            available.add(literal.variable.name)
+    return tuple(out), available
+
+
+def _emit(literal, out: list, available: set) -> None:
+    out.append(literal)
+    kind = type(literal)
+    if kind is ast.Atom:
+        _bind(available, literal)
+    elif kind is ast.Assignment:
+        available.add(literal.variable.name)
+
+
+def _flush(pending: list, out: list, available: set) -> None:
+    """Emit the pending literals that became ready, earliest first, until none is."""
+    progress = True
+    while progress:
+        progress = False
+        for i, literal in enumerate(pending):
+            if _ready(literal, available):
+                _emit(pending.pop(i), out, available)
+                progress = True
+                break

@@ -8,6 +8,8 @@ may not contain variables.
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..errors import SafetyError
 from ..syntax import ast
 from .mentions import error_at, rule_text
@@ -20,17 +22,52 @@ _EXPRESSION_HINT = (
 )
 
 
-def check_safety(rules) -> list[SafetyError]:
+def check_safety(rules, bound: Optional[list] = None) -> list[SafetyError]:
     """All safety errors of the (normalised) ``rules``: one per unsafe variable per rule, at its
-    first unsafe occurrence."""
+    first unsafe occurrence. ``bound`` holds each rule's ``bound_variables`` when the caller has
+    them already."""
+    if bound is None:
+        bound = [bound_variables(rule.body) for rule in rules]
     errors: list[SafetyError] = []
-    for rule in rules:
-        errors.extend(_check_rule(rule))
+    for rule, names in zip(rules, bound, strict=True):
+        if not (rule.body and _safe(rule, names)):
+            errors.extend(_check_rule(rule, names))
     return errors
 
 
-def _check_rule(rule: ast.Rule) -> list[SafetyError]:
-    bound = bound_variables(rule.body)
+def _safe(rule: ast.Rule, bound: set) -> bool:
+    """Whether ``rule`` (with a body) certainly has no safety error: a quick walk, without
+    messages (the full check finds the errors of a rule that fails it)."""
+    for arg in rule.head.args:
+        if not _bound_term(arg, bound):
+            return False
+    for literal in rule.body:
+        kind = type(literal)
+        if kind is ast.Atom:
+            if not all(type(arg) is not ast.BinaryOp or _bound_term(arg, bound) for arg in literal.args):
+                return False
+        elif kind is ast.Comparison:
+            if not (_bound_term(literal.left, bound) and _bound_term(literal.right, bound)):
+                return False
+        elif kind is ast.Assignment:
+            if not _bound_term(literal.expr, bound):
+                return False
+        elif not all(v.anonymous or v.name in bound for v in ast.literal_variables(literal)):
+            return False
+    return True
+
+
+def _bound_term(term, bound: set) -> bool:
+    """Whether every variable of a term (or head aggregate) is named and ``bound``."""
+    kind = type(term)
+    if kind is ast.Variable:
+        return not term.anonymous and term.name in bound
+    if kind is ast.Constant:
+        return True
+    return all(not v.anonymous and v.name in bound for v in ast.term_variables(term))
+
+
+def _check_rule(rule: ast.Rule, bound: set) -> list[SafetyError]:
     hint = {v.name for arg in _expression_arguments(rule) for v in ast.term_variables(arg[1])}
     errors: list[SafetyError] = []
     reported: set[str] = set()

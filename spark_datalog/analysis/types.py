@@ -20,8 +20,6 @@ constrains is ``long``.
 
 from __future__ import annotations
 
-import itertools
-from collections import deque
 from dataclasses import replace
 from typing import Callable, NamedTuple, Optional
 
@@ -29,18 +27,15 @@ from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
 from ..syntax import ast
 from .checked import Column
+from .classes import RANK, Classes, kind
 from .mentions import error_at, rule_text, where
 
 DEFAULT_TYPE = "long"
 
-# Numeric evidence, weakest first: "number" (used in arithmetic), an integer literal, then the
-# three numeric types. Only their maximum matters.
-_RANK = {"number": 0, "intlit": 1, "int": 2, "long": 3, "double": 4}
 _ORDERING = ("<", "<=", ">", ">=")
-
-
-def _kind(t: str) -> str:
-    return "number" if t in _RANK else t
+_COLUMN, _VARIABLE, _VALUE = 0, 1, 2  # ranks of the kinds of nodes (which one names a class)
+_VARIABLE_LABEL = "variable {} in {} '{}'"
+_NO_COLUMNS: dict = {}  # the column nodes of a relation that has none yet (never written)
 
 
 def _show(t: str) -> str:
@@ -52,28 +47,15 @@ def _final(t: Optional[str]) -> str:
 
 
 def _widest(types) -> Optional[str]:
-    return max(types, key=_RANK.__getitem__, default=None)
+    return max(types, key=RANK.__getitem__, default=None)
 
 
-def _wider(a: Optional[str], b: Optional[str]) -> Optional[str]:
-    """The wider of two numeric evidences (either may be None)."""
-    if a is None or b is None:
-        return b if a is None else a
-    return b if _RANK[b] > _RANK[a] else a
-
-
-class _Text:
-    """A message fragment formatted only if a message needs it: ``template.format(*args)``, a span
-    shown as ``line:column`` and a rule as its text (most programs have no type error, so most
-    labels and origins are never read)."""
-
-    __slots__ = ("template", "args")
-
-    def __init__(self, template: str, *args) -> None:
-        self.template, self.args = template, args
-
-    def __str__(self) -> str:
-        return self.template.format(*(_shown(arg) for arg in self.args))
+def _text(parts: tuple) -> str:
+    """A message fragment kept as ``(template, *args)`` until a message needs it: args formatted
+    with spans shown as ``line:column`` and rules as their text (most programs have no type error,
+    so most labels and origins are never read)."""
+    template, *args = parts
+    return template.format(*(_shown(arg) for arg in args))
 
 
 def _shown(arg) -> object:
@@ -87,19 +69,13 @@ def _shown(arg) -> object:
 # The records below are named tuples: a program makes several per rule, and tuples are quick to make.
 
 
-class _Evidence(NamedTuple):
-    type: str
-    origin: object  # str() gives the text
-    span: ast.Span
-
-
 class _Flow(NamedTuple):
     """Evidence for ``target`` computed by ``function`` from the resolved ``operands``."""
 
-    target: object
+    target: int
     function: Callable[[list[Optional[str]]], Optional[str]]
     operands: tuple
-    origin: object  # str() gives the text
+    origin: tuple  # (template, *args): see _text
     span: ast.Span
 
 
@@ -122,6 +98,19 @@ class _WriteCheck(NamedTuple):
     span: ast.Span
 
 
+class _Scope:
+    """A rule or query: its variables' nodes by name, and how messages name it."""
+
+    __slots__ = ("kind", "index", "subject", "variables")
+
+    def __init__(self, kind: str, index: int, subject: object) -> None:
+        self.kind, self.index, self.subject = kind, index, subject
+        self.variables: dict = {}
+
+    def label(self, variable: ast.Variable) -> tuple:
+        return (_VARIABLE, _VARIABLE_LABEL, variable, self.kind, self.subject)
+
+
 def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, tuple]:
     """``({relation: (Column, ...)}, errors, typed rules)`` for every relation of the program.
 
@@ -133,12 +122,9 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
     for fact in program.facts:
         inference.write(fact.atom, None)
     for index, rule in enumerate(rules):
-        scope = ("rule", index, rule)
-        inference.write(rule.head, scope)
-        for literal in rule.body:
-            inference.literal(literal, scope)
+        inference.rule(rule, _Scope("rule", index, rule))
     for index, query in enumerate(program.queries):
-        inference.read(query.atom, ("query", index, str(query)))
+        inference.read(query.atom, _Scope("query", index, str(query)))
     inference.solve()
     typed = tuple(_typed_rule(rule, inference) for rule in rules) if inference.expressions else rules
     return inference.columns(), inference.errors(), typed
@@ -241,20 +227,20 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
 
 def _fits(value_type: str, column_type: str) -> bool:
     """Whether a column of ``column_type`` holds every value of ``value_type``."""
-    if value_type in _RANK and column_type in _RANK:
-        return _RANK[value_type] <= _RANK[column_type]
+    if value_type in RANK and column_type in RANK:
+        return RANK[value_type] <= RANK[column_type]
     return value_type == column_type
 
 
 def _arithmetic(types):
-    if any(t is None or t not in _RANK for t in types):
+    if any(t is None or t not in RANK for t in types):
         return None
     return _widest(types)
 
 
 def _sum(types):
     (t,) = types
-    if t is None or t not in _RANK:
+    if t is None or t not in RANK:
         return None
     return "double" if t == "double" else "long"
 
@@ -263,185 +249,158 @@ def _same_kind(types):
     (t,) = types
     if t is None:
         return None
-    return "number" if t in _RANK else t
+    return "number" if t in RANK else t
 
 
-_EMPTY: tuple = (frozenset(), None)  # the summary of a class without evidence
-
-
-class _Inference:
-    """Union-find over nodes with evidence per class, then a fixpoint over the flows."""
+class _Inference(Classes):
+    """Union-find over nodes with evidence per class (:class:`.classes.Classes`), then a fixpoint
+    over the flows."""
 
     def __init__(self, fixed: dict):
+        super().__init__()
         self.fixed = fixed
-        self.parent: dict = {}
-        self.size: dict = {}  # root -> number of nodes in its class (union by size)
-        self.evidence: dict = {}  # root -> deque[_Evidence], in the order it was given
-        self.summary: dict = {}  # root -> (kinds of its evidence, widest numeric evidence)
         self.flows: list[_Flow] = []
         self.writes: list[_WriteCheck] = []
         self.comparisons: list = []  # (comparison, left node, right node)
-        self.labels: dict = {}  # node -> description (for messages)
-        self.column_keys: list = []  # the column nodes, in the order they were made
+        self.column_nodes: dict = {}  # relation -> {position: node}, in the order they were made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
         self.integers: list = []  # (integer literal, its node): checked against their types
-        self._fresh = itertools.count()
-
-    # -- union-find ---------------------------------------------------------------------------
-
-    def _node(self, key, *label):
-        """The node ``key`` (a new class of its own the first time), described by
-        ``_Text(*label)`` in messages."""
-        if key not in self.parent:
-            self.parent[key] = key
-            self.size[key] = 1
-            self.evidence[key] = deque()
-            self.summary[key] = _EMPTY
-            self.labels[key] = _Text(*label)
-        return key
-
-    def find(self, key):
-        """The root of ``key``'s class (roots are the stored key objects: compared by identity)."""
-        parent = self.parent
-        root = parent[key]
-        if parent[root] is root:
-            return root
-        while parent[root] is not root:
-            root = parent[root]
-        while parent[key] is not root:
-            parent[key], key = root, parent[key]
-        return root
-
-    def unify(self, a, b) -> None:
-        """Merge the classes of ``a`` and ``b``: the smaller joins the larger (so a class that
-        keeps growing, such as a column read by every rule, costs O(1) per merge), and the
-        evidence stays in the order ``a``'s class then ``b``'s."""
-        ra, rb = self.find(a), self.find(b)
-        if ra is rb:
-            return
-        evidence_a, evidence_b = self.evidence.pop(ra), self.evidence.pop(rb)
-        if self.size[ra] < self.size[rb]:
-            evidence_b.extendleft(reversed(evidence_a))
-            ra, rb, merged = rb, ra, evidence_b
-        else:
-            evidence_a.extend(evidence_b)
-            merged = evidence_a
-        self.parent[rb] = ra
-        self.size[ra] += self.size.pop(rb)
-        self.evidence[ra] = merged
-        (kinds_a, widest_a), (kinds_b, widest_b) = self.summary[ra], self.summary.pop(rb)
-        kinds = kinds_a if kinds_b <= kinds_a else kinds_a | kinds_b
-        self.summary[ra] = (kinds, _wider(widest_a, widest_b))
-
-    def add(self, node, type_: str, origin: object, span: ast.Span) -> None:
-        """Evidence ``type_`` (from ``origin``, whose str() is read only for messages) for the
-        class of ``node``."""
-        root = self.find(node)
-        self.evidence[root].append(_Evidence(type_, origin, span))
-        self._summarise(root, type_)
-
-    def _summarise(self, root, type_: str) -> None:
-        """Account for new evidence ``type_`` in the summary of the class ``root``."""
-        kinds, widest = self.summary[root]
-        if type_ in _RANK:
-            widest = _wider(widest, type_)
-        kind = _kind(type_)
-        self.summary[root] = (kinds if kind in kinds else kinds | {kind}, widest)
 
     # -- building -----------------------------------------------------------------------------
 
-    def column_node(self, relation: str, position: int):
-        key = ("col", relation, position)
-        if key in self.parent:
-            return key
-        self.column_keys.append(key)
-        return self._node(("col", relation, position), "column 'c{}' of relation '{}'", position, relation)
+    def column_node(self, relation: str, position: int) -> int:
+        columns = self.column_nodes.get(relation)
+        if columns is None:
+            columns = self.column_nodes[relation] = {}
+        node = columns.get(position)
+        if node is None:
+            label = (_COLUMN, "column 'c{}' of relation '{}'", position, relation)
+            node = columns[position] = self.node(label)
+        return node
 
-    def term(self, term, scope):
+    def term(self, term, scope: _Scope) -> int:
         """The node of a term; literals and arithmetic get fresh nodes with their evidence."""
-        if isinstance(term, ast.Variable):
-            key = ("var", scope[0], scope[1], term.name)
-            if key in self.parent:  # seen before in this rule
-                return key
-            return self._node(key, "variable {} in {} '{}'", term, scope[0], scope[2])
-        if isinstance(term, ast.Constant):
-            node = self._node(("term", next(self._fresh)), "value {}", term)
-            self.add(node, _literal_type(term), _Text("literal {} at {}", term, term.span), term.span)
+        kind_ = type(term)
+        if kind_ is ast.Variable:
+            node = scope.variables.get(term.name)
+            if node is None:  # not seen before in this rule
+                node = scope.variables[term.name] = self.node(scope.label(term))
+            return node
+        if kind_ is ast.Constant:
+            node = self.node((_VALUE, "value {}", term))
+            self.add(node, _literal_type(term), ("literal {} at {}", term, term.span), term.span)
             if term.type == "long":
                 self.integers.append((term, node))
             return node
-        if isinstance(term, ast.BinaryOp):
-            node = self._node(("term", next(self._fresh)), "expression {}", term)
-            operands = (self.term(term.left, scope), self.term(term.right, scope))
-            span = _span_of(term)
-            for operand, side in zip(operands, (term.left, term.right), strict=True):
-                self.add(operand, "number", _Text("operand of '{}' at {}", term.op, span), _span_of(side))
-            self.flows.append(_Flow(node, _arithmetic, operands, _Text("result of {}", term), span))
-            self.expressions[id(term)] = node
-            return node
+        if kind_ is ast.BinaryOp:
+            return self._arithmetic(term, scope)
         raise TypeError(f"not a term: {term!r}")
 
-    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> _Text:
-        return _Text("column '{}' of '{}' is {}, at {}", column.name, relation, column.type, span)
+    def _arithmetic(self, term: ast.BinaryOp, scope: _Scope) -> int:
+        node = self.node((_VALUE, "expression {}", term))
+        operands = (self.term(term.left, scope), self.term(term.right, scope))
+        span = _span_of(term)
+        for operand, side in zip(operands, (term.left, term.right), strict=True):
+            self.add(operand, "number", ("operand of '{}' at {}", term.op, span), _span_of(side))
+        self.flows.append(_Flow(node, _arithmetic, operands, ("result of {}", term), span))
+        self.expressions[id(term)] = node
+        return node
 
-    def read(self, atom: ast.Atom, scope) -> None:
+    def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> tuple:
+        return ("column '{}' of '{}' is {}, at {}", column.name, relation, column.type, span)
+
+    def read(self, atom: ast.Atom, scope: _Scope) -> None:
         fixed = self.fixed.get(atom.predicate)
+        if fixed is None:
+            self._undeclared(atom, scope)
+            return
         for i, arg in enumerate(atom.args):
-            if fixed is None or i >= len(fixed):
+            if i >= len(fixed):
                 self._into_column(arg, scope, atom.predicate, i)
                 continue
             node = self.term(arg, scope)
             span = _span_of(arg)
             self.add(node, fixed[i].type, self._fixed_origin(atom.predicate, fixed[i], span), span)
 
-    def write(self, atom: ast.Atom, scope) -> None:
+    def write(self, atom: ast.Atom, scope: Optional[_Scope]) -> None:
         fixed = self.fixed.get(atom.predicate)
+        if fixed is None:
+            self._undeclared(atom, scope)
+            return
         for i, arg in enumerate(atom.args):
-            column = fixed[i] if fixed is not None and i < len(fixed) else None
-            span = _span_of(arg)
-            if isinstance(arg, ast.Aggregate):
+            column = fixed[i] if i < len(fixed) else None
+            if type(arg) is ast.Aggregate:
                 self._aggregate(atom.predicate, i, arg, column, scope)
-                continue
-            if column is not None and isinstance(arg, ast.Constant):
-                self._constant_write(atom.predicate, arg, column, span)
-                continue
-            if column is None:
+            elif column is None:
                 self._into_column(arg, scope, atom.predicate, i)
+            else:
+                self._fixed_write(atom.predicate, arg, column, scope)
+
+    def _undeclared(self, atom: ast.Atom, scope) -> None:
+        """Each argument of an atom over a relation without fixed columns into its column (what
+        :meth:`_into_column` does per argument, with the hot case, a variable, inline)."""
+        relation = atom.predicate
+        columns = self.column_nodes.get(relation, _NO_COLUMNS)
+        for position, arg in enumerate(atom.args):
+            kind_ = type(arg)
+            if kind_ is ast.Aggregate:
+                self._aggregate(relation, position, arg, None, scope)
                 continue
-            node = self.term(arg, scope)
-            if isinstance(arg, ast.Variable) or (_is_integer(arg) and column.type == "int"):
-                # a variable: tells the columns it is read from; an integer literal: its range
-                self.add(node, column.type, self._fixed_origin(atom.predicate, column, span), span)
-            self.writes.append(_WriteCheck(node, atom.predicate, column.name, column.type, arg, span))
+            column = columns.get(position)
+            if column is None:
+                column = self.column_node(relation, position)
+                columns = self.column_nodes[relation]
+            if kind_ is not ast.Variable:
+                self._term_into(arg, scope, column)
+                continue
+            variables = scope.variables
+            node = variables.get(arg.name)
+            if node is None:
+                label = (_VARIABLE, _VARIABLE_LABEL, arg, scope.kind, scope.subject)
+                variables[arg.name] = self.joined(column, label)
+            else:
+                self.unify(node, column)
+
+    def _fixed_write(self, relation: str, arg, column: Column, scope) -> None:
+        """A term written into a declared column."""
+        span = _span_of(arg)
+        if type(arg) is ast.Constant:
+            self._constant_write(relation, arg, column, span)
+            return
+        node = self.term(arg, scope)
+        if type(arg) is ast.Variable or (_is_integer(arg) and column.type == "int"):
+            # a variable: tells the columns it is read from; an integer literal: its range
+            self.add(node, column.type, self._fixed_origin(relation, column, span), span)
+        self.writes.append(_WriteCheck(node, relation, column.name, column.type, arg, span))
 
     def _into_column(self, arg, scope, relation: str, position: int) -> None:
         """Unify ``arg`` with an undeclared column. A variable seen for the first time has no
         evidence yet: it joins the column's class directly (the same class, evidence and summary
         as a unify, for less work)."""
         column = self.column_node(relation, position)
-        if isinstance(arg, ast.Variable):
-            key = ("var", scope[0], scope[1], arg.name)
-            if key not in self.parent:
-                root = self.find(column)
-                self.parent[key] = root
-                self.size[root] += 1
-                self.labels[key] = _Text("variable {} in {} '{}'", arg, scope[0], scope[2])
-                return
-        elif isinstance(arg, ast.Constant):
-            self._constant_into(arg, column)
+        if type(arg) is not ast.Variable:
+            self._term_into(arg, scope, column)
             return
-        self.unify(self.term(arg, scope), column)
+        node = scope.variables.get(arg.name)
+        if node is None:
+            scope.variables[arg.name] = self.joined(column, scope.label(arg))
+        else:
+            self.unify(node, column)
 
-    def _constant_into(self, constant: ast.Constant, column) -> None:
+    def _term_into(self, arg, scope, column: int) -> None:
+        """Unify a constant or arithmetic ``arg`` with the undeclared ``column``."""
+        if type(arg) is ast.Constant:
+            self._constant_into(arg, column)
+        else:
+            self.unify(self.term(arg, scope), column)
+
+    def _constant_into(self, constant: ast.Constant, column: int) -> None:
         """A literal unified with an undeclared column, without a node of its own: its evidence
         goes first in the column's class, as unifying the literal's one-node class with it would
         put it, and its range is checked against the column's type. (Its node could only name the
         class in a message, and the column does that.)"""
-        root = self.find(column)
-        type_ = _literal_type(constant)
-        origin = _Text("literal {} at {}", constant, constant.span)
-        self.evidence[root].appendleft(_Evidence(type_, origin, constant.span))
-        self._summarise(root, type_)
+        origin = ("literal {} at {}", constant, constant.span)
+        self.add(column, _literal_type(constant), origin, constant.span, first=True)
         if constant.type == "long":
             self.integers.append((constant, column))
 
@@ -460,9 +419,9 @@ class _Inference:
         span = _span_of(aggregate)
         func = aggregate.func
         if func in ("sum", "avg"):
-            self.add(value, "number", _Text("argument of {} at {}", aggregate, span), span)
-        result = self._node(("term", next(self._fresh)), "result of {}", aggregate)
-        origin = _Text("result of {} at {}", aggregate, span)
+            self.add(value, "number", ("argument of {} at {}", aggregate, span), span)
+        result = self.node((_VALUE, "result of {}", aggregate))
+        origin = ("result of {} at {}", aggregate, span)
         if func == "count":
             self.add(result, "long", origin, span)
         elif func == "avg":
@@ -478,23 +437,36 @@ class _Inference:
             self.add(value, column.type, self._fixed_origin(relation, column, span), span)
         self.writes.append(_WriteCheck(result, relation, column.name, column.type, aggregate, span))
 
-    def literal(self, literal, scope) -> None:
-        if isinstance(literal, ast.Atom):
+    def rule(self, rule: ast.Rule, scope: _Scope) -> None:
+        self.write(rule.head, scope)
+        fixed = self.fixed
+        for literal in rule.body:
+            if type(literal) is ast.Atom and literal.predicate not in fixed:
+                self._undeclared(literal, scope)  # the most common literal, without a dispatch
+            else:
+                self.literal(literal, scope)
+
+    def literal(self, literal, scope: _Scope) -> None:
+        kind_ = type(literal)
+        if kind_ is ast.Atom:
             self.read(literal, scope)
-        elif isinstance(literal, ast.Negation):
+        elif kind_ is ast.Negation:
             self.read(literal.atom, scope)
-        elif isinstance(literal, ast.Assignment):
+        elif kind_ is ast.Assignment:
             self.unify(self.term(literal.variable, scope), self.term(literal.expr, scope))
-        elif isinstance(literal, ast.Comparison):
-            left, right = self.term(literal.left, scope), self.term(literal.right, scope)
-            span = literal.span if literal.span.line else _span_of(literal.left)
-            self.flows.append(
-                _Flow(left, _same_kind, (right,), _Text("compared with {} at {}", literal.right, span), span)
-            )
-            self.flows.append(
-                _Flow(right, _same_kind, (left,), _Text("compared with {} at {}", literal.left, span), span)
-            )
-            self.comparisons.append((literal, left, right))
+        elif kind_ is ast.Comparison:
+            self._comparison(literal, scope)
+
+    def _comparison(self, literal: ast.Comparison, scope: _Scope) -> None:
+        left, right = self.term(literal.left, scope), self.term(literal.right, scope)
+        span = literal.span if literal.span.line else _span_of(literal.left)
+        self.flows.append(
+            _Flow(left, _same_kind, (right,), ("compared with {} at {}", literal.right, span), span)
+        )
+        self.flows.append(
+            _Flow(right, _same_kind, (left,), ("compared with {} at {}", literal.left, span), span)
+        )
+        self.comparisons.append((literal, left, right))
 
     # -- solving ------------------------------------------------------------------------------
 
@@ -503,53 +475,46 @@ class _Inference:
         evidence disagrees."""
         if type(node) is _Known:
             return node.type
-        kinds, widest = self.summary[self.find(node)]
-        if not kinds:
-            return None
-        if len(kinds) > 1:
-            return "conflict"
-        return widest if kinds == {"number"} else next(iter(kinds))
+        return self.resolve_root(self.find(node))
 
     def solve(self) -> None:
         done: set = set()
         changed = True
         while changed:
             changed = False
-            for i, flow in enumerate(self.flows):
-                types = [self.resolve(n) for n in flow.operands]
+            for i, (target, function, operands, origin, span) in enumerate(self.flows):
+                types = [self.resolve(n) for n in operands]
                 if "conflict" in types:
                     continue
-                result = flow.function(types)
+                result = function(types)
                 if result is None or (i, result) in done:
                     continue
                 done.add((i, result))
-                self.add(flow.target, result, flow.origin, flow.span)
+                self.add(target, result, origin, span)
                 changed = True
 
     # -- results ------------------------------------------------------------------------------
 
     def columns(self) -> dict:
-        out: dict = {}
-        for name, columns in self.fixed.items():
-            out[name] = columns
-        arities: dict = {}
-        for _, relation, position in self.column_keys:
-            arities[relation] = max(arities.get(relation, 0), position + 1)
-        for name, arity in arities.items():
-            if name in out:
-                continue
-            out[name] = tuple(Column(f"c{i}", _final(self._column_type(name, i))) for i in range(arity))
+        out: dict = dict(self.fixed)
+        made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
+        for name, nodes in self.column_nodes.items():
+            if name not in out:
+                out[name] = tuple([self._column(made, nodes, i) for i in range(max(nodes) + 1)])
         return out
 
-    def _column_type(self, relation: str, position: int) -> Optional[str]:
-        key = ("col", relation, position)
-        if key not in self.parent:
-            return None
-        t = self.resolve(key)
-        return None if t == "conflict" else t
+    def _column(self, made: dict, nodes: dict, position: int) -> Column:
+        """The inferred column ``position`` of a relation whose column nodes are ``nodes``."""
+        node = nodes.get(position)
+        t = None if node is None else self.resolve_root(self.find(node))
+        t = _final(None if t == "conflict" else t)
+        column = made.get((position, t))
+        if column is None:
+            column = made[position, t] = Column(f"c{position}", t)
+        return column
 
     def errors(self) -> list:
-        errors: list = self._conflicts()
+        errors: list = [self._conflict(root, members) for root, members in self.conflicting()]
         for check in self.writes:
             t = self.resolve(check.node)
             if t in (None, "conflict"):
@@ -566,8 +531,7 @@ class _Inference:
                 )
         errors += self._literal_errors()
         for comparison, left, right in self.comparisons:
-            types = {self.resolve(left), self.resolve(right)}
-            if comparison.op in _ORDERING and "bool" in types:
+            if comparison.op in _ORDERING and "bool" in (self.resolve(left), self.resolve(right)):
                 errors.append(
                     error_at(
                         SchemaError,
@@ -577,25 +541,14 @@ class _Inference:
                 )
         return errors
 
-    def _conflicts(self) -> list:
-        """A type conflict per class whose evidence disagrees, in the order of the classes' first
-        nodes (the classes' members are only gathered when there is one)."""
-        if all(len(kinds) < 2 for kinds, _ in self.summary.values()):
-            return []
-        errors: list = []
-        members: dict = {}
-        for key in self.parent:
-            members.setdefault(self.find(key), []).append(key)
-        for root, keys in members.items():
-            if self.resolve(root) == "conflict":
-                errors.append(self._conflict(root, keys))
-        return errors
-
     def _literal_errors(self) -> list:
         """Integer literals outside the range of their type (``long``, or ``int`` where they
         meet an int column or int arithmetic)."""
         errors = []
+        low, high = max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values())
         for constant, node in self.integers:
+            if low <= constant.value <= high:
+                continue  # fits every bounded type: its type need not be known
             t = self.resolve(node)
             t = "long" if t in (None, "intlit", "number") else t
             if t in BOUNDS and not fits(constant.value, t):
@@ -617,18 +570,17 @@ class _Inference:
         t = self.resolve(node)
         return None if t == "conflict" else _final(t)
 
-    def _conflict(self, root, keys) -> SchemaError:
+    def _conflict(self, root: int, members: list) -> SchemaError:
         # Name the class by its most telling member: a column, else a variable, else a value.
-        keys = sorted(keys, key=lambda k: {"col": 0, "var": 1, "term": 2}[k[0]])
-        what = self.labels[keys[0]]
+        what = _text(self.labels[min(members, key=lambda node: self.labels[node][0])][1:])
         evidence = sorted(self.evidence[root], key=lambda e: e.span)
         first = evidence[0]
-        second = next(e for e in evidence if _kind(e.type) != _kind(first.type))
+        second = next(e for e in evidence if kind(e.type) != kind(first.type))
         return error_at(
             SchemaError,
             f"type conflict for {what}: {_show(first.type)} "
-            f"({first.origin}) vs {_show(second.type)} "
-            f"({second.origin})",
+            f"({_text(first.origin)}) vs {_show(second.type)} "
+            f"({_text(second.origin)})",
             second.span if second.span.line else first.span,
         )
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Span:
     """A 1-based source position (start line and column)."""
 
@@ -33,7 +33,7 @@ TYPE_ALIASES = {"number": "long", "symbol": "string", "float": "double"}
 # Terms
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Variable:
     name: str
     span: Span = field(default=NO_SPAN, compare=False)
@@ -43,7 +43,7 @@ class Variable:
         return "_" if self.anonymous else self.name
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Constant:
     """A literal. ``type`` is ``long`` for integers, ``double`` for decimals, ``string`` for
     quoted strings and lower-case symbols, ``bool`` for true/false."""
@@ -63,7 +63,7 @@ class Constant:
 ARITHMETIC_OPERATORS = ("+", "-", "*", "/", "mod")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class BinaryOp:
     """Arithmetic ``left op right``; ``op`` is one of ``+ - * / mod``. ``type`` is the type of
     its value (``int``, ``long`` or ``double``), set by analysis (``None`` before it)."""
@@ -84,7 +84,7 @@ AGGREGATE_FUNCTIONS = ("min", "max", "sum", "avg", "count")
 PREMAPPABLE_FUNCTIONS = ("min", "max")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Aggregate:
     """A head aggregate ``func<variable>``."""
 
@@ -103,7 +103,7 @@ HeadTerm = Union[Variable, Constant, BinaryOp, Aggregate]
 # Literals
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Atom:
     predicate: str
     args: tuple  # tuple[HeadTerm, ...] in a head, tuple[Term, ...] in a body
@@ -119,7 +119,7 @@ class Atom:
         return f"{self.predicate}({', '.join(str(a) for a in self.args)})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Negation:
     """``not atom`` (also written ``!atom`` or ``~atom``)."""
 
@@ -133,7 +133,7 @@ class Negation:
 COMPARISON_OPERATORS = ("=", "!=", "<", "<=", ">", ">=")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Comparison:
     """``left op right`` in a rule body. The parser produces every ``=`` as a Comparison;
     analysis turns ``V = expr`` into an :class:`Assignment` where it binds ``V``."""
@@ -147,7 +147,7 @@ class Comparison:
         return f"{self.left} {self.op} {self.right}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Assignment:
     """``variable = expr`` where ``variable`` is bound by this literal (produced by analysis)."""
 
@@ -166,7 +166,7 @@ Literal = Union[Atom, Negation, Comparison, Assignment]
 # Clauses and directives
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     """``head :- body.`` ``text`` is the rule's source text (shown in explain() and job names)."""
 
@@ -189,7 +189,7 @@ class Rule:
         return f"{self.head} :- {', '.join(str(literal) for literal in self.body)}."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fact:
     """A ground atom stated in the program. Its arguments are all constants."""
 
@@ -204,14 +204,14 @@ class Fact:
         return f"{self.atom}."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ColumnDecl:
     name: str
     type: str
     span: Span = field(default=NO_SPAN, compare=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Declaration:
     """``.decl name(col: type, ...)``."""
 
@@ -224,7 +224,7 @@ class Declaration:
         return f".decl {self.name}({cols})"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Directive:
     """``.input name`` or ``.output name``; ``kind`` is ``input`` or ``output``."""
 
@@ -236,7 +236,7 @@ class Directive:
         return f".{self.kind} {self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     """``?- atom.``"""
 
@@ -247,7 +247,7 @@ class Query:
         return f"?- {self.atom}."
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Program:
     """A parsed program: its statements grouped by kind, each group in source order."""
 

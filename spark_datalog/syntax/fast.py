@@ -1,4 +1,4 @@
-"""A fast parser for valid programs: one compiled regex for the tokens, recursive descent for the
+"""A fast parser for valid programs: one regex split for the tokens, recursive descent for the
 statements, AST records built directly.
 
 ``grammar.lark`` stays the specification and the error reporter: this parser accepts exactly
@@ -9,15 +9,24 @@ escapes, integers out of range, expressions nested too deeply, empty rule bodies
 Lark's contextual lexer could read the text differently (a keyword used as a name, ``<-``
 inside an expression), it raises :class:`Fallback` and :func:`~spark_datalog.syntax.parser.parse`
 runs the Lark path, which reports the errors as always. Lark needs about 90 µs per fact and
-600 µs per rule; this parser about a tenth of that. ``tests/syntax/test_fast_parser.py`` checks
-on every program the tests use, and on random and mutated ones, that both give the same AST.
+600 µs per rule; this parser about 5 µs per fact and 17 µs per rule (three literals).
+``tests/syntax/test_fast_parser.py`` checks on every program the tests use, and on random and
+mutated ones, that both give the same AST.
+
+Speed: the tokens come from one C-level ``re.split`` (a token's kind is read off its first
+character, its offset from the lengths of the pieces: about half of the time), lines and
+columns from a cursor that moves from line to line (no search per span), and the hot records
+(spans, variables, constants, atoms, rules) are built without their frozen dataclass
+``__init__``, in mutable twins given their class afterwards (see ``_twin``).
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Callable, Optional, cast
+from itertools import accumulate
+from operator import add
+from typing import Any, Callable, Optional, cast
 
 from spark_datalog.syntax import ast
 
@@ -30,24 +39,30 @@ _KEYWORDS = frozenset(("not", "mod", "true", "false"))
 # recursion here; Lark reduces without recursion).
 _MAX_NESTING = 200
 
-# Token kinds: the index of the matching group of _TOKEN. Whitespace and comments before a token
-# are skipped by the regex itself (possessively: a comment is never read as tokens).
-_SKIP = r"(?:[ \t\r\n\f]+|(?:%|//)[^\n]*|/\*(?:.|\n)*?\*/)*+"
+# Every token, captured whole: ``_TOKEN.split(text)`` is [gap, token, gap, ..., token, gap], and
+# the gaps must be whitespace (anything else is a character no token starts with). Comments are
+# tokens here, dropped afterwards. Alternatives sharing a first character keep the order of the
+# grammar (longest first); the most frequent tokens come first.
 _TOKEN = re.compile(
-    _SKIP
-    + r"""(?:
-      (\d+\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+)   # 1 DECIMAL
-    | (\d+)                                        # 2 INT
-    | ([a-z][A-Za-z0-9_]*)                         # 3 NAME
-    | ([A-Z_][A-Za-z0-9_]*|\?[A-Za-z_][A-Za-z0-9_]*)  # 4 VAR, QVAR
-    | ("(?:[^"\\\n]|\\.)*")                        # 5 STRING
-    | (\.decl|\.input|\.output|\?-|:-|:=|<-|!=|<=|>=|[.,:()!~=<>+\-*/])  # 6 punctuation
-    | (\Z)                                         # 7 end of text
-    | ([\s\S])                                     # 8 anything else
+    r"""(
+      [(),]
+    | [A-Za-z_][A-Za-z0-9_]*                        # NAME (a-z first) or VAR
+    | \d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)?   # INT or DECIMAL
+    | :-|!=|\.(?:decl|input|output)?
+    | "(?:[^"\\\n]|\\.)*"                           # STRING
+    | \?[A-Za-z_][A-Za-z0-9_]*                      # QVAR
+    | (?:%|//)[^\n]*|/\*(?:.|\n)*?\*/               # comments
+    | \?-|:=|<-|<=|>=|[:!~=<>+\-*/]
     )""",
     re.VERBOSE,
 )
-_DECIMAL, _INT, _NAME, _VAR, _STRING, _PUNCT, _END, _BAD = range(1, 9)
+_WHITESPACE = " \t\r\n\f"
+_END = "\x00"  # after the last token (twice): no token is, or starts with, this character
+_NAME_FIRST = frozenset("abcdefghijklmnopqrstuvwxyz")
+_VAR_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_ASCII_DIGITS = frozenset("0123456789")
+_ARGUMENT_END = frozenset((",", ")"))
 _COMPARISONS = frozenset(("=", "!=", "<", "<=", ">", ">="))
 _LITERAL_END = frozenset((",", "."))
 
@@ -56,24 +71,88 @@ class Fallback(Exception):
     """The fast parser does not accept the text: the Lark path must parse it."""
 
 
-def _tokens(text: str) -> tuple[list, list, list]:
-    """(kinds, values, start offsets) of the tokens of ``text``, ending with an ``_END`` token."""
-    kinds: list = []
-    values: list = []
-    starts: list = []
-    for match in _TOKEN.finditer(text):
-        kind = cast(int, match.lastindex)
-        if kind == _END:  # twice: the parser looks one token past the current one
-            kinds += (_END, _END)
-            values += ("", "")
-            starts += (len(text), len(text))
-            return kinds, values, starts
-        if kind == _BAD:
-            raise Fallback
-        kinds.append(kind)
-        values.append(match.group(kind))
-        starts.append(match.start(kind))
-    raise Fallback  # pragma: no cover - the regex always ends with an end-of-text match
+def _tokens(text: str) -> tuple[list, list]:
+    """(values, start offsets) of the tokens of ``text``, ending with two ``_END`` tokens."""
+    parts = _TOKEN.split(text)
+    gaps = parts[0::2]
+    if "".join(gaps).strip(_WHITESPACE):
+        raise Fallback
+    values = parts[1::2]
+    # token i starts after gaps 0..i and tokens 0..i-1; one more: len(text)
+    starts = list(accumulate(map(add, map(len, gaps), map(len, [""] + values))))
+    if "%" in text or "//" in text or "/*" in text:
+        values, starts = _without_comments(values, starts)
+    values += (_END, _END)
+    starts.append(len(text))
+    return values, starts
+
+
+def _without_comments(values: list, starts: list) -> tuple[list, list]:
+    """``values`` and ``starts`` (which has one more item, kept) without the comments."""
+    kept = [i for i, value in enumerate(values) if value[0] != "%" and value[:2] not in ("//", "/*")]
+    return [values[i] for i in kept], [starts[i] for i in kept] + [starts[-1]]
+
+
+def _is_variable(value: str) -> bool:
+    return value[0] in _VAR_FIRST or (value[0] == "?" and value != "?-")
+
+
+# -- records without their __init__ ---------------------------------------------------------
+# A frozen dataclass's __init__ sets each field through object.__setattr__. The hot records are
+# built instead in a mutable twin class with the same slots, which then becomes the record's class
+# by ``__class__`` assignment (allowed between classes of the same layout): the same object, built
+# in a third of the time. Every field must be set.
+
+
+def _twin(cls) -> Any:
+    """A mutable class with the slots of the slotted dataclass ``cls``."""
+    return type("_Mutable" + cls.__name__, (), {"__slots__": cls.__slots__})
+
+
+_MutableSpan = _twin(ast.Span)
+_MutableVariable = _twin(ast.Variable)
+_MutableConstant = _twin(ast.Constant)
+_MutableAtom = _twin(ast.Atom)
+_MutableRule = _twin(ast.Rule)
+_MutableFact = _twin(ast.Fact)
+_MutableComparison = _twin(ast.Comparison)
+
+
+def _span(line: int, column: int) -> ast.Span:
+    """``ast.Span(line, column)``, built faster (as are the records below)."""
+    span = _MutableSpan()
+    span.line = line
+    span.column = column
+    span.__class__ = ast.Span
+    return span
+
+
+def _variable(name: str, span: ast.Span, anonymous: bool) -> ast.Variable:
+    variable = _MutableVariable()
+    variable.name = name
+    variable.span = span
+    variable.anonymous = anonymous
+    variable.__class__ = ast.Variable
+    return variable
+
+
+def _constant(value, type_name: str, span: ast.Span) -> ast.Constant:
+    constant = _MutableConstant()
+    constant.value = value
+    constant.type = type_name
+    constant.span = span
+    constant.__class__ = ast.Constant
+    return constant
+
+
+def _rule(head: ast.Atom, body: tuple, text: str) -> ast.Rule:
+    rule = _MutableRule()
+    rule.head = head
+    rule.body = body
+    rule.span = head.span
+    rule.text = text
+    rule.__class__ = ast.Rule
+    return rule
 
 
 class _Parser:
@@ -81,7 +160,7 @@ class _Parser:
 
     def __init__(self, text: str):
         self.text = text
-        self.kinds, self.values, self.starts = _tokens(text)
+        self.values, self.starts = _tokens(text)
         self.pos = 0
         newlines = [-1]
         find = text.find
@@ -89,7 +168,9 @@ class _Parser:
         while at >= 0:
             newlines.append(at)
             at = find("\n", at + 1)
+        newlines.append(len(text) + 1)  # the end of the last line
         self.newlines = newlines
+        self.cursor = (1, -1, newlines[1])
         self.anonymous = 0
         self.nesting = 0
         from spark_datalog.syntax import parser  # (not at import: parser imports this module)
@@ -99,23 +180,46 @@ class _Parser:
 
     # -- positions ----------------------------------------------------------------------------
 
+    def locate(self, offset: int) -> tuple:
+        """The cursor for ``offset``: (line, offset of the '\\n' before it or -1, offset of its
+        end), Lark's 1-based line with lines counted by '\\n'. The parser mostly moves forward, so
+        the cursor is kept and only moved when ``offset`` lies beyond it."""
+        newlines = self.newlines
+        line = bisect_right(newlines, offset - 1)
+        self.cursor = cursor = (line, newlines[line - 1], newlines[line])
+        return cursor
+
+    def span_at(self, offset: int) -> ast.Span:
+        line, base, end = self.cursor
+        if not base < offset <= end:
+            line, base, end = self.locate(offset)
+        span = _MutableSpan()
+        span.line = line
+        span.column = offset - base
+        span.__class__ = ast.Span
+        return span
+
     def span(self, index: int) -> ast.Span:
-        """The span of token ``index`` (Lark's 1-based line and column, lines counted by '\\n')."""
-        start = self.starts[index]
-        line = bisect_right(self.newlines, start - 1)
-        return ast.Span(line, start - self.newlines[line - 1])
+        """The span of token ``index`` (Lark's 1-based line and column)."""
+        offset = self.starts[index]
+        line, base, end = self.cursor
+        if not base < offset <= end:
+            line, base, end = self.locate(offset)
+        span = _MutableSpan()
+        span.line = line
+        span.column = offset - base
+        span.__class__ = ast.Span
+        return span
 
     def expect(self, value: str) -> None:
-        if self.values[self.pos] != value or self.kinds[self.pos] != _PUNCT:
+        if self.values[self.pos] != value:
             raise Fallback
         self.pos += 1
 
     def name(self) -> str:
         """A NAME token that no state of Lark's contextual lexer could read as a keyword."""
-        if self.kinds[self.pos] != _NAME:
-            raise Fallback
         value = self.values[self.pos]
-        if value in _KEYWORDS:
+        if value[0] not in _NAME_FIRST or value in _KEYWORDS:
             raise Fallback
         self.pos += 1
         return value
@@ -128,21 +232,19 @@ class _Parser:
         facts: list = []
         rules: list = []
         queries: list = []
-        kinds, values = self.kinds, self.values
+        values = self.values
         while True:
-            kind = kinds[self.pos]
-            if kind == _NAME:
+            value = values[self.pos]
+            if value[0] in _NAME_FIRST:
                 clause = self.clause()
                 (facts if type(clause) is ast.Fact else rules).append(clause)
-            elif kind == _END:
+            elif value == _END:
                 break
-            elif kind != _PUNCT:
-                raise Fallback
-            elif values[self.pos] == "?-":
+            elif value == "?-":
                 queries.append(self.query())
-            elif values[self.pos] == ".decl":
+            elif value == ".decl":
                 declarations.append(self.declaration())
-            elif values[self.pos] in (".input", ".output"):
+            elif value in (".input", ".output"):
                 directives.extend(self.directive())
             else:
                 raise Fallback
@@ -160,24 +262,43 @@ class _Parser:
         first = self.pos
         self.anonymous = 0
         head = self.atom(head=True)
-        kind, value = self.kinds[self.pos], self.values[self.pos]
-        if kind != _PUNCT:
-            raise Fallback
+        value = self.values[self.pos]
         if value == ".":
             self.pos += 1
-            for arg in head.args:
-                if type(arg) is not ast.Constant:
-                    return ast.Rule(head, (), head.span, self.clause_text(first))
-            return ast.Fact(head, head.span)
+            return self.bodiless(head, first)
         if value not in (":-", ":=", "<-"):
             raise Fallback
-        self.pos += 1
-        body = [self.literal()]
-        while self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ",":
-            self.pos += 1
-            body.append(self.literal())
-        self.expect(".")
-        return ast.Rule(head, tuple(body), head.span, self.clause_text(first))
+        return _rule(head, self.body(self.pos + 1), self.clause_text(first))
+
+    def bodiless(self, head: ast.Atom, first: int):
+        """The fact, or rule without a body (with a variable), that ``head`` is."""
+        for arg in head.args:
+            if type(arg) is not ast.Constant:
+                return _rule(head, (), self.clause_text(first))
+        fact = _MutableFact()
+        fact.atom = head
+        fact.span = head.span
+        fact.__class__ = ast.Fact
+        return fact
+
+    def body(self, pos: int) -> tuple:
+        """The literals from token ``pos`` to the '.', which is read too."""
+        values = self.values
+        body = []
+        while True:
+            self.pos = pos
+            if values[pos + 1] == "(" and values[pos][0] in _NAME_FIRST:
+                body.append(self.atom(head=False))  # (a keyword falls back, as in literal)
+            else:
+                body.append(self.literal())
+            pos = self.pos
+            if values[pos] != ",":
+                break
+            pos += 1
+        if values[pos] != ".":
+            raise Fallback
+        self.pos = pos + 1
+        return tuple(body)
 
     def clause_text(self, first: int) -> str:
         """The source of the clause from token ``first`` to the '.' just read."""
@@ -197,24 +318,23 @@ class _Parser:
         name = self.name()
         self.expect("(")
         columns = []
-        if not (self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ")"):
+        if self.values[self.pos] != ")":
             columns.append(self.column())
-            while self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ",":
+            while self.values[self.pos] == ",":
                 self.pos += 1
                 columns.append(self.column())
         self.expect(")")
-        if self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ".":
+        if self.values[self.pos] == ".":
             self.pos += 1
         return ast.Declaration(name, tuple(columns), span)
 
     def column(self) -> ast.ColumnDecl:
-        kind = self.kinds[self.pos]
-        if kind == _VAR and self.values[self.pos][0] != "?":
-            name = self.values[self.pos]
-            span = self.span(self.pos)
+        value = self.values[self.pos]
+        span = self.span(self.pos)
+        if value[0] in _VAR_FIRST:
+            name = value
             self.pos += 1
         else:
-            span = self.span(self.pos)
             name = self.name()
         self.expect(":")
         type_name = self.name()
@@ -228,11 +348,11 @@ class _Parser:
         spans = [self.span(self.pos)]
         self.pos += 1
         names = [self.name()]
-        while self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ",":
+        while self.values[self.pos] == ",":
             self.pos += 1
             spans.append(self.span(self.pos))
             names.append(self.name())
-        if self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ".":
+        if self.values[self.pos] == ".":
             self.pos += 1
         return [ast.Directive(kind, name, span) for name, span in zip(names, spans, strict=True)]
 
@@ -240,40 +360,118 @@ class _Parser:
 
     def atom(self, head: bool) -> ast.Atom:
         """``name`` or ``name(args)``; aggregates only where ``head``."""
-        span = self.span(self.pos)
-        name = self.name()
-        if not (self.kinds[self.pos] == _PUNCT and self.values[self.pos] == "("):
-            return ast.Atom(name, (), span)
-        self.pos += 1
+        pos = self.pos
+        name = self.values[pos]
+        if name[0] not in _NAME_FIRST or name in _KEYWORDS:
+            raise Fallback
+        offset = self.starts[pos]
+        line, base, end = self.cursor
+        if not base < offset <= end:
+            line, base, end = self.locate(offset)
+        span = _MutableSpan()
+        span.line = line
+        span.column = offset - base
+        span.__class__ = ast.Span
+        args: tuple = ()
+        if self.values[pos + 1] == "(":
+            args = self.arguments(pos + 2, head)
+        else:
+            self.pos = pos + 1
+        atom = _MutableAtom()
+        atom.predicate = name
+        atom.args = args
+        atom.span = span
+        atom.__class__ = ast.Atom
+        return atom
+
+    def arguments(self, pos: int, head: bool) -> tuple:
+        """The arguments from token ``pos`` (after '(') to the ')', which is read too. Variables
+        followed by ',' or ')', the most frequent arguments, are read here."""
+        values, starts = self.values, self.starts
+        line, base, end = self.cursor
         args = []
-        if not (self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ")"):
-            args.append(self.argument(head))
-            while self.kinds[self.pos] == _PUNCT and self.values[self.pos] == ",":
-                self.pos += 1
-                args.append(self.argument(head))
-        self.expect(")")
-        return ast.Atom(name, tuple(args), span)
+        if values[pos] != ")":
+            while True:
+                value = values[pos]
+                if value[0] in _UPPER and values[pos + 1] in _ARGUMENT_END:
+                    offset = starts[pos]
+                    if not base < offset <= end:
+                        line, base, end = self.locate(offset)
+                    span = _MutableSpan()
+                    span.line = line
+                    span.column = offset - base
+                    span.__class__ = ast.Span
+                    node = _MutableVariable()
+                    node.name = value
+                    node.span = span
+                    node.anonymous = False
+                    node.__class__ = ast.Variable
+                    pos += 1
+                else:
+                    node = self.other_argument(pos, head)
+                    pos = self.pos
+                args.append(node)
+                if values[pos] != ",":
+                    break
+                pos += 1
+        if values[pos] != ")":
+            raise Fallback
+        self.pos = pos + 1
+        return tuple(args)
+
+    def other_argument(self, pos: int, head: bool):
+        """The argument at token ``pos`` that ``arguments`` does not read itself; moves past it."""
+        follow = self.values[pos + 1]
+        node = self.leaf(pos) if follow == "," or follow == ")" else None
+        if node is None:
+            self.pos = pos
+            return self.argument(head)
+        self.pos = pos + 1
+        return node
+
+    def leaf(self, pos: int):
+        """The variable or (short) integer that token ``pos`` is, or None: the most frequent
+        arguments, read here without ``argument``'s generality (nor its calls)."""
+        value = self.values[pos]
+        first = value[0]
+        node: Any
+        if first in _VAR_FIRST:
+            node = _MutableVariable()
+            if value == "_":
+                self.anonymous += 1
+                node.name = f"_#{self.anonymous}"
+                node.anonymous = True
+            else:
+                node.name = value
+                node.anonymous = False
+            cls: type = ast.Variable
+        elif first in _ASCII_DIGITS and len(value) < 19 and value.isdigit():
+            node = _MutableConstant()
+            node.value = int(value)
+            node.type = "long"
+            cls = ast.Constant
+        else:
+            return None
+        offset = self.starts[pos]
+        line, base, end = self.cursor
+        if not base < offset <= end:
+            line, base, end = self.locate(offset)
+        span = _MutableSpan()
+        span.line = line
+        span.column = offset - base
+        span.__class__ = ast.Span
+        node.span = span
+        node.__class__ = cls
+        return node
 
     def argument(self, head: bool):
-        kinds, values, pos = self.kinds, self.values, self.pos
-        # the common cases first: a lone variable or number followed by ',' or ')'
-        follow = values[pos + 1] if kinds[pos + 1] == _PUNCT else None
-        kind = kinds[pos]
-        if follow == "," or follow == ")":
-            if kind == _INT:
-                value = values[pos]
-                if len(value) < 19:
-                    self.pos = pos + 1
-                    return ast.Constant(int(value), "long", self.span(pos))
-            elif kind == _VAR:
-                self.pos = pos + 1
-                return self.variable(pos)
-        elif follow == "<" and kind == _NAME:
+        values, pos = self.values, self.pos
+        if values[pos + 1] == "<" and values[pos][0] in _NAME_FIRST:
             if not head or values[pos] not in ast.AGGREGATE_FUNCTIONS:
                 raise Fallback
             span = self.span(pos)
             self.pos = pos + 2
-            if kinds[pos + 2] != _VAR:
+            if not _is_variable(values[pos + 2]):
                 raise Fallback
             variable = self.variable(pos + 2)
             self.pos = pos + 3
@@ -283,23 +481,43 @@ class _Parser:
         return term
 
     def literal(self):
-        kinds, values, pos = self.kinds, self.values, self.pos
-        kind, value = kinds[pos], values[pos]
-        if kind == _NAME:
+        values, pos = self.values, self.pos
+        value = values[pos]
+        if value[0] in _NAME_FIRST:
             if value == "not":
                 return self.negation()
-            if kinds[pos + 1] == _PUNCT and (values[pos + 1] == "(" or values[pos + 1] in _LITERAL_END):
+            if values[pos + 1] == "(" or values[pos + 1] in _LITERAL_END:
                 return self.atom(head=False)
-        elif kind == _PUNCT and value in ("!", "~"):
+        elif value in ("!", "~"):
             return self.negation()
-        left_start = self.starts[pos]
-        left, _depth = self.expression()
-        if kinds[self.pos] != _PUNCT or values[self.pos] not in _COMPARISONS:
-            raise Fallback
+        return self.comparison(pos)
+
+    def comparison(self, pos: int) -> ast.Comparison:
+        """``left op right`` from token ``pos``; lone variables and integers read by ``leaf``."""
+        values = self.values
+        left = self.leaf(pos) if values[pos + 1] in _COMPARISONS else None
+        if left is None:
+            span = self.span(pos)
+            left, _depth = self.expression()
+        else:
+            span = left.span
+            self.pos = pos + 1
         op = values[self.pos]
-        self.pos += 1
-        right, _depth = self.expression()
-        return ast.Comparison(op, left, right, self.span_at(left_start))
+        if op not in _COMPARISONS:
+            raise Fallback
+        pos = self.pos = self.pos + 1
+        right = self.leaf(pos) if values[pos + 1] in _LITERAL_END else None
+        if right is None:
+            right, _depth = self.expression()
+        else:
+            self.pos = pos + 1
+        node = _MutableComparison()
+        node.op = op
+        node.left = left
+        node.right = right
+        node.span = span
+        node.__class__ = ast.Comparison
+        return node
 
     def negation(self) -> ast.Negation:
         span = self.span(self.pos)
@@ -308,17 +526,13 @@ class _Parser:
 
     # -- terms --------------------------------------------------------------------------------
 
-    def span_at(self, offset: int) -> ast.Span:
-        line = bisect_right(self.newlines, offset - 1)
-        return ast.Span(line, offset - self.newlines[line - 1])
-
     def expression(self) -> tuple:
         """(term, depth) of ``product ((+|-) product)*``; the depth counts nested operations
         from 1 for a leaf, as ``_ToAst._nest`` does."""
         start = self.starts[self.pos]
         left, depth = self.product()
-        kinds, values = self.kinds, self.values
-        while kinds[self.pos] == _PUNCT and values[self.pos] in ("+", "-"):
+        values = self.values
+        while values[self.pos] in ("+", "-"):
             op = values[self.pos]
             self.pos += 1
             right, right_depth = self.product()
@@ -331,10 +545,10 @@ class _Parser:
     def product(self) -> tuple:
         start = self.starts[self.pos]
         left, depth = self.unary()
-        kinds, values = self.kinds, self.values
+        values = self.values
         while True:
-            kind, value = kinds[self.pos], values[self.pos]
-            if not ((kind == _PUNCT and value in ("*", "/")) or (kind == _NAME and value == "mod")):
+            value = values[self.pos]
+            if value not in ("*", "/", "mod"):
                 return left, depth
             self.pos += 1
             right, right_depth = self.unary()
@@ -344,7 +558,7 @@ class _Parser:
             left = ast.BinaryOp(value, left, right, self.span_at(start))
 
     def unary(self, negated: bool = False) -> tuple:
-        if not (self.kinds[self.pos] == _PUNCT and self.values[self.pos] == "-"):
+        if self.values[self.pos] != "-":
             term, depth = self.primary()
             # out of range, unless negated: '-9223372036854775808'
             if not negated and _out_of_range(term):
@@ -369,43 +583,52 @@ class _Parser:
 
     def primary(self) -> tuple:
         pos = self.pos
-        kind, value = self.kinds[pos], self.values[pos]
+        value = self.values[pos]
+        first = value[0]
         self.pos = pos + 1
-        if kind == _VAR:
+        if _is_variable(value):
             return self.variable(pos), 1
-        if kind == _INT:
-            if len(value) > 19:
-                raise Fallback
-            return ast.Constant(int(value), "long", self.span(pos)), 1
-        if kind == _NAME:
+        if first.isdecimal():
+            return self.number(pos), 1
+        if first in _NAME_FIRST:
             if value == "true" or value == "false":
-                return ast.Constant(value == "true", "bool", self.span(pos)), 1
+                return _constant(value == "true", "bool", self.span(pos)), 1
             if value in _KEYWORDS:
                 raise Fallback
-            return ast.Constant(value, "string", self.span(pos)), 1
-        if kind == _STRING:
-            return ast.Constant(_unescape(value), "string", self.span(pos)), 1
-        if kind == _DECIMAL:
-            return ast.Constant(float(value), "double", self.span(pos)), 1
-        if kind == _PUNCT and value == "(":
-            self.nesting += 1
-            if self.nesting > _MAX_NESTING:
-                raise Fallback
-            inner, depth = self.expression()
-            self.nesting -= 1
-            self.expect(")")
-            if type(inner) is ast.Constant and self.kinds[pos - 1] == _PUNCT and self.values[pos - 1] == "-":
-                # '-(5)': the Lark path folds it with bookkeeping keyed by id(); leave it to Lark
-                raise Fallback
-            return inner, depth
+            return _constant(value, "string", self.span(pos)), 1
+        if first == '"':
+            return _constant(_unescape(value), "string", self.span(pos)), 1
+        if value == "(":
+            return self.parenthesised(pos)
         raise Fallback
+
+    def number(self, pos: int) -> ast.Constant:
+        value = self.values[pos]
+        if not value.isdecimal():
+            return _constant(float(value), "double", self.span(pos))
+        if len(value) > 19:
+            raise Fallback
+        return _constant(int(value), "long", self.span(pos))
+
+    def parenthesised(self, pos: int) -> tuple:
+        """(term, depth) of '(' expression ')', the '(' being token ``pos``."""
+        self.nesting += 1
+        if self.nesting > _MAX_NESTING:
+            raise Fallback
+        inner, depth = self.expression()
+        self.nesting -= 1
+        self.expect(")")
+        if type(inner) is ast.Constant and self.values[pos - 1] == "-":
+            # '-(5)': the Lark path folds it with bookkeeping keyed by id(); leave it to Lark
+            raise Fallback
+        return inner, depth
 
     def variable(self, index: int) -> ast.Variable:
         value = self.values[index]
         if value == "_":
             self.anonymous += 1
-            return ast.Variable(f"_#{self.anonymous}", self.span(index), True)
-        return ast.Variable(value, self.span(index))
+            return _variable(f"_#{self.anonymous}", self.span(index), True)
+        return _variable(value, self.span(index), False)
 
 
 def _out_of_range(term) -> bool:

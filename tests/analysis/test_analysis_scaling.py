@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from spark_datalog.analysis import analyse, types
+from spark_datalog.analysis import analyse, classes
 from spark_datalog.syntax.parser import parse
 
 RATIO = 2.2
@@ -75,7 +75,7 @@ def test_type_evidence_moved_grows_linearly(monkeypatch):
     merge must move the smaller class's evidence, not the growing one's."""
     moved = [0]
 
-    class Counting(types.deque):  # type: ignore[misc, name-defined]
+    class Counting(classes.deque):  # type: ignore[misc, name-defined]
         def extend(self, items):
             items = list(items)
             moved[0] += len(items)
@@ -86,7 +86,7 @@ def test_type_evidence_moved_grows_linearly(monkeypatch):
             moved[0] += len(items)
             super().extendleft(items)
 
-    monkeypatch.setattr(types, "deque", Counting)
+    monkeypatch.setattr(classes, "deque", Counting)
 
     def evidence_moved(count: int) -> int:
         moved[0] = 0

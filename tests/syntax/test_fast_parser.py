@@ -269,6 +269,18 @@ ACCEPTED = {
     "deep_product": "p(Y) :- e(X), Y = " + " * ".join(["X"] * (MAX_TERM_DEPTH + 1)) + ".",
     "deep_parentheses": "p(Y) :- e(X), Y = " + "(" * 150 + "X" + ")" * 150 + ".",
     "unicode_digits": "p(\u0663, \u0661.\u0665).",
+    # the tokenizer (one re.split, offsets from the pieces' lengths) and the line cursor
+    "comment_at_the_end_without_newline": "p(1). % c",
+    "comment_markers_in_strings": 'p("a%b", "//c", "/*d*/", "e\\"f%").\nq(X) :- p(X, _, _, _), X != "%".',
+    "block_comment_across_lines_inside_a_clause": "p(/*a\n\n*/X) :- q(\nX\n) /* b */.",
+    "crlf_clause_split_across_lines": "p(X) :-\r\n q(X),\r\n\r\n X != 1.\r\nr(2).",
+    "token_at_the_last_column": "p(X) :- q(X).",
+    "dot_alone_on_the_last_line": "p(X) :-\n  q(X)\n.",
+    "blank_lines_first": "\n\n\np(X) :- q(X).\n\n  r(Y) :- q(Y), Y > 1.\n\n",
+    "spans_of_operations_on_earlier_lines": "p(Z) :- q(X),\n Z = X\n + 1\n * 2,\n Z\n >\n -X.",
+    "division_and_line_comment": "p(Z) :- q(X), Z = X / 2 // c\n + X/2.",
+    "plain_and_other_arguments": 'p(X, _, _Y, 1, a, "s", 2.5, X + 1, -3, ?q) :- q(X, _Y, ?q).\ne(1, 2).',
+    "query_decl_and_directive_spans": "  ?- p(X).\n\t.decl p(x: long)\n .input p, q\n.output p",
 }
 
 
@@ -324,6 +336,11 @@ FALLS_BACK = {
     "true_as_literal": "p :- true.",
     "decl_after_fact_without_space": "p(1).decl q(x: long)",
     "variable_head": "X(1).",
+    "vertical_tab": "p(1).\v",
+    "no_break_space": "p(1).\u00a0q(2).",
+    "superscript_digit": "p(\u00b2).",
+    "nul_character": "p(1)\x00.",
+    "lone_quote_at_the_end": 'p(1). "',
 }
 
 
@@ -342,6 +359,19 @@ def test_targeted_texts_fall_back(name):
         assert [str(e) for e in raised.value.errors] == [str(e) for e in error.errors]
     else:
         assert differences(parse(text), expected) == []
+
+
+def test_records_are_the_dataclasses_frozen_and_hashable():
+    # the fast parser builds its records in mutable twins whose class it then sets
+    program = parse_fast(ACCEPTED["plain_and_other_arguments"])
+    rule = program.rules[0]
+    for node in (rule, rule.head, rule.head.args[0], rule.head.args[3], rule.span, program.facts[0]):
+        assert type(node).__module__ == "spark_datalog.syntax.ast"
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(node, dataclasses.fields(node)[0].name, None)
+        assert hash(node) == hash(dataclasses.replace(node)) and node == dataclasses.replace(node)
+    assert rule.head.args[0] == ast.Variable("X", ast.Span(1, 3)) and rule.head.args[0].span == ast.Span(1, 3)
+    assert rule.head.args[3] == ast.Constant(1, "long") and rule.head.args[3].span.column == 13
 
 
 def test_keyword_names_that_lark_accepts_still_parse():
