@@ -1,8 +1,7 @@
 """Union-find over integer nodes, each class with its type evidence (used by :mod:`.types`).
 
 Nodes are ``0, 1, 2, ...`` in the order they are made. Only roots carry a size, evidence and a
-summary, and only once there is something to carry: most nodes are variables that join a class
-at once and never hold evidence of their own.
+summary, and only once there is something to carry: most classes never hold evidence.
 """
 
 from __future__ import annotations
@@ -53,17 +52,6 @@ class Classes:
         node = len(self.parent)
         self.parent.append(node)
         self.labels.append(label)
-        return node
-
-    def joined(self, other: int, label: tuple) -> int:
-        """A new node in the class of ``other`` (as a new node unified with it, for less work)."""
-        root = self.parent[other]
-        if self.parent[root] != root:
-            root = self.find(root)
-        node = len(self.parent)
-        self.parent.append(root)
-        self.labels.append(label)
-        self.size[root] = self.size.get(root, 1) + 1
         return node
 
     def find(self, node: int) -> int:

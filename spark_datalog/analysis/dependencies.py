@@ -17,7 +17,7 @@ from typing import NamedTuple, Optional, Union
 
 from ..errors import StratificationError
 from ..syntax import ast
-from .checked import Stratum
+from .checked import Stratum, stratum
 from .mentions import error_at, rule_text
 
 POSITIVE = "positive"
@@ -243,7 +243,7 @@ def _stratum(index: int, members: list, rules, graph: _Graph, aggregates) -> Str
     uses_prem = recursive and any(
         aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in names if m in aggregates
     )
-    return Stratum(index, tuple(names), tuple([rules[i] for i in indices]), recursive, uses_prem)
+    return stratum(index, tuple(names), tuple([rules[i] for i in indices]), recursive, uses_prem)
 
 
 def _topological(components: list, component_of: list, successors: list) -> list[list[int]]:

@@ -356,8 +356,7 @@ class _Inference(Classes):
             variables = scope.variables
             node = variables.get(arg.name)
             if node is None:
-                label = (_VARIABLE, _VARIABLE_LABEL, arg, scope.kind, scope.subject)
-                variables[arg.name] = self.joined(column, label)
+                variables[arg.name] = column  # see _into_column
             else:
                 self.unify(node, column)
 
@@ -375,15 +374,16 @@ class _Inference(Classes):
 
     def _into_column(self, arg, scope, relation: str, position: int) -> None:
         """Unify ``arg`` with an undeclared column. A variable seen for the first time has no
-        evidence yet: it joins the column's class directly (the same class, evidence and summary
-        as a unify, for less work)."""
+        evidence yet and needs no node: the column's node stands for it. (Its node would join the
+        column's class, with nothing to add to its evidence, and never name it in a message: a
+        class with a column is named by a column.)"""
         column = self.column_node(relation, position)
         if type(arg) is not ast.Variable:
             self._term_into(arg, scope, column)
             return
         node = scope.variables.get(arg.name)
         if node is None:
-            scope.variables[arg.name] = self.joined(column, scope.label(arg))
+            scope.variables[arg.name] = column
         else:
             self.unify(node, column)
 
