@@ -61,6 +61,7 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     rules, bound = _normalised(program.rules)
     errors: list[DatalogError] = [*structural, *check_defined(program, mentions)]
     errors += check_safety(rules, bound)
+    del bound  # a set per rule, no longer needed: not kept through the passes below
 
     order = relation_order(program, mentions)
     idb = {rule.head.predicate for rule in rules}

@@ -36,6 +36,8 @@ _ORDERING = ("<", "<=", ">", ">=")
 _COLUMN, _VARIABLE, _VALUE = 0, 1, 2  # ranks of the kinds of nodes (which one names a class)
 _VARIABLE_LABEL = "variable {} in {} '{}'"
 _NO_COLUMNS: dict = {}  # the column nodes of a relation that has none yet (never written)
+# Integers in every bounded type's range: their range check needs no type.
+_IN_EVERY_RANGE = range(max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values()) + 1)
 
 
 def _show(t: str) -> str:
@@ -76,6 +78,16 @@ class _Flow(NamedTuple):
     function: Callable[[list[Optional[str]]], Optional[str]]
     operands: tuple
     origin: tuple  # (template, *args): see _text
+    span: ast.Span
+
+
+class _Compared(NamedTuple):
+    """A comparison: among the flows, it stands for two (each side gets "the same kind as the
+    other side"), and its sides are checked once types are known (bool ordered)."""
+
+    literal: ast.Comparison
+    left: int
+    right: int
     span: ast.Span
 
 
@@ -259,12 +271,13 @@ class _Inference(Classes):
     def __init__(self, fixed: dict):
         super().__init__()
         self.fixed = fixed
-        self.flows: list[_Flow] = []
+        self.flows: list = []  # _Flow and _Compared records, in the order they were seen
         self.writes: list[_WriteCheck] = []
-        self.comparisons: list = []  # (comparison, left node, right node)
+        self.comparisons: list[_Compared] = []
         self.column_nodes: dict = {}  # relation -> {position: node}, in the order they were made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
-        self.integers: list = []  # (integer literal, its node): checked against their types
+        # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
+        self.integers: list = []
 
     # -- building -----------------------------------------------------------------------------
 
@@ -289,7 +302,7 @@ class _Inference(Classes):
         if kind_ is ast.Constant:
             node = self.node((_VALUE, "value {}", term))
             self.add(node, _literal_type(term), ("literal {} at {}", term, term.span), term.span)
-            if term.type == "long":
+            if term.type == "long" and term.value not in _IN_EVERY_RANGE:
                 self.integers.append((term, node))
             return node
         if kind_ is ast.BinaryOp:
@@ -401,7 +414,7 @@ class _Inference(Classes):
         class in a message, and the column does that.)"""
         origin = ("literal {} at {}", constant, constant.span)
         self.add(column, _literal_type(constant), origin, constant.span, first=True)
-        if constant.type == "long":
+        if constant.type == "long" and constant.value not in _IN_EVERY_RANGE:
             self.integers.append((constant, column))
 
     def _constant_write(self, relation: str, constant: ast.Constant, column: Column, span) -> None:
@@ -410,7 +423,7 @@ class _Inference(Classes):
         is known at once: the same checks as for a node, without one."""
         integer = constant.type == "long"
         known = _Known(column.type if integer and column.type == "int" else _literal_type(constant))
-        if integer:
+        if integer and constant.value not in _IN_EVERY_RANGE:
             self.integers.append((constant, known))
         self.writes.append(_WriteCheck(known, relation, column.name, column.type, constant, span))
 
@@ -460,13 +473,9 @@ class _Inference(Classes):
     def _comparison(self, literal: ast.Comparison, scope: _Scope) -> None:
         left, right = self.term(literal.left, scope), self.term(literal.right, scope)
         span = literal.span if literal.span.line else _span_of(literal.left)
-        self.flows.append(
-            _Flow(left, _same_kind, (right,), ("compared with {} at {}", literal.right, span), span)
-        )
-        self.flows.append(
-            _Flow(right, _same_kind, (left,), ("compared with {} at {}", literal.left, span), span)
-        )
-        self.comparisons.append((literal, left, right))
+        compared = _Compared(literal, left, right, span)
+        self.flows.append(compared)
+        self.comparisons.append(compared)
 
     # -- solving ------------------------------------------------------------------------------
 
@@ -482,7 +491,13 @@ class _Inference(Classes):
         changed = True
         while changed:
             changed = False
-            for i, (target, function, operands, origin, span) in enumerate(self.flows):
+            for i, flow in enumerate(self.flows):
+                if type(flow) is _Compared:
+                    literal, left, right, span = flow
+                    changed |= self._compared_flow(done, (i, 0), left, right, literal.right, span)
+                    changed |= self._compared_flow(done, (i, 1), right, left, literal.left, span)
+                    continue
+                target, function, operands, origin, span = flow
                 types = [self.resolve(n) for n in operands]
                 if "conflict" in types:
                     continue
@@ -492,6 +507,16 @@ class _Inference(Classes):
                 done.add((i, result))
                 self.add(target, result, origin, span)
                 changed = True
+
+    def _compared_flow(self, done: set, key: tuple, target: int, source: int, other, span) -> bool:
+        """The flow of a comparison's side ``source`` to its other side ``target`` (a ``_Flow``
+        with :func:`_same_kind`, its origin made only when used); whether it gave evidence."""
+        result = _same_kind([self.resolve(source)])
+        if result is None or result == "conflict" or (key, result) in done:
+            return False
+        done.add((key, result))
+        self.add(target, result, ("compared with {} at {}", other, span), span)
+        return True
 
     # -- results ------------------------------------------------------------------------------
 
@@ -530,7 +555,7 @@ class _Inference(Classes):
                     )
                 )
         errors += self._literal_errors()
-        for comparison, left, right in self.comparisons:
+        for comparison, left, right, _ in self.comparisons:
             if comparison.op in _ORDERING and "bool" in (self.resolve(left), self.resolve(right)):
                 errors.append(
                     error_at(
@@ -545,10 +570,7 @@ class _Inference(Classes):
         """Integer literals outside the range of their type (``long``, or ``int`` where they
         meet an int column or int arithmetic)."""
         errors = []
-        low, high = max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values())
         for constant, node in self.integers:
-            if low <= constant.value <= high:
-                continue  # fits every bounded type: its type need not be known
             t = self.resolve(node)
             t = "long" if t in (None, "intlit", "number") else t
             if t in BOUNDS and not fits(constant.value, t):
