@@ -41,12 +41,13 @@ class Classes:
 
     def __init__(self) -> None:
         self.parent: list[int] = []
-        self.labels: list[tuple] = []  # node -> (rank of its kind, template, *args), for messages
+        # node -> (rank of its kind, template, *args), for messages; None: made on demand (a column)
+        self.labels: list[Optional[tuple]] = []
         self.size: dict = {}  # root -> number of nodes in its class, when more than one
         self.evidence: dict = {}  # root -> deque[Evidence], in the order it was given
         self.summary: dict = {}  # root -> (kinds of its evidence, widest numeric evidence)
 
-    def node(self, label: tuple) -> int:
+    def node(self, label: Optional[tuple]) -> int:
         """A new node in a class of its own. ``label`` is ``(rank, template, *args)``: the rank
         (0 column, 1 variable, 2 value) picks the member naming a class in a message."""
         node = len(self.parent)

@@ -35,7 +35,7 @@ DEFAULT_TYPE = "long"
 _ORDERING = ("<", "<=", ">", ">=")
 _COLUMN, _VARIABLE, _VALUE = 0, 1, 2  # ranks of the kinds of nodes (which one names a class)
 _VARIABLE_LABEL = "variable {} in {} '{}'"
-_NO_COLUMNS: dict = {}  # the column nodes of a relation that has none yet (never written)
+_NO_COLUMNS: tuple = ()  # the column nodes of a relation that has none yet (never written)
 # Integers in every bounded type's range: their range check needs no type.
 _IN_EVERY_RANGE = range(max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values()) + 1)
 
@@ -274,7 +274,7 @@ class _Inference(Classes):
         self.flows: list = []  # _Flow and _Compared records, in the order they were seen
         self.writes: list[_WriteCheck] = []
         self.comparisons: list[_Compared] = []
-        self.column_nodes: dict = {}  # relation -> {position: node}, in the order they were made
+        self.column_nodes: dict = {}  # relation -> [node or None by position], in the order made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
         # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
         self.integers: list = []
@@ -282,13 +282,17 @@ class _Inference(Classes):
     # -- building -----------------------------------------------------------------------------
 
     def column_node(self, relation: str, position: int) -> int:
+        """The node of an undeclared column (labelled None: see :meth:`_label`)."""
         columns = self.column_nodes.get(relation)
         if columns is None:
-            columns = self.column_nodes[relation] = {}
-        node = columns.get(position)
-        if node is None:
-            label = (_COLUMN, "column 'c{}' of relation '{}'", position, relation)
-            node = columns[position] = self.node(label)
+            columns = self.column_nodes[relation] = []
+        if position < len(columns):
+            node = columns[position]
+            if node is not None:
+                return node
+        else:
+            columns.extend([None] * (position + 1 - len(columns)))
+        node = columns[position] = self.node(None)
         return node
 
     def term(self, term, scope: _Scope) -> int:
@@ -359,7 +363,7 @@ class _Inference(Classes):
             if kind_ is ast.Aggregate:
                 self._aggregate(relation, position, arg, None, scope)
                 continue
-            column = columns.get(position)
+            column = columns[position] if position < len(columns) else None
             if column is None:
                 column = self.column_node(relation, position)
                 columns = self.column_nodes[relation]
@@ -525,12 +529,12 @@ class _Inference(Classes):
         made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
         for name, nodes in self.column_nodes.items():
             if name not in out:
-                out[name] = tuple([self._column(made, nodes, i) for i in range(max(nodes) + 1)])
+                out[name] = tuple([self._column(made, nodes, i) for i in range(len(nodes))])
         return out
 
-    def _column(self, made: dict, nodes: dict, position: int) -> Column:
+    def _column(self, made: dict, nodes: list, position: int) -> Column:
         """The inferred column ``position`` of a relation whose column nodes are ``nodes``."""
-        node = nodes.get(position)
+        node = nodes[position]
         t = None if node is None else self.resolve_root(self.find(node))
         t = _final(None if t == "conflict" else t)
         column = made.get((position, t))
@@ -592,9 +596,27 @@ class _Inference(Classes):
         t = self.resolve(node)
         return None if t == "conflict" else _final(t)
 
+    def _rank(self, node: int) -> int:
+        label = self.labels[node]
+        return _COLUMN if label is None else label[0]
+
+    def _label(self, node: int) -> tuple:
+        """The label of ``node``; a column's is made here, when a message needs it (columns are
+        many, messages few)."""
+        label = self.labels[node]
+        if label is not None:
+            return label
+        relation, position = next(
+            (relation, position)
+            for relation, nodes in self.column_nodes.items()
+            for position, column in enumerate(nodes)
+            if column == node
+        )
+        return (_COLUMN, "column 'c{}' of relation '{}'", position, relation)
+
     def _conflict(self, root: int, members: list) -> SchemaError:
         # Name the class by its most telling member: a column, else a variable, else a value.
-        what = _text(self.labels[min(members, key=lambda node: self.labels[node][0])][1:])
+        what = _text(self._label(min(members, key=self._rank))[1:])
         evidence = sorted(self.evidence[root], key=lambda e: e.span)
         first = evidence[0]
         second = next(e for e in evidence if kind(e.type) != kind(first.type))
