@@ -527,16 +527,18 @@ class _Inference(Classes):
     def columns(self) -> dict:
         out: dict = dict(self.fixed)
         made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
+        types: dict = {}  # root -> its final type
         for name, nodes in self.column_nodes.items():
             if name not in out:
-                out[name] = tuple([self._column(made, nodes, i) for i in range(len(nodes))])
+                out[name] = tuple([self._column(made, types, node, i) for i, node in enumerate(nodes)])
         return out
 
-    def _column(self, made: dict, nodes: list, position: int) -> Column:
-        """The inferred column ``position`` of a relation whose column nodes are ``nodes``."""
-        node = nodes[position]
-        t = None if node is None else self.resolve_root(self.find(node))
-        t = _final(None if t == "conflict" else t)
+    def _column(self, made: dict, types: dict, node: Optional[int], position: int) -> Column:
+        """The inferred column ``position`` whose node is ``node`` (None: no node)."""
+        t = DEFAULT_TYPE if node is None else types.get(root := self.find(node))
+        if t is None:
+            t = self.resolve_root(root)
+            t = types[root] = _final(None if t == "conflict" else t)
         column = made.get((position, t))
         if column is None:
             column = made[position, t] = Column(f"c{position}", t)

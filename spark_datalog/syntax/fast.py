@@ -65,7 +65,7 @@ _VAR_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 _ASCII_DIGITS = frozenset("0123456789")
 _ARGUMENT_END = frozenset((",", ")"))
-_COMPARISONS = frozenset(("=", "!=", "<", "<=", ">", ">="))
+_COMPARISONS = {op: op for op in ("=", "!=", "<", "<=", ">", ">=")}  # (a dict: op -> a shared string)
 _LITERAL_END = frozenset((",", "."))
 
 
@@ -168,6 +168,7 @@ class _Parser:
         self.cursor = (1, -1, newlines[1])
         self.anonymous = 0
         self.nesting = 0
+        self.names: dict = {}  # predicate name -> its first token: atoms share one string each
         from spark_datalog.syntax import parser  # (not at import: parser imports this module)
 
         # a leaf has depth 1; the Lark path reports terms of more than MAX_TERM_DEPTH operations
@@ -373,7 +374,7 @@ class _Parser:
         else:
             self.pos = pos + 1
         atom = _MutableAtom()
-        atom.predicate = name
+        atom.predicate = self.names.setdefault(name, name)  # one string per predicate: less memory
         atom.args = args
         atom.span = span
         atom.__class__ = ast.Atom
@@ -507,7 +508,7 @@ class _Parser:
         else:
             self.pos = pos + 1
         node = _MutableComparison()
-        node.op = op
+        node.op = _COMPARISONS[op]  # the shared string
         node.left = left
         node.right = right
         node.span = span
