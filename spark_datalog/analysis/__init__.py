@@ -29,7 +29,7 @@ from ..errors import DatalogError, raise_collected
 from ..syntax import ast
 from .aggregates import relation_aggregates
 from .arity import check_arity
-from .checked import CheckedProgram, RelationSchema
+from .checked import CheckedProgram, relation_schema
 from .declarations import check_declarations, check_defined
 from .dependencies import stratify
 from .describe import describe
@@ -61,6 +61,7 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     rules, bound = _normalised(program.rules)
     errors: list[DatalogError] = [*structural, *check_defined(program, mentions)]
     errors += check_safety(rules, bound)
+    del bound  # a set per rule, no longer needed: not kept through the passes below
 
     order = relation_order(program, mentions)
     idb = {rule.head.predicate for rule in rules}
@@ -80,12 +81,12 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
 
     declared = {d.name for d in program.declarations}
     relations = {
-        name: RelationSchema(
+        name: relation_schema(
             name,
             columns.get(name, ()),
             "idb" if name in idb else "edb",
-            declared=name in declared,
-            aggregate=aggregates.get(name),
+            name in declared,
+            aggregates.get(name),
         )
         for name in order
     }

@@ -10,16 +10,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Optional
 
+from ..records import twin
 from ..syntax import ast
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Column:
     name: str
     type: str  # one of ast.TYPES
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AggregateSpec:
     """The relation keeps one row per group (all other positions) for a head aggregate."""
 
@@ -27,7 +28,7 @@ class AggregateSpec:
     func: str  # one of ast.AGGREGATE_FUNCTIONS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RelationSchema:
     """A relation's columns and role. ``kind`` is ``"edb"`` or ``"idb"``."""
 
@@ -55,7 +56,7 @@ class RelationSchema:
         return f"{self.kind.upper()} {self.name}({cols}){extra}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Stratum:
     """Relations evaluated together, in evaluation order.
 
@@ -78,6 +79,32 @@ class Stratum:
             tags.append("min/max in recursion (PreM)")
         suffix = f" ({', '.join(tags)})" if tags else ""
         return f"stratum {self.index}: {', '.join(self.relations)}{suffix}"
+
+
+# Analysis makes a schema per relation and a stratum per component: for a large program, enough to
+# build them without their dataclass __init__ (see :mod:`spark_datalog.records`).
+_MutableRelationSchema = twin(RelationSchema)
+_MutableStratum = twin(Stratum)
+
+
+def relation_schema(
+    name: str, columns: tuple, kind: str, declared: bool, aggregate: Optional[AggregateSpec]
+) -> RelationSchema:
+    """``RelationSchema(name, columns, kind, declared, aggregate)``, built faster."""
+    schema = _MutableRelationSchema()
+    schema.name, schema.columns, schema.kind = name, columns, kind
+    schema.declared, schema.aggregate = declared, aggregate
+    schema.__class__ = RelationSchema
+    return schema
+
+
+def stratum(index: int, relations: tuple, rules: tuple, recursive: bool, uses_prem: bool) -> Stratum:
+    """``Stratum(index, relations, rules, recursive, uses_prem)``, built faster."""
+    built = _MutableStratum()
+    built.index, built.relations, built.rules = index, relations, rules
+    built.recursive, built.uses_prem = recursive, uses_prem
+    built.__class__ = Stratum
+    return built
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
 """Union-find over integer nodes, each class with its type evidence (used by :mod:`.types`).
 
 Nodes are ``0, 1, 2, ...`` in the order they are made. Only roots carry a size, evidence and a
-summary, and only once there is something to carry: most nodes are variables that join a class
-at once and never hold evidence of their own.
+summary, and only once there is something to carry: most classes never hold evidence.
 """
 
 from __future__ import annotations
@@ -42,28 +41,18 @@ class Classes:
 
     def __init__(self) -> None:
         self.parent: list[int] = []
-        self.labels: list[tuple] = []  # node -> (rank of its kind, template, *args), for messages
+        # node -> (rank of its kind, template, *args), for messages; None: made on demand (a column)
+        self.labels: list[Optional[tuple]] = []
         self.size: dict = {}  # root -> number of nodes in its class, when more than one
         self.evidence: dict = {}  # root -> deque[Evidence], in the order it was given
         self.summary: dict = {}  # root -> (kinds of its evidence, widest numeric evidence)
 
-    def node(self, label: tuple) -> int:
+    def node(self, label: Optional[tuple]) -> int:
         """A new node in a class of its own. ``label`` is ``(rank, template, *args)``: the rank
         (0 column, 1 variable, 2 value) picks the member naming a class in a message."""
         node = len(self.parent)
         self.parent.append(node)
         self.labels.append(label)
-        return node
-
-    def joined(self, other: int, label: tuple) -> int:
-        """A new node in the class of ``other`` (as a new node unified with it, for less work)."""
-        root = self.parent[other]
-        if self.parent[root] != root:
-            root = self.find(root)
-        node = len(self.parent)
-        self.parent.append(root)
-        self.labels.append(label)
-        self.size[root] = self.size.get(root, 1) + 1
         return node
 
     def find(self, node: int) -> int:

@@ -17,7 +17,7 @@ from typing import NamedTuple, Optional, Union
 
 from ..errors import StratificationError
 from ..syntax import ast
-from .checked import Stratum
+from .checked import Stratum, stratum
 from .mentions import error_at, rule_text
 
 POSITIVE = "positive"
@@ -243,16 +243,15 @@ def _stratum(index: int, members: list, rules, graph: _Graph, aggregates) -> Str
     uses_prem = recursive and any(
         aggregates[m].func in ast.PREMAPPABLE_FUNCTIONS for m in names if m in aggregates
     )
-    return Stratum(index, tuple(names), tuple([rules[i] for i in indices]), recursive, uses_prem)
+    return stratum(index, tuple(names), tuple([rules[i] for i in indices]), recursive, uses_prem)
 
 
 def _topological(components: list, component_of: list, successors: list) -> list[list[int]]:
     """Components in dependency order; among ready ones, the one appearing first goes first."""
     indegree = [0] * len(components)
-    followers: list[set[int]] = []
+    followers: list = []  # the components each component leads to, without repeats
     for a, component in enumerate(components):
-        found = {component_of[target] for node in component for target in successors[node]}
-        found.discard(a)
+        found = _followers(a, component, component_of, successors)
         followers.append(found)
         for b in found:
             indegree[b] += 1
@@ -268,6 +267,21 @@ def _topological(components: list, component_of: list, successors: list) -> list
             if indegree[j] == 0:
                 heapq.heappush(ready, (key[j], j))
     return out
+
+
+def _followers(a: int, component: list, component_of: list, successors: list):
+    """The other components the component ``a`` leads to, without repeats (a tuple for one
+    relation with at most one edge, the most common case: no set to build and keep)."""
+    if len(component) == 1:
+        targets = successors[component[0]]
+        if not targets:
+            return ()
+        if len(targets) == 1:
+            b = component_of[targets[0]]
+            return () if b == a else (b,)
+    found = {component_of[target] for node in component for target in successors[node]}
+    found.discard(a)
+    return found
 
 
 def _cycle_errors(graph: DependencyGraph, rules, component_of) -> list[StratificationError]:

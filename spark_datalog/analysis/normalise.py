@@ -59,6 +59,8 @@ def normalise_rule(rule: ast.Rule) -> ast.Rule:
 def normalised(rule: ast.Rule) -> tuple[ast.Rule, set[str]]:
     """``(normalise_rule(rule), bound_variables of its body)``, both from one walk."""
     body, bound = _order(_assignments(rule.body))
+    if body is rule.body:
+        return rule, bound
     for new, old in zip(body, rule.body, strict=True):
         if new is not old:
             return ast.Rule(rule.head, body, rule.span, rule.text), bound
@@ -134,6 +136,7 @@ def _order(body: tuple) -> tuple[tuple, set[str]]:
     out: list = []
     available: set[str] = set()
     pending: list = []
+    deferred = False
     for literal in body:
         if type(literal) is ast.Atom:  # _emit, inline for the most common literal
             out.append(literal)
@@ -142,9 +145,12 @@ def _order(body: tuple) -> tuple[tuple, set[str]]:
             _emit(literal, out, available)
         else:
             pending.append(literal)
+            deferred = True
             continue
         if pending:
             _flush(pending, out, available)
+    if not deferred:  # every literal in place: the body as it was
+        return body, available
     out.extend(pending)
     for literal in pending:  # unsafe assignments still bind their variable
         if type(literal) is ast.Assignment:

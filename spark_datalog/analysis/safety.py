@@ -44,8 +44,9 @@ def _safe(rule: ast.Rule, bound: set) -> bool:
     for literal in rule.body:
         kind = type(literal)
         if kind is ast.Atom:
-            if not all(type(arg) is not ast.BinaryOp or _bound_term(arg, bound) for arg in literal.args):
-                return False
+            for arg in literal.args:  # a loop: no generator per atom
+                if type(arg) is ast.BinaryOp and not _bound_term(arg, bound):
+                    return False
         elif kind is ast.Comparison:
             if not (_bound_term(literal.left, bound) and _bound_term(literal.right, bound)):
                 return False

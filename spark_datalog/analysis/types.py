@@ -35,7 +35,9 @@ DEFAULT_TYPE = "long"
 _ORDERING = ("<", "<=", ">", ">=")
 _COLUMN, _VARIABLE, _VALUE = 0, 1, 2  # ranks of the kinds of nodes (which one names a class)
 _VARIABLE_LABEL = "variable {} in {} '{}'"
-_NO_COLUMNS: dict = {}  # the column nodes of a relation that has none yet (never written)
+_NO_COLUMNS: tuple = ()  # the column nodes of a relation that has none yet (never written)
+# Integers in every bounded type's range: their range check needs no type.
+_IN_EVERY_RANGE = range(max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values()) + 1)
 
 
 def _show(t: str) -> str:
@@ -76,6 +78,16 @@ class _Flow(NamedTuple):
     function: Callable[[list[Optional[str]]], Optional[str]]
     operands: tuple
     origin: tuple  # (template, *args): see _text
+    span: ast.Span
+
+
+class _Compared(NamedTuple):
+    """A comparison: among the flows, it stands for two (each side gets "the same kind as the
+    other side"), and its sides are checked once types are known (bool ordered)."""
+
+    literal: ast.Comparison
+    left: int
+    right: int
     span: ast.Span
 
 
@@ -259,23 +271,28 @@ class _Inference(Classes):
     def __init__(self, fixed: dict):
         super().__init__()
         self.fixed = fixed
-        self.flows: list[_Flow] = []
+        self.flows: list = []  # _Flow and _Compared records, in the order they were seen
         self.writes: list[_WriteCheck] = []
-        self.comparisons: list = []  # (comparison, left node, right node)
-        self.column_nodes: dict = {}  # relation -> {position: node}, in the order they were made
+        self.comparisons: list[_Compared] = []
+        self.column_nodes: dict = {}  # relation -> [node or None by position], in the order made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
-        self.integers: list = []  # (integer literal, its node): checked against their types
+        # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
+        self.integers: list = []
 
     # -- building -----------------------------------------------------------------------------
 
     def column_node(self, relation: str, position: int) -> int:
+        """The node of an undeclared column (labelled None: see :meth:`_label`)."""
         columns = self.column_nodes.get(relation)
         if columns is None:
-            columns = self.column_nodes[relation] = {}
-        node = columns.get(position)
-        if node is None:
-            label = (_COLUMN, "column 'c{}' of relation '{}'", position, relation)
-            node = columns[position] = self.node(label)
+            columns = self.column_nodes[relation] = []
+        if position < len(columns):
+            node = columns[position]
+            if node is not None:
+                return node
+        else:
+            columns.extend([None] * (position + 1 - len(columns)))
+        node = columns[position] = self.node(None)
         return node
 
     def term(self, term, scope: _Scope) -> int:
@@ -289,7 +306,7 @@ class _Inference(Classes):
         if kind_ is ast.Constant:
             node = self.node((_VALUE, "value {}", term))
             self.add(node, _literal_type(term), ("literal {} at {}", term, term.span), term.span)
-            if term.type == "long":
+            if term.type == "long" and term.value not in _IN_EVERY_RANGE:
                 self.integers.append((term, node))
             return node
         if kind_ is ast.BinaryOp:
@@ -346,7 +363,7 @@ class _Inference(Classes):
             if kind_ is ast.Aggregate:
                 self._aggregate(relation, position, arg, None, scope)
                 continue
-            column = columns.get(position)
+            column = columns[position] if position < len(columns) else None
             if column is None:
                 column = self.column_node(relation, position)
                 columns = self.column_nodes[relation]
@@ -356,8 +373,7 @@ class _Inference(Classes):
             variables = scope.variables
             node = variables.get(arg.name)
             if node is None:
-                label = (_VARIABLE, _VARIABLE_LABEL, arg, scope.kind, scope.subject)
-                variables[arg.name] = self.joined(column, label)
+                variables[arg.name] = column  # see _into_column
             else:
                 self.unify(node, column)
 
@@ -375,15 +391,16 @@ class _Inference(Classes):
 
     def _into_column(self, arg, scope, relation: str, position: int) -> None:
         """Unify ``arg`` with an undeclared column. A variable seen for the first time has no
-        evidence yet: it joins the column's class directly (the same class, evidence and summary
-        as a unify, for less work)."""
+        evidence yet and needs no node: the column's node stands for it. (Its node would join the
+        column's class, with nothing to add to its evidence, and never name it in a message: a
+        class with a column is named by a column.)"""
         column = self.column_node(relation, position)
         if type(arg) is not ast.Variable:
             self._term_into(arg, scope, column)
             return
         node = scope.variables.get(arg.name)
         if node is None:
-            scope.variables[arg.name] = self.joined(column, scope.label(arg))
+            scope.variables[arg.name] = column
         else:
             self.unify(node, column)
 
@@ -401,7 +418,7 @@ class _Inference(Classes):
         class in a message, and the column does that.)"""
         origin = ("literal {} at {}", constant, constant.span)
         self.add(column, _literal_type(constant), origin, constant.span, first=True)
-        if constant.type == "long":
+        if constant.type == "long" and constant.value not in _IN_EVERY_RANGE:
             self.integers.append((constant, column))
 
     def _constant_write(self, relation: str, constant: ast.Constant, column: Column, span) -> None:
@@ -410,7 +427,7 @@ class _Inference(Classes):
         is known at once: the same checks as for a node, without one."""
         integer = constant.type == "long"
         known = _Known(column.type if integer and column.type == "int" else _literal_type(constant))
-        if integer:
+        if integer and constant.value not in _IN_EVERY_RANGE:
             self.integers.append((constant, known))
         self.writes.append(_WriteCheck(known, relation, column.name, column.type, constant, span))
 
@@ -460,13 +477,9 @@ class _Inference(Classes):
     def _comparison(self, literal: ast.Comparison, scope: _Scope) -> None:
         left, right = self.term(literal.left, scope), self.term(literal.right, scope)
         span = literal.span if literal.span.line else _span_of(literal.left)
-        self.flows.append(
-            _Flow(left, _same_kind, (right,), ("compared with {} at {}", literal.right, span), span)
-        )
-        self.flows.append(
-            _Flow(right, _same_kind, (left,), ("compared with {} at {}", literal.left, span), span)
-        )
-        self.comparisons.append((literal, left, right))
+        compared = _Compared(literal, left, right, span)
+        self.flows.append(compared)
+        self.comparisons.append(compared)
 
     # -- solving ------------------------------------------------------------------------------
 
@@ -482,7 +495,13 @@ class _Inference(Classes):
         changed = True
         while changed:
             changed = False
-            for i, (target, function, operands, origin, span) in enumerate(self.flows):
+            for i, flow in enumerate(self.flows):
+                if type(flow) is _Compared:
+                    literal, left, right, span = flow
+                    changed |= self._compared_flow(done, (i, 0), left, right, literal.right, span)
+                    changed |= self._compared_flow(done, (i, 1), right, left, literal.left, span)
+                    continue
+                target, function, operands, origin, span = flow
                 types = [self.resolve(n) for n in operands]
                 if "conflict" in types:
                     continue
@@ -493,21 +512,33 @@ class _Inference(Classes):
                 self.add(target, result, origin, span)
                 changed = True
 
+    def _compared_flow(self, done: set, key: tuple, target: int, source: int, other, span) -> bool:
+        """The flow of a comparison's side ``source`` to its other side ``target`` (a ``_Flow``
+        with :func:`_same_kind`, its origin made only when used); whether it gave evidence."""
+        result = _same_kind([self.resolve(source)])
+        if result is None or result == "conflict" or (key, result) in done:
+            return False
+        done.add((key, result))
+        self.add(target, result, ("compared with {} at {}", other, span), span)
+        return True
+
     # -- results ------------------------------------------------------------------------------
 
     def columns(self) -> dict:
         out: dict = dict(self.fixed)
         made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
+        types: dict = {}  # root -> its final type
         for name, nodes in self.column_nodes.items():
             if name not in out:
-                out[name] = tuple([self._column(made, nodes, i) for i in range(max(nodes) + 1)])
+                out[name] = tuple([self._column(made, types, node, i) for i, node in enumerate(nodes)])
         return out
 
-    def _column(self, made: dict, nodes: dict, position: int) -> Column:
-        """The inferred column ``position`` of a relation whose column nodes are ``nodes``."""
-        node = nodes.get(position)
-        t = None if node is None else self.resolve_root(self.find(node))
-        t = _final(None if t == "conflict" else t)
+    def _column(self, made: dict, types: dict, node: Optional[int], position: int) -> Column:
+        """The inferred column ``position`` whose node is ``node`` (None: no node)."""
+        t = DEFAULT_TYPE if node is None else types.get(root := self.find(node))
+        if t is None:
+            t = self.resolve_root(root)
+            t = types[root] = _final(None if t == "conflict" else t)
         column = made.get((position, t))
         if column is None:
             column = made[position, t] = Column(f"c{position}", t)
@@ -530,7 +561,7 @@ class _Inference(Classes):
                     )
                 )
         errors += self._literal_errors()
-        for comparison, left, right in self.comparisons:
+        for comparison, left, right, _ in self.comparisons:
             if comparison.op in _ORDERING and "bool" in (self.resolve(left), self.resolve(right)):
                 errors.append(
                     error_at(
@@ -545,10 +576,7 @@ class _Inference(Classes):
         """Integer literals outside the range of their type (``long``, or ``int`` where they
         meet an int column or int arithmetic)."""
         errors = []
-        low, high = max(low for low, _ in BOUNDS.values()), min(high for _, high in BOUNDS.values())
         for constant, node in self.integers:
-            if low <= constant.value <= high:
-                continue  # fits every bounded type: its type need not be known
             t = self.resolve(node)
             t = "long" if t in (None, "intlit", "number") else t
             if t in BOUNDS and not fits(constant.value, t):
@@ -570,9 +598,27 @@ class _Inference(Classes):
         t = self.resolve(node)
         return None if t == "conflict" else _final(t)
 
+    def _rank(self, node: int) -> int:
+        label = self.labels[node]
+        return _COLUMN if label is None else label[0]
+
+    def _label(self, node: int) -> tuple:
+        """The label of ``node``; a column's is made here, when a message needs it (columns are
+        many, messages few)."""
+        label = self.labels[node]
+        if label is not None:
+            return label
+        relation, position = next(
+            (relation, position)
+            for relation, nodes in self.column_nodes.items()
+            for position, column in enumerate(nodes)
+            if column == node
+        )
+        return (_COLUMN, "column 'c{}' of relation '{}'", position, relation)
+
     def _conflict(self, root: int, members: list) -> SchemaError:
         # Name the class by its most telling member: a column, else a variable, else a value.
-        what = _text(self.labels[min(members, key=lambda node: self.labels[node][0])][1:])
+        what = _text(self._label(min(members, key=self._rank))[1:])
         evidence = sorted(self.evidence[root], key=lambda e: e.span)
         first = evidence[0]
         second = next(e for e in evidence if kind(e.type) != kind(first.type))
