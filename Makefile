@@ -18,10 +18,12 @@ STAMP       := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 # The spark-submit job on the bundled example, into ./warehouse and ./answers (see conf/example-job.yaml).
 # Another job: make run JOB_CONFIG=conf/other.yaml RUN_ARGS='--run-id nightly-1'
 # PYSPARK_PYTHON: spark-submit would otherwise start the driver with the system python3.
+# `python -m spark_datalog.spark.jars` prints --packages/--conf for the delta-spark jar that fits
+# the installed Spark; Spark resolves it from Maven Central (cached in ~/.ivy2.5.2).
 run: venv check-java
 	SPARK_LOCAL_IP=127.0.0.1 PYSPARK_PYTHON=$(abspath $(VENV_PY)) PYSPARK_DRIVER_PYTHON=$(abspath $(VENV_PY)) \
 	$(VENV)/bin/spark-submit --properties-file $(CURDIR)/conf/local-spark-defaults.conf \
-		--driver-java-options -Dlog4j2.configurationFile=file:$(CURDIR)/conf/log4j2.properties \
+		$$($(VENV_PY) -m spark_datalog.spark.jars) --driver-java-options -Dlog4j2.configurationFile=file:$(CURDIR)/conf/log4j2.properties \
 		jobs/materialize.py --config $(JOB_CONFIG) $(RUN_ARGS)
 
 # pytest exits 5 when it collected no test: that must fail, not pass quietly.

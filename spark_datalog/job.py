@@ -170,6 +170,10 @@ class QuerySummary:
         return lines
 
 
+# How the summary names a warehouse's commit path (``Warehouse.backend_name``).
+DELTA_PATHS = {"native": "Delta: native, delta-spark", "embedded": "Delta: embedded, delta-rs"}
+
+
 @dataclass
 class JobSummary:
     """What a job run did: the relations written (facts, Delta versions) and where time went."""
@@ -185,11 +189,13 @@ class JobSummary:
     update: Optional[object] = None  # incremental mode: the UpdateReport
     skipped: Optional[str] = None  # "already committed" / "unchanged" (Materialization.skipped)
     queries: list = field(default_factory=list)  # QuerySummary: the ?- lines, then the job's queries
+    delta_path: str = ""  # the warehouse's commit path: "native" (delta-spark) or "embedded" (delta-rs)
 
     def render(self) -> str:
         """The summary printed at the end of a job."""
         lines = [
             f"run {self.run_id}: {self.program} -> {self.warehouse}"
+            + (f" [{DELTA_PATHS.get(self.delta_path, self.delta_path)}]" if self.delta_path else "")
             + (f" (Spark {self.spark})" if self.spark else ""),
         ]
         if self.skipped == "already committed":
@@ -733,6 +739,7 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
         run_id=run_id,
         program=args.program,
         warehouse=warehouse.root,
+        delta_path=warehouse.backend_name,
         spark=f"{spark.version}, {spark.sparkContext.master}",
     )
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
@@ -777,6 +784,7 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
         run_id=report.run_id,
         program=args.program,
         warehouse=warehouse.root,
+        delta_path=warehouse.backend_name,
         spark=f"{spark.version}, {spark.sparkContext.master}",
         update=report,
     )

@@ -18,6 +18,8 @@ import tempfile
 import pytest
 from hypothesis import HealthCheck, settings
 
+from spark_datalog.spark.jars import delta_settings
+
 _EXAMPLES = int(os.environ.get("SD_HYPOTHESIS_EXAMPLES", "25"))
 settings.register_profile(
     "ci",
@@ -45,21 +47,23 @@ SPARK_TEST_CONF = {
     # Keep the driver small: the suite's data is tiny and CI shares the machine.
     "spark.driver.memory": "2g",
 }
+# The delta-spark jar, resolved by Spark from Maven Central, as `local_session` does: the
+# native warehouse path is tested, and the embedded path through `backend="embedded"`.
+SPARK_TEST_CONF.update(delta_settings())
+# Warehouses that name no commit path take the embedded one here: delta-spark's MERGE costs
+# seconds per table on this machine, too slow for the hundreds of updates of tests/incremental.
+# tests/storage (test_backends.py, test_warehouse.py) runs every warehouse behaviour on both.
+SPARK_TEST_CONF["spark.datalog.warehouse.backend"] = "embedded"
 
 
 @pytest.fixture(scope="session")
 def spark():
     """A local[2] SparkSession shared by every test that needs Spark, stopped at session end."""
-    from pyspark.sql import SparkSession
-
-    from spark_datalog.spark.session import workers_use_this_python
+    from spark_datalog.spark.session import start_session, workers_use_this_python
 
     workers_use_this_python()
     checkpoint_dir = tempfile.mkdtemp(prefix="spark_datalog_test_ckpt_")
-    builder = SparkSession.builder.master("local[2]").appName("spark_datalog-tests")
-    for key, value in SPARK_TEST_CONF.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    session = start_session("local[2]", "spark_datalog-tests", SPARK_TEST_CONF)
     session.sparkContext.setLogLevel("ERROR")
     session.sparkContext.setCheckpointDir(checkpoint_dir)
     try:

@@ -80,7 +80,7 @@ def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping)
     counted = {}
     for name in checked.edb:
         frame = edb_frames[name]
-        counted[name] = frame.groupBy(*frame.columns).agg(F.count(F.lit(1)).alias(COUNT))
+        counted[name] = _present(frame.groupBy(*frame.columns).agg(F.count(F.lit(1)).alias(COUNT)))
     for stratum_plan in program.plans:
         for name in stratum_plan.relations:
             frame = idb_frames[name]
@@ -101,8 +101,14 @@ def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping)
             union = parts[0]
             for part in parts[1:]:
                 union = union.unionByName(part)
-            counted[name] = union.groupBy(*frame.columns).agg(F.sum(COUNT).alias(COUNT))
+            counted[name] = _present(union.groupBy(*frame.columns).agg(F.sum(COUNT).alias(COUNT)))
     return counted
+
+
+def _present(counted):
+    """The facts of a counted frame: a grouping by no columns (a nullary relation) gives one row
+    even over no input, with count 0 or a null sum, which is no fact."""
+    return counted.where(F.col(COUNT) > 0) if not counted.columns[:-1] else counted
 
 
 def committed_versions(warehouse, program, run_id) -> Optional[dict]:

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tempfile
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
+from .jars import DELTA_CATALOG, DELTA_EXTENSION, delta_settings
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
 
 # Settings that suit many short iterative jobs on one machine: no UI or progress bars, few
 # shuffle partitions (tiny deltas would otherwise pay for 200 empty tasks per shuffle), and
@@ -75,6 +80,46 @@ def workers_use_this_python() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
+def start_session(master: str, app_name: str, settings: Mapping[str, str]) -> "SparkSession":
+    """``SparkSession.builder...getOrCreate()`` with ``settings``; if the JVM cannot start because
+    the packages of ``spark.jars.packages`` cannot be resolved, start again without them (and
+    without Delta's extension and catalog, which need them) and warn.
+
+    Example::
+
+        spark = start_session("local[2]", "app", {"spark.ui.enabled": "false"})
+    """
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.sql import SparkSession
+
+    def build(chosen: Mapping[str, str]) -> "SparkSession":
+        builder = SparkSession.builder.master(master).appName(app_name)
+        for key, value in chosen.items():
+            builder = builder.config(key, value)
+        return builder.getOrCreate()
+
+    try:
+        return build(settings)
+    except PySparkRuntimeError as error:
+        if "spark.jars.packages" not in settings or "JAVA_GATEWAY_EXITED" not in str(error):
+            raise
+    package = settings["spark.jars.packages"]
+    log.warning(
+        "could not start Spark with %s (not resolvable from Maven Central or the Ivy cache); "
+        "starting without it: warehouses take the embedded delta-rs path",
+        package,
+    )
+    without_delta = {k: v for k, v in settings.items() if k not in delta_settings_keys(settings)}
+    return build(without_delta)
+
+
+def delta_settings_keys(settings: Mapping[str, str]) -> set[str]:
+    """The keys of ``settings`` that need the packages: the packages and Delta's extension/catalog."""
+    return {"spark.jars.packages"} | {
+        key for key, value in settings.items() if value in (DELTA_EXTENSION, DELTA_CATALOG)
+    }
+
+
 def local_session(
     app_name: str = "spark_datalog",
     shuffle_partitions: int = 2,
@@ -82,30 +127,32 @@ def local_session(
     checkpoint_dir: Optional[str] = None,
     log_level: str = "WARN",
     conf: Optional[dict] = None,
+    delta: bool = True,
 ) -> "SparkSession":
     """Create (or reuse) a local SparkSession for running Datalog programs.
 
     ``checkpoint_dir`` defaults to a fresh temporary directory, so the driver can cut lineage
     with reliable checkpoints. Logging is quiet (``QUIET_LOG4J``, when this call starts the
     JVM). Extra Spark settings go in ``conf`` (``spark.driver.extraJavaOptions`` there replaces
-    the quiet logging).
+    the quiet logging). With ``delta`` (the default) the session loads the delta-spark jar that
+    fits this Spark (``jars.delta_settings``, resolved by Spark from Maven Central), so
+    warehouses take the native Delta path; when the jar cannot be resolved (no network, no
+    cached copy) the session starts without it, says so in a warning, and warehouses take the
+    embedded delta-rs path.
 
     Example::
 
         spark = local_session("tc-example")
         result = program.materialize(spark, inputs={"arc": arcs})
     """
-    from pyspark.sql import SparkSession
-
     workers_use_this_python()
-    builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(LOCAL_DEFAULTS)
     settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J}"
+    if delta:
+        settings.update(delta_settings())
     settings.update(conf or {})
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = start_session(master, app_name, settings)
     spark.sparkContext.setLogLevel(log_level)
     spark.sparkContext.setCheckpointDir(checkpoint_dir or tempfile.mkdtemp(prefix="spark_datalog_ckpt_"))
     return spark

@@ -8,6 +8,8 @@ from ..errors import WarehouseError
 
 DELTA_TABLE_CLASS = "io.delta.tables.DeltaTable"
 BACKENDS = ("auto", "native", "embedded")
+# The session's default commit path for warehouses that do not name one (``auto`` when unset).
+BACKEND_SETTING = "spark.datalog.warehouse.backend"
 
 
 def delta_jar_available(spark) -> bool:
@@ -36,14 +38,35 @@ def delta_python_available() -> bool:
     return True
 
 
-def choose_backend(spark, backend: Optional[str] = "auto") -> str:
-    """``"native"`` or ``"embedded"``: ``auto`` picks native only when both jar and bindings exist.
+def configured_backend(spark) -> str:
+    """The session's ``spark.datalog.warehouse.backend`` setting, ``"auto"`` when unset (or
+    without a session)."""
+    conf = getattr(spark, "conf", None)
+    if conf is None:
+        return "auto"
+    try:
+        return str(conf.get(BACKEND_SETTING, "auto") or "auto").strip().lower()
+    except Exception:  # a stopped session: the default
+        return "auto"
+
+
+def choose_backend(spark, backend: Optional[str] = None) -> str:
+    """``"native"`` or ``"embedded"``: ``auto`` picks native only when both jar and bindings
+    exist; ``None`` means the session's ``spark.datalog.warehouse.backend`` (default ``auto``).
 
     Raises ``WarehouseError`` when ``native`` is asked for and the jar is not loadable.
+
+    Example::
+
+        choose_backend(spark)               # 'native' with the delta-spark jar loaded
+        choose_backend(spark, "embedded")   # 'embedded'
     """
-    backend = backend or "auto"
+    backend = backend or configured_backend(spark)
     if backend not in BACKENDS:
-        raise WarehouseError(f"unknown warehouse backend {backend!r} (expected one of {', '.join(BACKENDS)})")
+        raise WarehouseError(
+            f"unknown warehouse backend {backend!r} (expected one of {', '.join(BACKENDS)}; "
+            f"from the backend argument or {BACKEND_SETTING})"
+        )
     if backend == "embedded":
         return "embedded"
     native = delta_jar_available(spark) and delta_python_available()

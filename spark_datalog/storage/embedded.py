@@ -80,13 +80,20 @@ def open_table(
         ) from exc
 
 
-def check_readable(table, uri: str, error: Type[DatalogError] = WarehouseError) -> None:
-    """Refuse tables whose files alone do not give their rows (deletion vectors, column mapping)."""
+def unreadable_features(table) -> list[str]:
+    """The features of ``table`` that make its files alone not give its rows (deletion vectors,
+    column mapping); empty when delta-rs and the embedded path read it as it is."""
     features = set(table.protocol().reader_features or ())
     mapping = (table.metadata().configuration or {}).get("delta.columnMapping.mode", "none")
     used = sorted(features & set(UNSUPPORTED_READER_FEATURES))
     if mapping not in (None, "none") and "columnMapping" not in used:
         used.append("columnMapping")
+    return used
+
+
+def check_readable(table, uri: str, error: Type[DatalogError] = WarehouseError) -> None:
+    """Refuse tables whose files alone do not give their rows (deletion vectors, column mapping)."""
+    used = unreadable_features(table)
     if used:
         raise error(
             f"Delta table {uri} uses {', '.join(used)}, which the embedded path (without "

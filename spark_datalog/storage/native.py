@@ -14,11 +14,22 @@ from __future__ import annotations
 
 import json
 from functools import reduce
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 from ..errors import WarehouseError
 from . import datafiles
-from .embedded import ChangeSet, EmbeddedBackend, change_feed_files, log, net_changes, signed_change_feed
+from .embedded import (
+    ChangeSet,
+    EmbeddedBackend,
+    change_feed_files,
+    log,
+    net_changes,
+    signed_change_feed,
+    unreadable_features,
+)
 from .runs import CommitResult
 from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform
 
@@ -50,10 +61,14 @@ class NativeBackend(EmbeddedBackend):
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
-    ) -> None:
-        """None: delta-spark tables may use features delta-rs does not read (deletion vectors,
-        column mapping), so their facts are read through Spark."""
-        return None
+    ) -> "Optional[pa.Table]":
+        """As on the embedded path (delta-rs, in this process) when the table uses no feature
+        delta-rs cannot read; None when it does (deletion vectors, column mapping: its facts
+        are then read through Spark)."""
+        table = self._open(name, version)
+        if table is not None and unreadable_features(table):
+            return None
+        return super().read_facts(name, version, max_rows, with_counts)
 
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version``: delta-spark's ``readChangeFeed``
@@ -133,7 +148,10 @@ class NativeBackend(EmbeddedBackend):
         if net.isEmpty():
             return CommitResult(name, self.version(name), "no change")
         names = [c for c, _ in columns]
-        on = reduce(lambda a, b: a & b, [F.col(f"t.{c}").eqNullSafe(F.col(f"s.{c}")) for c in names])
+        # A nullary relation holds at most one row: every row matches it.
+        on = reduce(
+            lambda a, b: a & b, [F.col(f"t.{c}").eqNullSafe(F.col(f"s.{c}")) for c in names], F.lit(True)
+        )
         total = F.col(f"t.{COUNT_COLUMN}") + F.col(f"s.{COUNT_COLUMN}")
         conf = self.spark.conf
         saved = {key: conf.get(key, None) for key in _TXN_CONF}

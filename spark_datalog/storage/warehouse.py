@@ -51,9 +51,10 @@ class Warehouse:
     """A directory (or object-store prefix) of Delta tables, one per relation.
 
     ``backend`` is ``"auto"`` (native delta-spark when its jar is loadable, else embedded
-    delta-rs), ``"native"`` or ``"embedded"``. ``storage_options`` go to delta-rs for object
-    stores. ``lock_timeout`` is how long a run waits for another writer of a local warehouse
-    before failing; ``lock_stale_after`` lets a lock from another host expire (seconds).
+    delta-rs), ``"native"`` or ``"embedded"``; by default the session's
+    ``spark.datalog.warehouse.backend`` setting, else ``"auto"``. ``storage_options`` go to
+    delta-rs for object stores. ``lock_timeout`` is how long a run waits for another writer of
+    a local warehouse before failing; ``lock_stale_after`` lets a lock from another host expire (seconds).
     ``rows_per_file`` bounds the rows of each data file the embedded path writes (default
     ``datafiles.ROWS_PER_FILE``, about a million): a change rewrites only the files holding
     facts it touches, so smaller files make small changes cheaper and the table's log longer.
@@ -70,7 +71,7 @@ class Warehouse:
         self,
         spark,
         root,
-        backend: str = "auto",
+        backend: Optional[str] = None,
         storage_options: Optional[dict] = None,
         lock_timeout: float = 0.0,
         lock_stale_after: Optional[float] = None,

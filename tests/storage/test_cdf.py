@@ -15,14 +15,13 @@ from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 from deltalake import DeltaTable, write_deltalake
 
 import spark_datalog as sd
 from spark_datalog.storage import COUNT_COLUMN, Warehouse, load_input_changes
 from spark_datalog.storage.embedded import net_changes, snapshot_changes, table_changes
 
-from .helpers import counts, frame
+from .helpers import counts, frame, warehouse_on
 
 EDGE = (("x", "long"), ("y", "string"))
 CDF = {"delta.enableChangeDataFeed": "true"}
@@ -259,12 +258,7 @@ def test_update_from_an_input_with_the_feed_equals_recomputation(spark, tmp_path
 
 
 def test_native_path_reads_the_feed_with_delta_spark(spark, tmp_path, caplog):
-    """Runs only where the delta-spark jar is on the classpath (not in this repository's CI)."""
-    from spark_datalog.storage import delta_jar_available
-
-    if not delta_jar_available(spark):
-        pytest.skip("the delta-spark jar is not on the classpath")
-    wh = Warehouse(spark, str(tmp_path / "wh"), backend="native")
+    wh = warehouse_on(spark, tmp_path / "wh", "native")
     with wh.run("fp") as run:
         wh.replace("arc", EDGE, frame(spark, [(1, "a", 2), (2, "b", 1)]), run)
     DeltaTable(wh._backend.table_uri("arc")).alter.set_table_properties(CDF)

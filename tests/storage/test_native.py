@@ -8,7 +8,7 @@ from spark_datalog.errors import WarehouseError
 from spark_datalog.storage import Warehouse, choose_backend, delta_jar_available
 from spark_datalog.storage.detect import DELTA_TABLE_CLASS, delta_python_available
 
-from .helpers import ARC, FP, counts, facts, frame
+from .helpers import ARC, FP, counts, facts, frame, warehouse_on
 
 
 class _ConnectLike:
@@ -42,12 +42,7 @@ def test_native_without_the_jar_is_refused(spark, tmp_path):
 
 @pytest.fixture
 def native(spark, tmp_path):
-    if not (delta_jar_available(spark) and delta_python_available()):
-        pytest.skip(
-            "delta-spark jar not on the classpath (no Maven here): native path untested; "
-            "its shared logic is covered through the embedded path"
-        )
-    return Warehouse(spark, str(tmp_path / "wh"), backend="native")
+    return warehouse_on(spark, tmp_path / "wh", "native")
 
 
 def test_native_round_trip_changes_and_idempotence(spark, native):

@@ -1,4 +1,6 @@
-"""The warehouse on the embedded path (Spark writes Parquet, delta-rs commits)."""
+"""The warehouse on both commit paths: embedded (Spark writes Parquet, delta-rs commits) and
+native (delta-spark writes and merges). Tests of the embedded path's own file layout take the
+``embedded`` fixture."""
 
 from __future__ import annotations
 
@@ -10,13 +12,18 @@ from spark_datalog.errors import SchemaError, WarehouseError
 from spark_datalog.storage import APP_ID, COUNT_COLUMN, FAIL_AFTER_COMMITS_ENV, InjectedFailure, Warehouse
 from spark_datalog.storage.schema import arrow_schema
 
-from .helpers import ARC, FP, FP2, counts, facts, frame
+from .helpers import ARC, BACKENDS, FP, FP2, counts, facts, frame, warehouse_on
 
 TC = (("x", "long"), ("y", "long"))
 
 
+@pytest.fixture(params=BACKENDS)
+def wh(spark, tmp_path, request):
+    return warehouse_on(spark, tmp_path / "wh", request.param)
+
+
 @pytest.fixture
-def wh(spark, tmp_path):
+def embedded(spark, tmp_path):
     return Warehouse(spark, str(tmp_path / "wh"), backend="embedded")
 
 
@@ -88,7 +95,8 @@ def test_versions_history_and_delta_compatibility(spark, wh):
     assert [h["run_id"] for h in history] == ["day-2", "day-1"]
     assert [h["run_sequence"] for h in history] == [2, 1]
     assert {h["fingerprint"] for h in history} == {FP} and history[0]["mode"] == "full"
-    assert history[1]["operation"] == "CREATE TABLE" and history[0]["timestamp"] is not None
+    first_write = {"embedded": "CREATE TABLE", "native": "WRITE"}[wh.backend_name]  # each writer's word
+    assert history[1]["operation"] == first_write and history[0]["timestamp"] is not None
 
     # The table is a plain Delta table: delta-rs reads it with the exact declared types.
     table = DeltaTable(wh.root + "/r")
@@ -100,8 +108,8 @@ def test_versions_history_and_delta_compatibility(spark, wh):
         {"n": 3, "w": 2.5, "ok": True, "s": "c", COUNT_COLUMN: 2},
     ]
     assert DeltaTable(wh.root + "/r", version=0).to_pyarrow_table().num_rows == 1
-    # The replaced files are retired, not deleted: version 0 still reads.
-    assert all("/run-000002-" in uri for uri in table.file_uris())
+    if wh.backend_name == "embedded":  # the embedded path names its files after the run
+        assert all("/run-000002-" in uri for uri in table.file_uris())
 
     runs = wh.runs()
     assert [(r["run_id"], r["sequence"], r["status"]) for r in runs] == [
@@ -149,7 +157,7 @@ def test_crash_between_table_commits_then_rerun_completes(spark, wh, tmp_path):
     assert wh.version("arc") == 0 and not wh.exists("tc")
     assert wh.pending_run()["run_id"] == "r1" and wh.last_run() is None
 
-    again = Warehouse(spark, str(tmp_path / "wh"), backend="embedded")  # a new process
+    again = Warehouse(spark, str(tmp_path / "wh"), backend=wh.backend_name)  # a new process
     with pytest.raises(WarehouseError, match="did not finish"):
         again.start_run(FP, run_id="other", mode="incremental")
     with again.run(FP, run_id="r1") as run:
@@ -169,7 +177,7 @@ def test_crash_injected_by_environment_during_changes_is_not_double_counted(spar
     tc_change = frame(spark, [(1, 1, -1)], TC)
 
     monkeypatch.setenv(FAIL_AFTER_COMMITS_ENV, "1")
-    crashing = Warehouse(wh.spark, wh.root, backend="embedded")
+    crashing = Warehouse(wh.spark, wh.root, backend=wh.backend_name)
     with pytest.raises(InjectedFailure), crashing.run(FP, run_id="inc-1", mode="incremental") as run:
         crashing.apply_changes("arc", ARC, arc_change, run)
         crashing.apply_changes("tc", TC, tc_change, run)
@@ -199,7 +207,7 @@ def test_a_run_writes_each_table_once_and_only_inside_the_run(spark, wh):
 
 def test_concurrent_writer_is_refused_while_a_run_is_open(spark, wh):
     first = wh.start_run(FP, run_id="r1")
-    other = Warehouse(spark, wh.root, backend="embedded")
+    other = Warehouse(spark, wh.root, backend=wh.backend_name)
     with pytest.raises(WarehouseError, match="being written by run r1 since"):
         other.start_run(FP, run_id="r2")
     wh.commit_run(first)
@@ -245,7 +253,8 @@ def test_foreign_program_is_refused_unless_replaced(spark, wh):
         wh.start_run(FP, run_id="same-id-other-program")
 
 
-def test_tables_needing_deletion_vectors_or_column_mapping_are_refused(wh):
+def test_tables_needing_deletion_vectors_or_column_mapping_are_refused(embedded):
+    wh = embedded
     schema = arrow_schema(ARC)
     DeltaTable.create(wh.root + "/dv", schema, configuration={"delta.enableDeletionVectors": "true"})
     DeltaTable.create(wh.root + "/cm", schema, configuration={"delta.columnMapping.mode": "name"})
@@ -267,8 +276,8 @@ def test_names_and_missing_relations(wh):
 
 
 @pytest.mark.parametrize("held", ["frame", "arrow"])
-def test_apply_changes_rewrites_only_touched_files(spark, wh, held):
-    wh = Warehouse(spark, wh.root, backend="embedded", rows_per_file=1)
+def test_apply_changes_rewrites_only_touched_files(spark, embedded, held):
+    wh = Warehouse(spark, embedded.root, backend="embedded", rows_per_file=1)
     initial = [(1, "a", 1), (2, "b", 2), (3, "c", 1)]
     _write(wh, "arc", ARC, frame(spark, initial, slices=3))  # one row per file
     before = set(DeltaTable(wh.root + "/arc").file_uris())
