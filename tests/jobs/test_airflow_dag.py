@@ -95,8 +95,10 @@ def dagbag_report(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cluster_report(tmp_path_factory):
-    """The DAG rendered with a spark://host:7077 connection and a ``spark_conf`` param."""
-    return load_dagbag(tmp_path_factory, SPARK_CLUSTER, {"spark_conf": {"spark.executor.memory": "4g"}})
+    """The DAG rendered with a spark://host:7077 connection and the ``spark_conf`` and ``run_id``
+    params of a run that reprocesses 2024-06-01 on purpose."""
+    params = {"spark_conf": {"spark.executor.memory": "4g"}, "run_id": "2024-06-01.reprocess-1"}
+    return load_dagbag(tmp_path_factory, SPARK_CLUSTER, params)
 
 
 def test_the_dag_imports_without_errors(dagbag_report):
@@ -143,8 +145,11 @@ def test_a_spark_cluster_master_gets_no_local_address_or_properties(cluster_repo
     assert not any(key.startswith("spark.driver.") or key == "spark.ui.enabled" for key in conf), conf
     assert conf["spark.executor.memory"] == "4g"  # the spark_conf param
     assert conf["spark.pyspark.driver.python"] == sys.executable  # client mode: the driver runs here
+
+
+def test_a_run_id_param_replaces_the_logical_date_to_reprocess_a_date(cluster_report):
     rendered = cluster_report["rendered_args"]
-    assert rendered[rendered.index("--run-id") + 1] == "2024-06-01"
+    assert rendered[rendered.index("--run-id") + 1] == "2024-06-01.reprocess-1"
 
 
 def test_the_job_arguments_of_the_dag_parse(dagbag_report):
