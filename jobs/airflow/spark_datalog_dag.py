@@ -22,7 +22,7 @@ DAG params (the trigger form, or ``--conf`` of ``airflow dags trigger``): ``conf
 config; default ``SPARK_DATALOG_JOB_CONFIG``, else the packaged example), ``warehouse`` (wins over
 the config's; default ``SPARK_DATALOG_WAREHOUSE``, else ``~/spark_datalog/warehouse``),
 ``spark_conf`` (Spark settings, e.g. ``{"spark.executor.memory": "4g"}``; they win over the
-DAG's own) and ``run_id`` (empty: the logical date).
+DAG's own), ``deploy_mode`` (empty: the connection's) and ``run_id`` (empty: the logical date).
 
 Only for a ``local[...]`` master does the DAG add local settings: driver addresses on 127.0.0.1,
 no UI, quiet logging, the properties file ``conf/local-spark-defaults.conf`` of the checkout this
@@ -84,11 +84,13 @@ def is_local(master: str) -> bool:
 
 class DatalogSparkSubmitOperator(SparkSubmitOperator):
     """``SparkSubmitOperator`` whose Spark settings follow its connection: ``params.spark_conf``
-    over the DAG's settings, and the local settings above only for a ``local[...]`` master. They
-    are added when the templates are rendered, so the rendered view shows what is submitted."""
+    over the DAG's settings, ``params.deploy_mode`` over the connection's, and the local settings
+    above only for a ``local[...]`` master. They are added when the templates are rendered, so the
+    rendered view shows what is submitted."""
 
     def render_template_fields(self, context, jinja_env=None) -> None:
         super().render_template_fields(context, jinja_env)
+        self._deploy_mode = context["params"].get("deploy_mode") or self._deploy_mode
         target = SparkSubmitHook(conn_id=self._conn_id, deploy_mode=self._deploy_mode)._connection
         conf = dict(self.conf or {})
         if is_local(target["master"]):
@@ -114,6 +116,7 @@ with DAG(
         "warehouse": Param(WAREHOUSE, type="string", description="the warehouse; wins over the config's"),
         "spark_conf": Param({}, type="object", description="Spark settings, over the DAG's own"),
         "run_id": Param("", type="string", description="the job's run id; empty: the logical date"),
+        "deploy_mode": Param("", type="string", description="client or cluster; empty: the connection's"),
     },
     tags=["spark_datalog"],
 ) as dag:

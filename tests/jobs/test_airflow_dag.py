@@ -44,7 +44,8 @@ LOAD_DAGBAG = textwrap.dedent("""
         task.render_template_fields({"params": params, "ds": "2024-06-01",
                                      "run_id": "scheduled__2024-06-01T00:00:00+00:00"})
         report.update(rendered_args=list(task.application_args), conf=task.conf,
-                      env_vars=task.env_vars, properties_file=task.properties_file)
+                      env_vars=task.env_vars, properties_file=task.properties_file,
+                      deploy_mode=task._deploy_mode)
     print("REPORT " + json.dumps(report))
 """)
 
@@ -101,6 +102,12 @@ def cluster_report(tmp_path_factory):
     return load_dagbag(tmp_path_factory, SPARK_CLUSTER, params)
 
 
+@pytest.fixture(scope="module")
+def cluster_mode_report(tmp_path_factory):
+    """The DAG rendered with a spark://host:7077 connection and ``deploy_mode: cluster``."""
+    return load_dagbag(tmp_path_factory, SPARK_CLUSTER, {"deploy_mode": "cluster"})
+
+
 def test_the_dag_imports_without_errors(dagbag_report):
     assert dagbag_report["import_errors"] == {}
     assert dagbag_report["dag_ids"] == ["spark_datalog_materialize"]
@@ -145,6 +152,13 @@ def test_a_spark_cluster_master_gets_no_local_address_or_properties(cluster_repo
     assert not any(key.startswith("spark.driver.") or key == "spark.ui.enabled" for key in conf), conf
     assert conf["spark.executor.memory"] == "4g"  # the spark_conf param
     assert conf["spark.pyspark.driver.python"] == sys.executable  # client mode: the driver runs here
+
+
+def test_in_cluster_deploy_mode_the_driver_gets_no_python_of_this_worker(cluster_mode_report):
+    assert "127.0.0.1" not in json.dumps(cluster_mode_report)
+    assert cluster_mode_report["properties_file"] is None and not cluster_mode_report["env_vars"]
+    assert cluster_mode_report["conf"] == {}
+    assert cluster_mode_report["deploy_mode"] == "cluster"
 
 
 def test_a_run_id_param_replaces_the_logical_date_to_reprocess_a_date(cluster_report):
