@@ -1,10 +1,12 @@
-"""spark-submit entry point: materialize a Datalog program into a warehouse of Delta tables.
+"""spark-submit entry point of a source checkout: the job shipped in the package.
 
     spark-submit --properties-file conf/local-spark-defaults.conf \\
         jobs/materialize.py --config conf/example-job.yaml
     python jobs/materialize.py --program prog.dl --warehouse ./warehouse   # local Spark
 
-Every flag and config key is described by ``--help`` and in ``spark_datalog/job.py``.
+The job is ``spark_datalog/jobs/materialize.py`` (an installed package has it too:
+``spark-submit "$(spark-datalog job-path)" ...``); every flag and config key is described by
+``--help`` and in ``spark_datalog/job.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ except ImportError:
     # Run from a source checkout without installing: the package sits next to jobs/.
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from spark_datalog.job import main
+from spark_datalog.jobs.materialize import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -9,6 +9,8 @@ Example::
     spark-datalog run prog.dl --query "tc(1, X)"   # only what the query needs (magic sets)
     spark-datalog query --warehouse /data/wh "tc(1, X)"
     spark-datalog unlock /data/wh          # remove the lock a crashed run left behind
+    spark-submit "$(spark-datalog job-path)" --config "$(spark-datalog job-path --example-config)" \
+        --warehouse ./warehouse            # the packaged job on the packaged example config
 
 Exit status: 0 on success; 1 when the program, its inputs or the warehouse are wrong (a
 ``DatalogError``) or a file cannot be read or written while running (``OSError``,
@@ -171,12 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="materialize a program into a warehouse of Delta tables",
         description="Check the program, read its inputs, evaluate it on Spark and commit every relation "
         "into the warehouse; print relations, facts, Delta versions and time per "
-        "stratum. The same job as `spark-submit jobs/materialize.py`.",
+        'stratum. The same job as `spark-submit "$(spark-datalog job-path)"`.',
     )
     job.add_job_arguments(materialize)
     materialize.set_defaults(handler=run_materialize)
     add_query_command(commands)
     add_unlock_command(commands)
+    add_job_path_command(commands)
     return parser
 
 
@@ -381,6 +384,35 @@ def stored_relation_query(spark, warehouse, text: str) -> "DataFrame":
 
 def run_materialize(args: argparse.Namespace) -> int:
     job.run_job(job.resolve(args))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# job-path
+
+
+def add_job_path_command(commands) -> None:
+    """``spark-datalog job-path [--example-config]``: where the packaged job's files are."""
+    paths = commands.add_parser(
+        "job-path",
+        help="print the path of the packaged spark-submit job file",
+        description="Print the absolute path of the materialize job's file inside the installed package, "
+        'for spark-submit: spark-submit "$(spark-datalog job-path)" --config job.yaml. With '
+        "--example-config, print the path of the bundled example job config instead.",
+    )
+    paths.add_argument(
+        "--example-config",
+        action="store_true",
+        help="print the path of the bundled example job config (examples/example-job.yaml)",
+    )
+    paths.set_defaults(handler=run_job_path)
+
+
+def run_job_path(args: argparse.Namespace) -> int:
+    """Print the job file's (or the example config's) path on stdout."""
+    from . import jobs
+
+    print(jobs.example_config_path() if args.example_config else jobs.job_path())
     return EXIT_OK
 
 

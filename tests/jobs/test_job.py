@@ -16,6 +16,8 @@ from spark_datalog.bounds import MAX_ITERATIONS
 from spark_datalog import job
 from spark_datalog.job import InputSpec, JobArgs, UsageError
 
+from .submit import SMALL_LOCAL_SPARK
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "spark_datalog" / "examples" / "graph.dl"
 JOB_SCRIPT = ROOT / "jobs" / "materialize.py"
@@ -492,13 +494,7 @@ def test_spark_submit_runs_the_bundled_example_into_a_warehouse(tmp_path):
         str(ROOT / "conf" / "local-spark-defaults.conf"),
         "--driver-java-options",
         f"-Dlog4j2.configurationFile=file:{ROOT / 'conf' / 'log4j2.properties'}",
-        # Command-line settings win over the properties file: keep the test small and port-free.
-        "--master",
-        "local[1]",
-        "--driver-memory",
-        "1g",
-        "--conf",
-        "spark.ui.enabled=false",
+        *SMALL_LOCAL_SPARK,
         "--conf",
         f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
         str(JOB_SCRIPT),
