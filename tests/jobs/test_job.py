@@ -16,6 +16,8 @@ from spark_datalog.bounds import MAX_ITERATIONS
 from spark_datalog import job
 from spark_datalog.job import InputSpec, JobArgs, UsageError
 
+from spark_datalog.spark.jars import delta_settings, submit_arguments
+
 from .submit import SMALL_LOCAL_SPARK
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -497,6 +499,7 @@ def test_spark_submit_runs_the_bundled_example_into_a_warehouse(tmp_path):
         *SMALL_LOCAL_SPARK,
         "--conf",
         f"spark.checkpoint.dir={tmp_path / 'checkpoints'}",
+        *submit_arguments(delta_settings()),  # as `make run`: the delta-spark jar, native path
         str(JOB_SCRIPT),
         "--config",
         str(EXAMPLE_CONFIG),
@@ -516,6 +519,8 @@ def test_spark_submit_runs_the_bundled_example_into_a_warehouse(tmp_path):
     # The session is spark-submit's (its --master), not a local session of the job's own.
     header = next(line for line in done.stdout.splitlines() if line.startswith("run submit-1:"))
     assert header.endswith(", local[1])"), header
+    delta_path = "[Delta: native, delta-spark]" if delta_settings() else "[Delta: embedded, delta-rs]"
+    assert delta_path in header, header
     printed = {}
     for line in done.stdout.splitlines():
         parts = line.split()

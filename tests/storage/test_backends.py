@@ -159,7 +159,7 @@ def test_input_changes_from_the_change_data_feed(spark, tmp_path, backend, caplo
 def test_tables_written_by_one_path_are_updated_by_the_other(spark, tmp_path, first, second):
     edb = {"arc": list(ARCS), "source": [(1,)]}
     program, wh = _materialized(spark, tmp_path / "wh", first, edb)
-    for index, step in enumerate(UPDATES):
+    for index, step in enumerate(UPDATES[:2]):  # the other path, then the first one again
         other = warehouse_on(spark, wh.root, second if index % 2 == 0 else first)
         _update(spark, program, other, edb, step)
         _assert_recomputed(program, other, edb)
