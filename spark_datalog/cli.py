@@ -262,15 +262,16 @@ def print_reference_answers(query, answers: set, show: int) -> None:
 
 
 @contextmanager
-def cli_session(name: str) -> Iterator["SparkSession"]:
+def cli_session(name: str, delta: bool = True) -> Iterator["SparkSession"]:
     """A local Spark session for one command, stopped at the end unless it was running before
-    (a caller's or a test's session is never stopped)."""
+    (a caller's or a test's session is never stopped). ``delta``: load the delta-spark jar (a
+    command that reads or writes a warehouse); Spark's resolver prints its report on start."""
     from pyspark.sql import SparkSession
 
     from .spark.session import local_session
 
     already_running = SparkSession.getActiveSession() is not None
-    spark = local_session(name)
+    spark = local_session(name, delta=delta)
     try:
         yield spark
     finally:
@@ -279,7 +280,7 @@ def cli_session(name: str) -> Iterator["SparkSession"]:
 
 
 def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
-    with cli_session("spark-datalog run") as spark:
+    with cli_session("spark-datalog run", delta=False) as spark:  # no warehouse: no Delta
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
         inputs = {name: (path, "csv") for name, path in input_paths.items()}
         if queries:

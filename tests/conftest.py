@@ -54,6 +54,8 @@ SPARK_TEST_CONF.update(delta_settings())
 # seconds per table on this machine, too slow for the hundreds of updates of tests/incremental.
 # tests/storage (test_backends.py, test_warehouse.py) runs every warehouse behaviour on both.
 SPARK_TEST_CONF["spark.datalog.warehouse.backend"] = "embedded"
+# Catalog databases (tests/storage/test_catalog.py) go to a temporary directory, not ./spark-warehouse.
+SPARK_TEST_CONF["spark.sql.warehouse.dir"] = tempfile.mkdtemp(prefix="spark_datalog_test_catalog_")
 
 
 @pytest.fixture(scope="session")

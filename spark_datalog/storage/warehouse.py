@@ -30,7 +30,7 @@ import uuid
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Optional
 
 from ..errors import WarehouseError
-from . import uris
+from . import catalog, uris
 from .detect import choose_backend
 from .levels import LevelStore
 from .runs import APP_ID, COMMITTED, META_DIR, CommitResult, RunInfo, RunLog, WarehouseLock
@@ -55,6 +55,9 @@ class Warehouse:
     ``spark.datalog.warehouse.backend`` setting, else ``"auto"``. ``storage_options`` go to
     delta-rs for object stores. ``lock_timeout`` is how long a run waits for another writer of
     a local warehouse before failing; ``lock_stale_after`` lets a lock from another host expire (seconds).
+    With ``database`` the relations are also tables of that Spark catalog database (created
+    when missing; the warehouse's location defaults to the database's): ``spark.table(
+    "reasoning.tc")`` reads one (see ``storage.catalog``; native path only).
     ``rows_per_file`` bounds the rows of each data file the embedded path writes (default
     ``datafiles.ROWS_PER_FILE``, about a million): a change rewrites only the files holding
     facts it touches, so smaller files make small changes cheaper and the table's log longer.
@@ -70,19 +73,25 @@ class Warehouse:
     def __init__(
         self,
         spark,
-        root,
+        root=None,
         backend: Optional[str] = None,
         storage_options: Optional[dict] = None,
         lock_timeout: float = 0.0,
         lock_stale_after: Optional[float] = None,
         rows_per_file: Optional[int] = None,
+        database: Optional[str] = None,
     ):
         self.spark = spark
+        self.database = database
+        self.backend_name = choose_backend(spark, backend)
+        if database is not None:
+            root = self._catalog_root(root)
+        elif root is None:
+            raise WarehouseError("a warehouse needs a location (root) or a catalog database")
         self.root = uris.normalise(root)
         if uris.is_local(self.root) and os.path.exists(self.root) and not os.path.isdir(self.root):
             raise WarehouseError(f"the warehouse location {self.root} is a file, not a directory")
         self.storage_options = storage_options
-        self.backend_name = choose_backend(spark, backend)
         backend_class: type
         if self.backend_name == "native":
             from .native import NativeBackend as backend_class
@@ -97,6 +106,18 @@ class Warehouse:
         self._commits = 0
         self._active: Optional[RunInfo] = None
         self._retired_cache: Optional[dict] = None  # see retired()
+
+    def _catalog_root(self, root):
+        """``root``, or the location of the catalog database ``self.database`` (created when
+        missing); catalog tables need the native path."""
+        catalog.check_database_name(self.database)
+        if self.backend_name != "native":
+            raise WarehouseError(
+                f"catalog tables (database={self.database!r}) need the native Delta path: the "
+                f"delta-spark jar on the classpath (see README, 'Which Delta path')"
+            )
+        located = catalog.database_location(self.spark, self.database)
+        return root if root is not None else located
 
     def __repr__(self) -> str:
         return f"Warehouse({self.root!r}, backend={self.backend_name!r})"
@@ -475,6 +496,8 @@ class Warehouse:
             result = write((APP_ID, run.sequence), run.commit_metadata(name))
         run.produced[name] = result.version
         run.written.add(name)
+        if self.database is not None and self._backend.exists(name):
+            catalog.register_table(self.spark, self.database, name, self._backend.table_uri(name))
         if result.committed and result.version is not None:
             self._after_commit(name, result.version)
         return result

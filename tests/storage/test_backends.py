@@ -89,7 +89,9 @@ def test_materialize_and_updates_equal_recomputation(spark, tmp_path, backend):
     assert wh.backend_name == backend
     _assert_recomputed(program, wh, edb)
     methods = set()
-    for step in UPDATES:
+    # delta-spark's MERGE costs seconds per table here: the native path takes the first two
+    # updates (the first alone changes every stratum: counting, DRed and min).
+    for step in UPDATES if backend == "embedded" else UPDATES[:2]:
         report = _update(spark, program, wh, edb, step)
         methods |= {stratum.method for stratum in report.strata}
         _assert_recomputed(program, wh, edb)
