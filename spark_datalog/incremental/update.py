@@ -72,6 +72,7 @@ from pyspark.sql import functions as F
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
+from ..eval.commit import refuse_former_names
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.limits import check_spark_limits
@@ -209,6 +210,7 @@ def update(
     if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
         # before the run: a refusal leaves no trace
         checked_changes = _check_changes(checked, warehouse, frames)
+    refuse_former_names(warehouse, program, run_id)
     run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
     try:
         if run.already_committed:
