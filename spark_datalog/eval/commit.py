@@ -121,11 +121,8 @@ def refuse_former_names(warehouse, program, run_id: Optional[str] = None, replac
         same_id = runs[-1:]
     if not same_id or same_id[0]["fingerprint"] != former:
         return
-    renamed = [
-        schema
-        for schema in program.checked.relations.values()
-        if positional_schema(schema) is not schema and warehouse.exists(schema.name)
-    ]
+    # every one of them: the former fingerprint is that of all of them named so
+    renamed = [s for s in program.checked.relations.values() if positional_schema(s) is not s]
     raise WarehouseError(
         f"the warehouse {warehouse.root} holds this program's relations as an earlier "
         f"spark_datalog wrote them, with columns c0, c1, ... for relations without .decl; these "
