@@ -129,7 +129,9 @@ def refuse_former_names(warehouse, program, run_id: Optional[str] = None, replac
         f"are now named after the variables of the relation's first rule "
         f"({', '.join(map(_signature, renamed))}). Materialize again with replace=True "
         f"(--replace) to rewrite the tables with the new names, or keep them by declaring the "
-        f"old names: {' '.join(_signature(positional_schema(s), decl=True) for s in renamed)}"
+        f"old names, each just before the relation's first mention (the order of the relations "
+        f"is part of the program's fingerprint): "
+        f"{' '.join(_signature(positional_schema(s), decl=True) for s in renamed)}"
     )
 
 

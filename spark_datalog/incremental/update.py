@@ -72,7 +72,6 @@ from pyspark.sql import functions as F
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
-from ..eval.commit import refuse_former_names
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.limits import check_spark_limits
@@ -205,12 +204,14 @@ def update(
     if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
         frames = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
         refuse_program_fact_deletions(checked, frames)
+    from ..eval.commit import refuse_former_names  # eval.commit imports incremental: not at the top
+
+    refuse_former_names(warehouse, program, run_id)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}
     if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
         # before the run: a refusal leaves no trace
         checked_changes = _check_changes(checked, warehouse, frames)
-    refuse_former_names(warehouse, program, run_id)
     run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
     try:
         if run.already_committed:

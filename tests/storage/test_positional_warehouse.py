@@ -49,7 +49,9 @@ def test_materialize_over_an_old_warehouse_is_refused_the_same_way(spark, v0):
 
 def test_declaring_the_old_names_keeps_the_warehouse_updatable(spark, v0):
     wh = Warehouse(spark, v0)
-    report = sd.Program.parse(OLD_NAMES + PROGRAM).update(spark, warehouse=wh, changes=new_arc())
+    declared = PROGRAM.replace(".input arc\n", ".input arc\n" + OLD_NAMES)  # before tc's first rule
+    assert declared != PROGRAM
+    report = sd.Program.parse(declared).update(spark, warehouse=wh, changes=new_arc())
     assert not report.already_committed
     assert wh.read("tc").columns == ["c0", "c1"]
     assert sorted(map(tuple, wh.read("tc").collect())) == [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]
