@@ -57,7 +57,7 @@ def test_transitive_closure_of_a_chain(spark):
     edges = {(i, i + 1) for i in range(6)}
     result, stats = run(spark, TC, {"arc": arcs(spark, edges)})
     assertDataFrameEqual(
-        result["tc"], spark.createDataFrame(sorted(closure(edges)), "c0 long, c1 long"), checkRowOrder=False
+        result["tc"], spark.createDataFrame(sorted(closure(edges)), "X long, Y long"), checkRowOrder=False
     )
     stratum = stats[0]
     assert stratum.recursive and stratum.relations == ("tc",)
