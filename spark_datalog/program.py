@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 from .analysis import analyse
 from .bounds import MAX_ITERATIONS
-from .analysis.checked import CheckedProgram, RelationSchema
+from .analysis.checked import CheckedProgram, RelationSchema, positional_schema
 from .syntax import ast
 from .syntax.parser import parse
 
@@ -95,7 +95,20 @@ class Program:
     def fingerprint(self) -> str:
         """A sha256 of the program's meaning (its checked rules, facts and schemas), insensitive to
         comments and layout. The warehouse uses it to refuse a foreign program."""
-        parts = [str(schema) for schema in self.checked.relations.values()]
+        return self._fingerprint(self.checked.relations.values())
+
+    @property
+    def former_fingerprint(self) -> Optional[str]:
+        """The fingerprint this program had when every relation without ``.decl`` had columns
+        ``c0, c1, ...`` (spark_datalog before they were named after head variables); ``None``
+        when no column is named differently now. Lets a warehouse written then be recognised."""
+        former = [positional_schema(schema) for schema in self.checked.relations.values()]
+        if all(old is new for old, new in zip(former, self.checked.relations.values(), strict=True)):
+            return None
+        return self._fingerprint(former)
+
+    def _fingerprint(self, schemas) -> str:
+        parts = [str(schema) for schema in schemas]
         parts += sorted(str(rule) for rule in self.checked.rules)
         parts += sorted(f"{name}{sorted(map(repr, rows))}" for name, rows in self.checked.facts.items())
         return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()

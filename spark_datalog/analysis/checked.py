@@ -12,6 +12,7 @@ from typing import Optional
 
 from ..records import twin
 from ..syntax import ast
+from .naming import positional
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,17 @@ def relation_schema(
     schema.declared, schema.aggregate = declared, aggregate
     schema.__class__ = RelationSchema
     return schema
+
+
+def positional_schema(schema: RelationSchema) -> RelationSchema:
+    """``schema`` with columns ``c0, c1, ...`` when it has no ``.decl`` (``schema`` itself when
+    they are named so already): how relations without ``.decl`` were named before their columns
+    were named after head variables (:mod:`.naming`)."""
+    names = tuple(positional(i) for i in range(schema.arity))
+    if schema.declared or schema.column_names == names:
+        return schema
+    columns = tuple(Column(name, column.type) for name, column in zip(names, schema.columns, strict=True))
+    return relation_schema(schema.name, columns, schema.kind, schema.declared, schema.aggregate)
 
 
 def stratum(index: int, relations: tuple, rules: tuple, recursive: bool, uses_prem: bool) -> Stratum:

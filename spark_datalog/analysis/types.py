@@ -29,6 +29,7 @@ from ..syntax import ast
 from .checked import Column
 from .classes import RANK, Classes, kind
 from .mentions import error_at, rule_text, where
+from .naming import head_names, positional
 
 DEFAULT_TYPE = "long"
 
@@ -139,6 +140,7 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
         inference.read(query.atom, _Scope("query", index, str(query)))
     inference.solve()
     typed = tuple(_typed_rule(rule, inference) for rule in rules) if inference.expressions else rules
+    inference.names = head_names(rules)
     return inference.columns(), inference.errors(), typed
 
 
@@ -221,7 +223,7 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
         if any(t not in ast.TYPES for t in types):
             continue
         if name not in fixed:
-            fixed[name] = tuple(Column(f"c{i}", t) for i, t in enumerate(types))
+            fixed[name] = tuple(Column(positional(i), t) for i, t in enumerate(types))
             continue
         for column, given, decl_column in zip(fixed[name], types, spans[name].columns, strict=True):
             if not _fits(given, column.type):
@@ -276,6 +278,7 @@ class _Inference(Classes):
         self.comparisons: list[_Compared] = []
         self.column_nodes: dict = {}  # relation -> [node or None by position], in the order made
         self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
+        self.names: dict = {}  # relation -> its column names from its first rule (see .naming)
         # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
         self.integers: list = []
 
@@ -525,23 +528,36 @@ class _Inference(Classes):
     # -- results ------------------------------------------------------------------------------
 
     def columns(self) -> dict:
+        """Every relation's columns: the fixed ones, else the inferred types, named as
+        :meth:`column_name` says."""
         out: dict = dict(self.fixed)
-        made: dict = {}  # (position, type) -> its Column: equal columns are one (immutable) object
+        made: dict = {}  # (name, type) -> its Column: equal columns are one (immutable) object
         types: dict = {}  # root -> its final type
-        for name, nodes in self.column_nodes.items():
-            if name not in out:
-                out[name] = tuple([self._column(made, types, node, i) for i, node in enumerate(nodes)])
+        for relation, nodes in self.column_nodes.items():
+            if relation not in out:
+                out[relation] = tuple(
+                    [
+                        self._column(made, types, node, self.column_name(relation, i))
+                        for i, node in enumerate(nodes)
+                    ]
+                )
         return out
 
-    def _column(self, made: dict, types: dict, node: Optional[int], position: int) -> Column:
-        """The inferred column ``position`` whose node is ``node`` (None: no node)."""
+    def column_name(self, relation: str, position: int) -> str:
+        """The name of an undeclared column: from its relation's first rule (:mod:`.naming`),
+        else positional."""
+        given = self.names.get(relation, ())
+        return given[position] if position < len(given) else positional(position)
+
+    def _column(self, made: dict, types: dict, node: Optional[int], name: str) -> Column:
+        """The inferred column ``name`` whose node is ``node`` (None: no node)."""
         t = DEFAULT_TYPE if node is None else types.get(root := self.find(node))
         if t is None:
             t = self.resolve_root(root)
             t = types[root] = _final(None if t == "conflict" else t)
-        column = made.get((position, t))
+        column = made.get((name, t))
         if column is None:
-            column = made[position, t] = Column(f"c{position}", t)
+            column = made[name, t] = Column(name, t)
         return column
 
     def errors(self) -> list:
@@ -614,7 +630,7 @@ class _Inference(Classes):
             for position, column in enumerate(nodes)
             if column == node
         )
-        return (_COLUMN, "column 'c{}' of relation '{}'", position, relation)
+        return (_COLUMN, "column '{}' of relation '{}'", self.column_name(relation, position), relation)
 
     def _conflict(self, root: int, members: list) -> SchemaError:
         # Name the class by its most telling member: a column, else a variable, else a value.

@@ -347,11 +347,33 @@ def recursion_settings(spark: SparkSession, adaptive: bool) -> Iterator[None]:
     on its stable columns (``plan.partitioning``) join without a shuffle. Constraint
     propagation is off: it infers nothing the rounds need, costs planning time every round, and
     on unions of stored leaves it fails in Spark 4.2 (``NoSuchElementException: key not found``
-    in ``Union.rewriteConstraints``, seen on the RDFS benchmark program)."""
+    in ``Union.rewriteConstraints``, seen on the RDFS benchmark program). Redundant aliases stay
+    (:func:`kept_aliases`)."""
     settings = {
         "spark.sql.adaptive.enabled": "true" if adaptive else "false",
         "spark.sql.requireAllClusterKeysForCoPartition": "false",
         "spark.sql.constraintPropagation.enabled": "false",
+        EXCLUDED_RULES: kept_aliases(spark.conf.get(EXCLUDED_RULES, None)),
     }
     with session_settings(spark, settings):
         yield
+
+
+EXCLUDED_RULES = "spark.sql.optimizer.excludedRules"
+REMOVE_REDUNDANT_ALIASES = "org.apache.spark.sql.catalyst.optimizer.RemoveRedundantAliases"
+
+
+def kept_aliases(excluded: Optional[str]) -> str:
+    """The optimizer rules to exclude, ``excluded`` plus the one that drops redundant aliases.
+
+    A stored leaf (``checkpoint.materialise``) takes its columns' attribute ids from the stored
+    frame's analyzed plan but its partitioning from the executed plan. Dropping an alias that
+    keeps a name (``X AS X``, as a scan or a head naming a column as the relation does) gives
+    the executed plan other ids: the leaf's partitioning then names no column of it, and every
+    later round shuffles again. Example::
+
+        >>> kept_aliases(None) == REMOVE_REDUNDANT_ALIASES
+        True
+    """
+    rules = [rule.strip() for rule in (excluded or "").split(",") if rule.strip()]
+    return ",".join(rules if REMOVE_REDUNDANT_ALIASES in rules else [*rules, REMOVE_REDUNDANT_ALIASES])

@@ -36,6 +36,7 @@ def materialize(
 ) -> "Materialization":
     """See :meth:`spark_datalog.Program.materialize`."""
     from ..spark.inputs import input_types, prepare_inputs
+    from .commit import refuse_former_names
     from .driver import evaluate
 
     _check_arguments(program, inputs, strategy, on_null, checkpoint_interval)
@@ -50,6 +51,7 @@ def materialize(
     program = program.with_input_types(input_types(program.checked, frames_in))
     checked = program.checked
     if warehouse is not None:  # refuse a foreign program before spending the evaluation on it
+        refuse_former_names(warehouse, program, run_id, replace)
         warehouse.check_program(program.fingerprint, replace=replace)
         done = _stored_result(program, warehouse, run_id, set(inputs), consumed, replace)
         if done is not None:

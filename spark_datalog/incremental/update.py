@@ -204,6 +204,9 @@ def update(
     if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
         frames = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
         refuse_program_fact_deletions(checked, frames)
+    from ..eval.commit import refuse_former_names  # eval.commit imports incremental: not at the top
+
+    refuse_former_names(warehouse, program, run_id)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}
     if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:

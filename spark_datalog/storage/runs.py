@@ -1,14 +1,17 @@
 """The run log and the writer lock of a warehouse.
 
 Run log. ``<root>/_spark_datalog/runs`` is a small Delta table (written with delta-rs from Arrow)
-with one row per run event: a ``started`` row when a run begins and a ``committed`` row when all
-its tables are committed. The latest row of a run id is its state. A row records the program
-fingerprint, the run's sequence number, the mode, the versions of the warehouse's relations when
-the run first started (``base_versions``), whether it replaces another program's tables, the
-versions consumed (EDB inputs; ``sources`` says where they came from) and produced (tables
-written), and free-form ``details``. Mappings are stored as JSON strings so that every Delta
-reader can show them. (A table rather than commit metadata: one place answers "which runs, which
-versions" without scanning every relation's log.)
+with one row per run: added with status ``started`` when a run begins, and updated in place (a
+Delta MERGE on ``run_id``) to ``committed`` when all its tables are committed. A row records the
+program fingerprint, the run's sequence number, the mode, the versions of the warehouse's
+relations when the run first started (``base_versions``), whether it replaces another program's
+tables, the versions consumed (EDB inputs; ``sources`` says where they came from) and produced
+(tables written), and ``details``. The mappings are typed Delta maps (relation -> version, or
+-> source) and ``details`` a struct (``method``, ``retired``, ``unchanged_since``), so that every
+Delta reader (Spark, DuckDB, polars) can query them; the README lists the columns. A log written
+before these columns (JSON strings, a row per run event) is read as it is and rewritten in the
+typed form, one overwrite commit, by the first run that writes it. (A table rather than commit
+metadata: one place answers "which runs, which versions" without scanning every relation's log.)
 
 Sequence numbers and application transactions. Every run gets a sequence number, one more than
 any number seen in the log or in a table's transactions, read and recorded (its ``started`` row)
@@ -123,13 +126,20 @@ class RunInfo:
 # --------------------------------------------------------------------------------------------
 # run log
 
-_JSON_FIELDS = ("base_versions", "consumed", "produced", "sources", "details")
+_VERSIONS = ("base_versions", "consumed", "produced")  # relation -> Delta version (or None)
+_MAPPINGS = (*_VERSIONS, "sources")
+# ``details``: what a run records besides versions (a struct: every Delta reader shows it).
+DETAILS = {"method": "string", "retired": "strings", "unchanged_since": "string"}
 
 
 def _log_schema():
+    """The run log's Arrow schema: one row per run, mappings as maps, ``details`` a struct."""
     import pyarrow as pa
 
     ts = pa.timestamp("us", tz="UTC")
+    versions = pa.map_(pa.string(), pa.int64())
+    kinds = {"string": pa.string(), "strings": pa.list_(pa.string())}
+    details = pa.struct([(name, kinds[kind]) for name, kind in DETAILS.items()])
     return pa.schema(
         [
             ("run_id", pa.string()),
@@ -139,11 +149,9 @@ def _log_schema():
             ("mode", pa.string()),
             ("started_at", ts),
             ("finished_at", ts),
-            ("base_versions", pa.string()),
-            ("consumed", pa.string()),
-            ("produced", pa.string()),
-            ("sources", pa.string()),
-            ("details", pa.string()),
+            *((name, versions) for name in _VERSIONS),
+            ("sources", pa.map_(pa.string(), pa.string())),
+            ("details", details),
             ("replaces_program", pa.bool_()),
             ("host", pa.string()),
             ("pid", pa.int64()),
@@ -151,8 +159,40 @@ def _log_schema():
     )
 
 
+def _stored(row: dict) -> dict:
+    """``row`` as the run log stores it: mappings as ``(key, value)`` lists, known ``details``."""
+    unknown = set(row["details"]) - set(DETAILS)
+    if unknown:
+        raise ValueError(f"run details without a run log column: {', '.join(sorted(unknown))}")
+    stored = {**row, "details": {name: row["details"].get(name) for name in DETAILS}}
+    for name in _MAPPINGS:
+        stored[name] = sorted(row[name].items())
+    return stored
+
+
+def _decoded(row: dict, legacy: bool) -> dict:
+    """A stored row as the warehouse reads it: mappings as dicts, ``details`` without empty
+    fields. ``legacy``: a row of a log written before the typed columns (JSON strings)."""
+    for name in (*_MAPPINGS, "details"):
+        value = row[name]
+        if legacy:
+            row[name] = json.loads(value) if value else {}
+        elif name == "details":
+            row[name] = {key: item for key, item in (value or {}).items() if item is not None}
+        else:
+            row[name] = dict(value or ())
+    return row
+
+
 class RunLog:
-    """The ``runs`` Delta table of a warehouse (see the module docstring)."""
+    """The ``runs`` Delta table of a warehouse: one row per run, updated in place when the run
+    commits (see the module docstring).
+
+    Example::
+
+        log = RunLog("/data/wh")
+        log.runs()[-1]["produced"]   # {'arc': 3, 'tc': 3}
+    """
 
     def __init__(self, root: str, storage_options: Optional[dict] = None):
         self.uri = uris.join(root, META_DIR, "runs")
@@ -166,14 +206,14 @@ class RunLog:
         return DeltaTable(self.uri, storage_options=self.storage_options)
 
     def records(self) -> list[dict]:
-        """Every row, oldest first, with the JSON fields decoded."""
+        """Every row, oldest first, mappings as dicts (a log written before the typed columns
+        has a row per run event, ``started`` and ``committed``)."""
         table = self._table()
         if table is None:
             return []
-        rows = table.to_pyarrow_table().to_pylist()
-        for row in rows:
-            for name in _JSON_FIELDS:
-                row[name] = json.loads(row[name]) if row[name] else {}
+        data = table.to_pyarrow_table()
+        legacy = _is_legacy(data.schema)
+        rows = [_decoded(row, legacy) for row in data.to_pylist()]
         rows.sort(
             key=lambda r: (r["sequence"], r["status"] == COMMITTED, r["finished_at"] or r["started_at"])
         )
@@ -189,11 +229,8 @@ class RunLog:
         return sorted(latest.values(), key=lambda r: r["sequence"])
 
     def append(self, run: RunInfo, status: str) -> dict:
-        """Append one event row for ``run`` and return it."""
-        import pyarrow as pa
-        from deltalake import write_deltalake
-        from deltalake.transaction import CommitProperties
-
+        """Record ``run`` in ``status``: a new row when it starts, its row updated when it
+        commits. Returns the row."""
         row = {
             "run_id": run.run_id,
             "sequence": run.sequence,
@@ -205,20 +242,75 @@ class RunLog:
             "replaces_program": run.replaces_program,
             "host": socket.gethostname(),
             "pid": os.getpid(),
+            **{name: dict(getattr(run, name)) for name in (*_MAPPINGS, "details")},
         }
-        for name in _JSON_FIELDS:
-            row[name] = json.dumps(getattr(run, name), sort_keys=True, default=str)
-        table = pa.Table.from_pylist([row], schema=_log_schema())
+        self._write(_stored(row), status)
+        return row
+
+    def _write(self, row: dict, status: str) -> None:
+        """Insert ``row``, or replace the row of its run id (one commit)."""
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        table = self._table()
+        if table is not None and _is_legacy(pa.schema(table.schema().to_arrow())):
+            self._upgrade()
+            table = self._table()
+        source = pa.Table.from_pylist([row], schema=_log_schema())
+        properties = _commit_properties(row["run_id"], status)
+        if table is None or status != COMMITTED:
+            write_deltalake(
+                self.uri,
+                source,
+                mode="append",
+                storage_options=self.storage_options,
+                commit_properties=properties,
+            )
+            return
+        merge = table.merge(
+            source,
+            predicate="target.run_id = source.run_id",  # constant text: no value is spliced in
+            source_alias="source",
+            target_alias="target",
+            commit_properties=properties,
+        )
+        merge.when_matched_update_all().when_not_matched_insert_all().execute()
+
+    def _upgrade(self) -> None:
+        """Rewrite a log of JSON strings and event rows as typed columns, one row per run (one
+        overwrite commit; the old rows stay in the table's history)."""
+        import pyarrow as pa
+        from deltalake import write_deltalake
+
+        rows = [_stored({**row, "details": _known(row["details"])}) for row in self.runs()]
         write_deltalake(
             self.uri,
-            table,
-            mode="append",
+            pa.Table.from_pylist(rows, schema=_log_schema()),
+            mode="overwrite",
+            schema_mode="overwrite",
             storage_options=self.storage_options,
-            commit_properties=CommitProperties(
-                custom_metadata={"userMetadata": json.dumps({"run_id": run.run_id, "status": status})}
-            ),
+            commit_properties=_commit_properties(None, "typed columns"),
         )
-        return {**row, **{name: getattr(run, name) for name in _JSON_FIELDS}}
+
+
+def _known(details: dict) -> dict:
+    """``details`` without the keys the run log has no column for."""
+    return {name: value for name, value in details.items() if name in DETAILS}
+
+
+def _is_legacy(schema) -> bool:
+    """Whether a run log's Arrow schema is the one before the typed columns (JSON strings)."""
+    import pyarrow as pa
+
+    produced = schema.field("produced").type
+    return pa.types.is_string(produced) or pa.types.is_large_string(produced)
+
+
+def _commit_properties(run_id: Optional[str], status: str):
+    from deltalake.transaction import CommitProperties
+
+    metadata = json.dumps({"run_id": run_id, "status": status})
+    return CommitProperties(custom_metadata={"userMetadata": metadata})
 
 
 # --------------------------------------------------------------------------------------------

@@ -111,9 +111,9 @@ def test_describe_lists_relations_and_strata():
         [
             "relations:",
             "  EDB arc(src: long, dst: long)",
-            "  IDB tc(c0: long, c1: long)",
-            "  IDB sp(c0: long, c1: long, c2: long) [min on column 2]",
-            "  IDB out(c0: long, c1: long) [count on column 1]",
+            "  IDB tc(X: long, Y: long)",
+            "  IDB sp(X: long, Y: long, min_D: long) [min on column 2]",
+            "  IDB out(X: long, count_Y: long) [count on column 1]",
             "strata:",
             "  stratum 0: tc (recursive)",
             "  stratum 1: sp (recursive, min/max in recursion (PreM))",

@@ -22,7 +22,7 @@ def test_declared_types_and_names_are_kept():
 
 def test_types_propagate_through_variables_to_undeclared_relations():
     checked = check(".decl e(a: string, b: double)\np(Y, X) :- e(X, Y).\nq(A) :- p(A, _).\nr(B) :- q(B).\n")
-    assert checked.relations["p"].column_names == ("c0", "c1")
+    assert checked.relations["p"].column_names == ("Y", "X")
     assert types(checked, "p") == ("double", "string")
     assert types(checked, "r") == ("double",)
 

@@ -1,4 +1,5 @@
-"""The quickstart notebook runs top to bottom (its code cells, in order, in one namespace).
+"""The quickstart notebook runs top to bottom (its code cells, in order, in one namespace), and
+is committed executed, with its outputs.
 
 No Jupyter server: the cells are exec()'d with matplotlib's Agg backend. The notebook's
 ``local_session()`` is a getOrCreate, so it picks up the test session; the notebook never stops it.
@@ -24,13 +25,21 @@ def code_cells(path: Path) -> list:
     return [cell.source for cell in notebook.cells if cell.cell_type == "code"]
 
 
-def test_the_notebook_is_valid_and_clean():
+def test_the_notebook_is_committed_executed_with_its_outputs():
     notebook = nbformat.read(str(NOTEBOOK), as_version=4)
     nbformat.validate(notebook)
     cells = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert cells, "the notebook has no code cells"
-    # Committed without outputs, and with nothing a plain Python interpreter cannot run.
-    assert all(not cell.outputs and cell.execution_count is None for cell in cells)
+    # Executed top to bottom in one go (`jupyter nbconvert --execute --inplace`), without errors.
+    assert [cell.execution_count for cell in cells] == list(range(1, len(cells) + 1))
+    outputs = [output for cell in cells for output in cell.outputs]
+    assert not [output for output in outputs if output.output_type == "error"]
+    assert any("image/png" in output.get("data", {}) for output in outputs), "the plot is not saved"
+    shown = "".join(output.get("text", "") + output.get("data", {}).get("text/plain", "")
+                    for output in outputs)
+    assert "reach(X: long, count_Y: long)" in shown  # outputs of today's column names
+    assert "update run quickstart-2" in shown  # ... and of the incremental update
+    # Nothing a plain Python interpreter cannot run.
     assert not any(line.lstrip().startswith(("%", "!")) for cell in cells
                    for line in cell.source.splitlines())
 
@@ -54,14 +63,24 @@ def test_the_notebook_runs_and_materializes_the_expected_facts(spark):
         assert context._jsc is not None     # ... and left it running
 
         program, arcs, wh = namespace["program"], namespace["arcs"], namespace["wh"]
-        expected = sd.reference.evaluate(program, {"arc": set(arcs)})
+        # the warehouse after the update: the arcs with the change applied
+        changed = set(arcs) | {r[:3] for r in namespace["change_rows"] if r[3] > 0}
+        changed -= {r[:3] for r in namespace["change_rows"] if r[3] < 0}
+        assert len(changed) == len(arcs)  # one arc added, one removed
+        expected = sd.reference.evaluate(program, {"arc": changed})
         n = namespace["N"]
         assert len(expected["tc"]) == n * (n - 1) // 2  # a line: every stop reaches every later one
-        assert {tuple(r) for r in wh.read("tc").collect()} == expected["tc"]
-        assert {tuple(r) for r in wh.read("shortest").collect()} == expected["shortest"]
-        assert set(wh.relations()) == {"arc", "tc", "shortest"}
-        assert namespace["result"].warehouse_versions == {name: wh.version(name)
-                                                         for name in wh.relations()}
+        for name in ("tc", "shortest", "reach"):
+            assert {tuple(r) for r in wh.read(name).collect()} == expected[name], name
+        assert wh.read("reach").columns == ["X", "count_Y"]
+        assert set(wh.relations()) == {"arc", "tc", "shortest", "reach"}
+        first, second = wh.runs()
+        assert (first["run_id"], second["run_id"], second["mode"]) == ("quickstart-1", "quickstart-2",
+                                                                     "incremental")
+        assert first["produced"] == namespace["result"].warehouse_versions
+        assert {**first["produced"], **second["produced"]} == {name: wh.version(name)
+                                                                for name in wh.relations()}
+        assert "shortest" in namespace["report"].changed
 
         # The stats the picture is drawn from: semi-naive deltas of tc are disjoint and add up.
         recursive = namespace["recursive"]

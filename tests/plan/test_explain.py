@@ -72,20 +72,20 @@ def test_same_generation_joins_connected_atoms_and_filters_after_the_join():
     assert explained(text) == golden("""
         stratum 0: sg (recursive)
           % sg(X, Y) :- arc(P, X), arc(P, Y), X != Y.
-          Project[c0=X, c1=Y]
+          Project[X, Y]
             Select(X != Y)
               Join on (P)
                 Scan arc(P, X)
                 Scan arc(P, Y)
           % sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
-          Project[c0=X, c1=Y]
+          Project[X, Y]
             Join on (B)
               Join on (A)
                 Scan arc(A, X)
                 Scan sg(A, B)
               Scan arc(B, Y)
           variant: delta at atom 2 (sg)
-          Project[c0=X, c1=Y]
+          Project[X, Y]
             Join on (B)
               Join on (A)
                 Scan sg(A, B) [delta]
@@ -103,7 +103,7 @@ def test_constants_and_repeated_variables_are_selected_on_the_scan():
     assert explained(text) == golden("""
         stratum 0: p
           % p(X) :- arc(X, X), arc(1, X), lbl(X, "red").
-          Project[c0=X]
+          Project[X]
             Join on (X)
               Join on (X)
                 Project[X]
@@ -122,7 +122,7 @@ def test_filtered_atom_is_joined_first():
     assert explained("p(X, Y) :- a(X, Y), b(Y, 3). .input a, b") == golden("""
         stratum 0: p
           % p(X, Y) :- a(X, Y), b(Y, 3).
-          Project[c0=X, c1=Y]
+          Project[X, Y]
             Join on (Y)
               Project[Y]
                 Select(#2_2 = 3)
@@ -136,7 +136,7 @@ def test_comparisons_are_placed_as_soon_as_their_variables_are_bound():
     assert explained("q(X, Z) :- a(X, Y), b(Y, Z), X < 5, X < Z. .input a, b") == golden("""
         stratum 0: q
           % q(X, Z) :- a(X, Y), b(Y, Z), X < 5, X < Z.
-          Project[c0=X, c1=Z]
+          Project[X, Z]
             Select(X < Z)
               Join on (Y)
                 Select(X < 5)
@@ -154,7 +154,7 @@ def test_assignment_adds_a_column_and_equalities_between_atoms_become_join_keys(
     assert explained(text) == golden("""
         stratum 0: r
           % r(X, Z) :- m(X, W), m(W2, V), Z = W + V, Z > 3, X = W2.
-          Project[c0=X, c1=Z]
+          Project[X, Z]
             Select(Z > 3.0)
               Project[X, W, W2, V, Z=(W + V)]
                 Join on (X)
@@ -189,7 +189,7 @@ def test_negation_becomes_an_antijoin_and_ground_negation_an_emptiness_test():
     assert explained(text) == golden("""
         stratum 0: lonely
           % lonely(X) :- node(X), not arc(X, _), not flag().
-          Project[c0=X]
+          Project[X]
             AntiJoin on () [right side must be empty]
               AntiJoin on (X)
                 Scan node(X)
@@ -198,7 +198,7 @@ def test_negation_becomes_an_antijoin_and_ground_negation_an_emptiness_test():
               Scan flag()
         stratum 1: hidden
           % hidden(X) :- node(X), not lbl(X, "red", 1), ~arc(X, X).
-          Project[c0=X]
+          Project[X]
             AntiJoin on (X)
               AntiJoin on (X)
                 Scan node(X)
@@ -223,13 +223,13 @@ def test_aggregate_rules_yield_contributions():
         stratum 0: deg
           aggregate deg: count on column 1
           % deg(X, count<Y>) :- arc(X, Y).
-          Project[c0=X, c1=Y]
+          Project[X, count_Y=Y]
             Distinct
               Scan arc(X, Y)
         stratum 1: total
           aggregate total: sum on column 0
           % total(sum<D>) :- w(_, Y, D), Y > 0.
-          Project[c0=D]
+          Project[sum_D=D]
             Distinct
               Select(Y > 0)
                 Project[Y, D]
@@ -237,7 +237,7 @@ def test_aggregate_rules_yield_contributions():
         stratum 2: cheapest
           aggregate cheapest: min on column 1
           % cheapest(X, min<D>) :- w(X, _, D).
-          Project[c0=X, c1=D]
+          Project[X, min_D=D]
             Scan w(X, #1_2, D)
     """)
 
@@ -249,18 +249,18 @@ def test_min_in_recursion_computes_the_candidate_in_the_head():
         .input w
     """
     assert explained(text) == golden("""
-        stratum 0: path (recursive, PreM, decomposes by c0)
+        stratum 0: path (recursive, PreM, decomposes by X)
           aggregate path: min on column 2
           % path(X, Y, min<D>) :- w(X, Y, D).
-          Project[c0=X, c1=Y, c2=D]
+          Project[X, Y, min_D=D]
             Scan w(X, Y, D)
           % path(X, Y, min<D>) :- path(X, Z, D1), w(Z, Y, D2), D = D1 + D2.
-          Project[c0=X, c1=Y, c2=(D1 + D2)]
+          Project[X, Y, min_D=(D1 + D2)]
             Join on (Z)
               Scan path(X, Z, D1)
               Scan w(Z, Y, D2)
           variant: delta at atom 1 (path)
-          Project[c0=X, c1=Y, c2=(D1 + D2)]
+          Project[X, Y, min_D=(D1 + D2)]
             Join on (Z)
               Scan path(X, Z, D1) [delta]
               Scan w(Z, Y, D2)
@@ -271,7 +271,7 @@ def test_disconnected_atoms_give_a_cross_product():
     assert explained("pair(X, Y) :- a(X), b(Y). .input a, b") == golden("""
         stratum 0: pair
           % pair(X, Y) :- a(X), b(Y).
-          Project[c0=X, c1=Y]
+          Project[X, Y]
             Join on () [cross product]
               Scan a(X)
               Scan b(Y)
@@ -283,7 +283,7 @@ def test_arithmetic_arguments_are_computed_and_joined_on():
     assert explained(text) == golden("""
         stratum 0: q
           % q(X) :- r(X + 1, Y), p(X), not s(X * 2, _).
-          Project[c0=X]
+          Project[X]
             Join on (#1_1)
               Project[X, #1_1=(X + 1)]
                 AntiJoin on (#3_1)

@@ -141,7 +141,7 @@ def test_racing_runs_never_share_a_sequence_number(tmp_path):
     root, workers, runs = tmp_path / "wh", 4, 5
     results = _race([_start(RUN_WORKER, root, runs, f"p{n}") for n in range(workers)])
     assert results == ["done"] * workers
-    started = [r for r in RunLog(str(root)).records() if r["status"] == "started"]
-    assert len(started) == workers * runs
-    sequences = sorted(r["sequence"] for r in started)
+    records = RunLog(str(root)).records()  # one row per run, updated when it commits
+    assert len(records) == workers * runs and {r["status"] for r in records} == {"committed"}
+    sequences = sorted(r["sequence"] for r in records)
     assert sequences == list(range(1, workers * runs + 1)), sequences
