@@ -46,9 +46,9 @@ import os
 import re
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Literal, Mapping, Optional, Sequence, Union, get_args
 
 from .bounds import MAX_ITERATIONS
 
@@ -56,16 +56,22 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from .program import Program
+    from .storage import Warehouse
 
 EXIT_OK = 0
 EXIT_PROGRAM_ERROR = 1
 EXIT_USAGE = 2
 
-MODES = ("full", "incremental")
-METHODS = ("auto", "dred", "counting", "recompute")
-STRATEGIES = ("seminaive", "naive")
-ON_NULL = ("error", "drop")
-FORMATS = ("delta", "parquet", "csv")
+# The choices of flags and config keys (the config's model, ``job_config``, takes the Literals).
+Mode = Literal["full", "incremental"]
+Method = Literal["auto", "dred", "counting", "recompute"]
+Strategy = Literal["seminaive", "naive"]
+OnNull = Literal["error", "drop"]
+Format = Literal["delta", "parquet", "csv"]
+MODES, METHODS, STRATEGIES = get_args(Mode), get_args(Method), get_args(Strategy)
+ON_NULL, FORMATS = get_args(OnNull), get_args(Format)
+# A catalog database's name (``--database``): a plain identifier, as ``storage.catalog`` wants.
+IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"
 DEFAULT_SHOW = 10
 
 # Only a trailing ":delta", ":parquet" or ":csv" names a format: URIs have colons of their own
@@ -99,7 +105,7 @@ class JobArgs:
     """The resolved settings of one job run (config file merged with flags, defaults applied)."""
 
     program: str
-    warehouse: str
+    warehouse: Optional[str] = None  # None: the catalog database's location (``database``)
     inputs: Mapping[str, InputSpec] = field(default_factory=dict)
     outputs: tuple = ()  # relations to report and show; () = the program's outputs
     run_id: Optional[str] = None  # None = a timestamp-based id, chosen when the job runs
@@ -115,6 +121,7 @@ class JobArgs:
     changes: Mapping[str, InputSpec] = field(default_factory=dict)  # incremental mode only
     method: str = "auto"  # incremental mode only
     queries: tuple = ()  # QuerySpec: answered after the run, written where they say
+    database: Optional[str] = None  # relations also registered as tables of this catalog database
 
 
 @dataclass(frozen=True)
@@ -254,6 +261,14 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
     )
     add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
     add(
+        "--database",
+        type=_identifier,
+        metavar="NAME",
+        help="also register each relation as an external Delta table of Spark catalog database NAME "
+        "(created when missing; native Delta path only); without --warehouse the tables go to the "
+        "database's location",
+    )
+    add(
         "--output",
         dest="outputs",
         action="append",
@@ -362,14 +377,19 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
         # Per query text: a flag replaces the config's entry for the same text, the others stay.
         flags["queries"] = merge_queries(settings.get("queries", ()), parse_queries(flags["queries"]))
     settings.update({key: value for key, value in flags.items() if value is not None})
-    for required in ("program", "warehouse"):
-        if not settings.get(required):
-            raise UsageError(f"no {required} given: pass --{required} or set {required!r} in the config file")
+    if not settings.get("program"):
+        raise UsageError("no program given: pass --program or set 'program' in the config file")
+    if not settings.get("warehouse") and not settings.get("database"):
+        raise UsageError(
+            "no warehouse given: pass --warehouse (or --database) or set 'warehouse' (or 'database') "
+            "in the config file"
+        )
     if settings.get("mode", "full") != "incremental":
         for key in ("changes", "method"):
             if settings.get(key):
                 raise UsageError(f"--{key} is for --mode incremental")
-    check_query_locations(settings.get("queries", ()), settings["warehouse"])
+    if settings.get("warehouse"):  # else checked once the database's location is known
+        check_query_locations(settings.get("queries", ()), settings["warehouse"])
     return JobArgs(config=namespace.config, **settings)
 
 
@@ -391,16 +411,17 @@ _KEYS = (
     "changes",
     "method",
     "queries",
+    "database",
 )
-_ALIASES = {"input": "inputs", "output": "outputs", "query": "queries"}
 
 
 def load_config(path: str) -> dict:
-    """The settings of a YAML job config, checked, with relative paths made relative to its
-    directory. Keys are those of the flags (``run_id`` or ``run-id``)."""
+    """The settings of a YAML job config, checked (``job_config.JobConfig``), with relative paths
+    made relative to its directory. Keys are those of the flags (``run_id`` or ``run-id``)."""
     import yaml
 
     from .errors import ParseError
+    from .job_config import config_settings
     from .textfiles import read_utf8
 
     try:
@@ -413,95 +434,7 @@ def load_config(path: str) -> dict:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as err:
         raise UsageError(f"{path} is not valid YAML: {err}") from None
-    if raw is None:
-        return {}
-    if not isinstance(raw, dict):
-        raise UsageError(f"{path}: a job config is a mapping of settings, not a {type(raw).__name__}")
-    base = Path(path).resolve().parent
-    settings: dict = {}
-    seen: set = set()
-    for key, value in raw.items():
-        name = _ALIASES.get(str(key).replace("-", "_"), str(key).replace("-", "_"))
-        if name not in _KEYS or name == "config":
-            known = ", ".join(k for k in _KEYS if k != "config")
-            raise UsageError(f"{path}: unknown key {key!r} (known keys: {known})")
-        if name in seen:
-            raise UsageError(f"{path}: {key!r} is given twice")
-        seen.add(name)
-        value = _config_value(path, name, value, base)
-        if value is not None:  # `key: null` means the default
-            settings[name] = value
-    return settings
-
-
-def _config_value(path: str, name: str, value, base: Path):
-    where = f"{path}: {name}"
-    if value is None:
-        return None
-    if name in ("program", "warehouse"):
-        return relative_to(_text(where, value), base)
-    if name in ("inputs", "changes"):
-        return _config_inputs(where, value, base)
-    if name == "queries":
-        return _config_queries(where, value, base)
-    if name == "outputs":
-        items = value if isinstance(value, list) else [value]
-        return split_outputs([_text(where, item) for item in items])
-    if name in ("replace", "decompose"):
-        if not isinstance(value, bool):
-            raise UsageError(f"{where} must be true or false, not {value!r}")
-        return value
-    if name in ("max_iterations", "checkpoint_interval", "show"):
-        least = 0 if name == "show" else 1
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise UsageError(f"{where} must be an integer >= {least}, not {value!r}")
-        return value
-    choices = {"mode": MODES, "strategy": STRATEGIES, "on_null": ON_NULL, "method": METHODS}.get(name)
-    text = _text(where, value)
-    if choices and text not in choices:
-        raise UsageError(f"{where} must be one of {', '.join(choices)}, not {text!r}")
-    return text
-
-
-def _config_inputs(where: str, value, base: Path) -> dict:
-    """The ``inputs`` / ``changes`` mapping of a config file: relation -> ``InputSpec``."""
-    if not isinstance(value, dict):
-        raise UsageError(f"{where} must map relation names to URIs (name: uri[:format])")
-    return {str(name): _config_location(f"{where}.{name}", spec, base) for name, spec in value.items()}
-
-
-def _config_location(where: str, spec, base: Path) -> InputSpec:
-    """``uri[:format]`` or ``{uri: ..., format: ...}``, a relative path made relative to ``base``."""
-    if isinstance(spec, dict):
-        unknown = set(spec) - {"uri", "format"}
-        if unknown or "uri" not in spec:
-            raise UsageError(f"{where} takes 'uri' and optionally 'format'")
-        spec = InputSpec(_text(f"{where}.uri", spec["uri"]), _format(where, spec.get("format")))
-    else:
-        spec = parse_location(_text(where, spec))
-    return replace(spec, uri=relative_to(spec.uri, base))
-
-
-_QUERIES_SHAPE = 'a list of queries: "tc(1, X)" or {query: "tc(1, X)", to: uri[:format]}'
-
-
-def _config_queries(where: str, value, base: Path) -> tuple:
-    """The ``queries`` list of a config file as ``QuerySpec``s (``to`` relative to ``base``)."""
-    if not isinstance(value, list):
-        raise UsageError(f"{where} must be {_QUERIES_SHAPE}, not {value!r}")
-    specs = []
-    for i, item in enumerate(value):
-        at = f"{where}[{i}]"
-        if isinstance(item, dict):
-            if "query" not in item or set(item) - {"query", "to"}:
-                raise UsageError(f"{at} takes 'query' and optionally 'to' (a location), not {item!r}")
-            to = None if item.get("to") is None else _config_location(f"{at}.to", item["to"], base)
-            specs.append(QuerySpec(_text(f"{at}.query", item["query"]), to))
-        elif isinstance(item, str):
-            specs.append(QuerySpec(_text(at, item)))
-        else:
-            raise UsageError(f"{at}: each item of {_QUERIES_SHAPE}; not {item!r}")
-    return merge_queries((), specs, where)
+    return config_settings(path, {} if raw is None else raw)
 
 
 def parse_inputs(items: Sequence[str], flag: str = "--input") -> dict:
@@ -618,20 +551,6 @@ def default_run_id() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def _text(where: str, value) -> str:
-    if isinstance(value, (dict, list, bool)) or value is None or str(value).strip() == "":
-        raise UsageError(f"{where} must be a non-empty string, not {value!r}")
-    return str(value).strip()
-
-
-def _format(where: str, value) -> Optional[str]:
-    if value is None:
-        return None
-    if str(value).lower() not in FORMATS:
-        raise UsageError(f"{where}.format must be one of {', '.join(FORMATS)}, not {value!r}")
-    return str(value).lower()
-
-
 # ---------------------------------------------------------------------------------------------
 # running
 
@@ -719,9 +638,7 @@ def run_job(args, spark=None, out=None) -> JobSummary:
 
 
 def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
-    from .storage import Warehouse
-
-    warehouse = Warehouse(spark, args.warehouse)
+    warehouse = open_warehouse(spark, args)
     inputs = {name: spec.location() for name, spec in args.inputs.items()}
     result = program.materialize(
         spark,
@@ -756,12 +673,22 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     return summary
 
 
+def open_warehouse(spark, args: JobArgs) -> "Warehouse":
+    """The job's warehouse: at ``args.warehouse`` (else the location of ``args.database``), its
+    relations registered in the catalog database ``args.database`` when one is given."""
+    from .storage import Warehouse
+
+    warehouse = Warehouse(spark, args.warehouse, database=args.database)
+    if args.warehouse is None:  # the location is known only now
+        check_query_locations(args.queries, warehouse.root)
+    return warehouse
+
+
 def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     """``--mode incremental``: ``Program.update`` with the changes the flags name."""
     from .incremental import update
-    from .storage import Warehouse
 
-    warehouse = Warehouse(spark, args.warehouse)
+    warehouse = open_warehouse(spark, args)
     changes = {}
     if warehouse.committed_run(run_id) is None:  # a committed run id reads nothing (update says so)
         changes = {
@@ -1013,6 +940,14 @@ def execute(args: JobArgs) -> int:
     """``run_job``; the exit status of a run that did not raise."""
     run_job(args)
     return EXIT_OK
+
+
+def _identifier(text: str) -> str:
+    if not re.fullmatch(IDENTIFIER, text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a plain identifier (letters, digits and _, not starting with a digit)"
+        )
+    return text
 
 
 def _positive(text: str) -> int:

@@ -17,6 +17,7 @@ from spark_datalog import job
 from spark_datalog.job import InputSpec, JobArgs, UsageError
 
 from spark_datalog.spark.jars import delta_settings, submit_arguments
+from spark_datalog.storage import uris
 
 from .submit import SMALL_LOCAL_SPARK
 
@@ -151,6 +152,8 @@ def test_every_flag_is_parsed():
         ["--checkpoint-interval", "-1"],
         ["--show", "-1"],
         ["--on-null", "keep"],
+        ["--database", "x; DROP"],
+        ["--database", "1abc"],
         ["--frobnicate"],
     ],
 )
@@ -165,6 +168,13 @@ def test_bad_flags_exit_with_status_2(argv, capsys):
 def test_program_and_warehouse_are_required(argv, missing, capsys):
     assert job.main(argv) == 2
     assert f"no {missing} given" in capsys.readouterr().err
+
+
+def test_a_catalog_database_stands_in_for_the_warehouse_location():
+    args = job.parse_args(["--program", "p.dl", "--database", "reasoning"])
+    assert (args.warehouse, args.database) == (None, "reasoning")
+    args = job.parse_args(["--program", "p.dl", "--database", "reasoning", "--warehouse", "wh"])
+    assert (args.warehouse, args.database) == ("wh", "reasoning")
 
 
 def test_default_run_ids_are_timestamps_that_sort_in_time_order():
@@ -278,15 +288,28 @@ def test_null_config_values_mean_the_default(tmp_path):
 @pytest.mark.parametrize(
     "body, message",
     [
-        ("colour: blue", "unknown key 'colour'"),
-        ("show: many", "show must be an integer >= 0"),
-        ("max_iterations: 0", "max_iterations must be an integer >= 1"),
-        ("replace: yes please", "replace must be true or false"),
-        ("mode: sideways", "mode must be one of full, incremental"),
-        ("inputs: [a.csv]", "must map relation names"),
-        ("inputs: {arc: {path: a.csv}}", "takes 'uri' and optionally 'format'"),
-        ("inputs: {arc: {uri: a.csv, format: json}}", "format must be one of"),
-        ("- a\n- b", "a job config is a mapping"),
+        ("colour: blue", "unknown key 'colour' (known keys: program, inputs, warehouse, database,"),
+        ("show: many", "show: must be an integer >= 0, not 'many'"),
+        ("max_iterations: 0", "max_iterations: must be an integer >= 1, not 0"),
+        ("max_iterations: true", "max_iterations: must be an integer >= 1, not True"),
+        ("checkpoint-interval: 2.5", "checkpoint-interval: must be an integer >= 1, not 2.5"),
+        ("replace: yes please", "replace: must be true or false, not 'yes please'"),
+        ("decompose: 1", "decompose: must be true or false, not 1"),
+        ("mode: sideways", "mode: must be one of full, incremental, not 'sideways'"),
+        ("run_id: [a]", "run_id: must be a non-empty string, not ['a']"),
+        ("inputs: [a.csv]", "inputs: must be a mapping of relation names to locations"),
+        ("inputs: {arc: [a.csv]}", "inputs.arc: must be uri[:format] or {uri: ..., format: ...}"),
+        ("inputs: {arc: {path: a.csv}}", "inputs.arc: unknown key 'path' (known keys: uri, format)"),
+        ("inputs: {arc: {format: csv}}", "inputs.arc: missing key 'uri'"),
+        (
+            "inputs: {arc: {uri: a.csv, format: json}}",
+            "inputs.arc.format: must be 'delta', 'parquet' or 'csv'",
+        ),
+        ("changes: {arc: ''}", "changes.arc: must be a non-empty string, not ''"),
+        ("outputs: {tc: 1}", 'outputs: must be a list of relation names or "a,b"'),
+        ("database: x; DROP", "database: must be a plain identifier"),
+        ("config: other.yaml", "unknown key 'config'"),
+        ("- a\n- b", "a job config is a mapping of settings, not a list"),
         ("program: [", "not valid YAML"),
         ("run_id: a\nrun-id: b", "'run-id' is given twice"),
     ],
@@ -301,6 +324,55 @@ def test_config_mistakes_are_usage_errors_naming_the_file(tmp_path, body, messag
         job.parse_args(["--config", str(config)])
     assert message in str(err.value)
     assert str(config) in str(err.value)
+
+
+def test_every_config_problem_is_one_line_naming_the_file_and_the_key(tmp_path, capsys):
+    config = write(
+        tmp_path / "job.yaml",
+        """
+        program: p.dl
+        warehouse: wh
+        inputs: {arc: {uri: a.csv, format: json}, node: [n.csv]}
+        show: -1
+        max-iterations: true
+        colour: blue
+    """,
+    )
+    assert job.main(["--config", str(config)]) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        f"materialize: {config}: inputs.arc.format: must be 'delta', 'parquet' or 'csv', not 'json'",
+        f"{config}: inputs.node: must be uri[:format] or {{uri: ..., format: ...}}, not ['n.csv']",
+        f"{config}: max-iterations: must be an integer >= 1, not True",
+        f"{config}: show: must be an integer >= 0, not -1",
+        f"{config}: unknown key 'colour' (known keys: program, inputs, warehouse, database, outputs, run_id, "
+        "mode, replace, strategy, decompose, max_iterations, checkpoint_interval, on_null, show, changes, "
+        "method, queries)",
+    ]
+
+
+def test_config_keys_in_every_spelling_and_yaml_scalars_as_text(tmp_path):
+    config = write(
+        tmp_path / "job.yaml",
+        """
+        program: p.dl
+        warehouse: wh
+        database: reasoning
+        input: {arc: {uri: arcs, format: DELTA}, node: 7}
+        output: [tc, "sg,path"]
+        run-id: 2024-06-01
+        on-null: drop
+        max-iterations: 3
+        query: ["tc(1, X)"]
+    """,
+    )
+    args = job.parse_args(["--config", str(config)])
+    assert args.inputs == {
+        "arc": InputSpec(str(tmp_path / "arcs"), "delta"),
+        "node": InputSpec(str(tmp_path / "7")),
+    }
+    assert (args.database, args.outputs, args.run_id) == ("reasoning", ("tc", "sg", "path"), "2024-06-01")
+    assert (args.on_null, args.max_iterations, args.queries) == ("drop", 3, (job.QuerySpec("tc(1, X)"),))
 
 
 def test_a_missing_config_file_exits_2(tmp_path, capsys):
@@ -543,6 +615,49 @@ def test_spark_submit_runs_the_bundled_example_into_a_warehouse(tmp_path):
         assert any(
             ", ".join(stratum) in line and line.rstrip().endswith(" s") for line in done.stdout.splitlines()
         ), stratum
+
+
+@pytest.fixture
+def native_spark(spark):
+    """``spark`` with warehouses on the native Delta path (the suite's default is embedded, see
+    conftest.py); skipped where the delta-spark jar is missing, as tests/storage/helpers.py does."""
+    from spark_datalog.storage import delta_jar_available
+
+    if not delta_jar_available(spark):
+        message = "the delta-spark jar is not on the classpath (not resolvable from Maven Central here)"
+        if os.environ.get("CI"):
+            pytest.fail(message + ": CI must test the native path")
+        pytest.skip(message)
+    setting = "spark.datalog.warehouse.backend"
+    before = spark.conf.get(setting)
+    spark.conf.set(setting, "native")
+    try:
+        yield spark
+    finally:
+        spark.conf.set(setting, before)
+
+
+def test_run_job_registers_the_relations_in_a_catalog_database(native_spark, tmp_path):
+    spark = native_spark
+    program_path = write(tmp_path / "tc.dl", TC)
+    write(tmp_path / "arcs.csv", "src,dst\n1,2\n2,3\n3,1\n")
+    base = ["--program", str(program_path), "--input", f"arc={tmp_path / 'arcs.csv'}", "--show", "0"]
+    base += ["--database", "job_catalog_test"]
+    summary = job.run_job(job.parse_args(base), spark=spark, out=False)
+
+    expected = sd.reference.evaluate(sd.Program.parse(TC), {"arc": {(1, 2), (2, 3), (3, 1)}})
+    tables = {t.name for t in spark.catalog.listTables("job_catalog_test")}
+    assert tables == {"arc", "tc"} and summary.delta_path == "native"
+    stored = spark.table("job_catalog_test.tc").where("_count > 0").collect()
+    assert {(r[0], r[1]) for r in stored} == expected["tc"]
+    # No --warehouse: the tables are at the database's location.
+    location = spark.catalog.getDatabase("job_catalog_test").locationUri
+    assert summary.warehouse == uris.normalise(location) and location.endswith("job_catalog_test.db")
+    assert (Path(summary.warehouse) / "tc" / "_delta_log").is_dir()
+    # A query's answers may not go into that location, known only once Spark runs.
+    inside = ["--query", f"tc(1, X)={summary.warehouse}/answers:parquet"]
+    with pytest.raises(UsageError, match="overlaps the warehouse"):
+        job.run_job(job.parse_args(base + inside), spark=spark, out=False)
 
 
 # ---------------------------------------------------------------------------------- incremental
