@@ -495,7 +495,13 @@ def parse_input_args(items: Sequence[str], checked) -> dict:
 def read_csv_facts(path: str, schema) -> set:
     """Facts of ``schema``'s relation from a UTF-8 CSV file with a header row, converted to its
     column types. Columns are matched as for every CSV input (``storage.locations``): by name
-    when the header has every declared column, else by position. Quoted fields may span lines."""
+    when the header has every declared column, else by position. Quoted fields may span lines.
+
+    The one CSV reader besides Spark's (``storage.locations.read_csv``, used by the engine, the
+    job and ``run --engine spark``): ``run --engine reference`` checks a program against the
+    reference interpreter without starting a JVM, so it cannot use Spark's reader; it shares
+    its column matching and its value rules (numbers trimmed and range-checked, ``true``/``false``
+    for bools, an empty field a null)."""
     from .storage.locations import match_columns
     from .textfiles import read_utf8
 

@@ -26,8 +26,6 @@ from typing import Mapping, Optional
 
 from pyspark.sql import functions as F
 
-from ..analysis.checked import positional_schema
-from ..errors import WarehouseError
 from ..incremental.levels import computed_levels, keep_levels, levels_apply
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
@@ -111,41 +109,6 @@ def _present(counted):
     """The facts of a counted frame: a grouping by no columns (a nullary relation) gives one row
     even over no input, with count 0 or a null sum, which is no fact."""
     return counted.where(F.col(COUNT) > 0) if not counted.columns[:-1] else counted
-
-
-def refuse_former_names(warehouse, program, run_id: Optional[str] = None, replace: bool = False) -> None:
-    """Refuse, with ``WarehouseError`` saying what to do, a warehouse whose run ``run_id`` (or,
-    for a new run without ``replace``, whose latest run) wrote ``program`` when relations without
-    ``.decl`` had columns ``c0, c1, ...``: their stored tables lack the columns named after the
-    head variables now (see ``analysis.naming``)."""
-    former = program.former_fingerprint
-    if former is None:
-        return
-    runs = warehouse.runs()
-    same_id = [r for r in runs if run_id is not None and r["run_id"] == run_id]
-    if not (same_id or replace):
-        same_id = runs[-1:]
-    if not same_id or same_id[0]["fingerprint"] != former:
-        return
-    # every one of them: the former fingerprint is that of all of them named so
-    renamed = [s for s in program.checked.relations.values() if positional_schema(s) is not s]
-    raise WarehouseError(
-        f"the warehouse {warehouse.root} holds this program's relations as an earlier "
-        f"spark_datalog wrote them, with columns c0, c1, ... for relations without .decl; these "
-        f"are now named after the variables of the relation's first rule "
-        f"({', '.join(map(_signature, renamed))}). Materialize again with replace=True "
-        f"(--replace) to rewrite the tables with the new names, or keep them by declaring the "
-        f"old names, each just before the relation's first mention (the order of the relations "
-        f"is part of the program's fingerprint): "
-        f"{' '.join(_signature(positional_schema(s), decl=True) for s in renamed)}"
-    )
-
-
-def _signature(schema, decl: bool = False) -> str:
-    """``tc(X, Y)``, or with ``decl`` its declaration ``.decl tc(c0: long, c1: long)``."""
-    if decl:
-        return f".decl {schema.name}({', '.join(f'{c.name}: {c.type}' for c in schema.columns)})"
-    return f"{schema.name}({', '.join(schema.column_names)})"
 
 
 def committed_versions(warehouse, program, run_id) -> Optional[dict]:

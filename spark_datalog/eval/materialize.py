@@ -36,7 +36,7 @@ def materialize(
 ) -> "Materialization":
     """See :meth:`spark_datalog.Program.materialize`."""
     from ..spark.inputs import input_types, prepare_inputs
-    from .commit import refuse_former_names
+    from .former_names import refuse_former_names
     from .driver import evaluate
 
     _check_arguments(program, inputs, strategy, on_null, checkpoint_interval)

@@ -72,6 +72,7 @@ from pyspark.sql import functions as F
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
+from ..eval.former_names import refuse_former_names
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.limits import check_spark_limits
@@ -204,8 +205,6 @@ def update(
     if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
         frames = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
         refuse_program_fact_deletions(checked, frames)
-    from ..eval.commit import refuse_former_names  # eval.commit imports incremental: not at the top
-
     refuse_former_names(warehouse, program, run_id)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
     checked_changes = {}

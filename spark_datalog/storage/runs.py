@@ -34,9 +34,13 @@ until ``unlock`` (``spark-datalog unlock``, ``Warehouse.break_lock``) removes it
 a lock file (release, takeover, unlock) holds its ``flock`` and checks it is still the file at the
 lock's path, so two waiters that find the same stale lock never both take it. File systems
 without hard links create the lock in place (an empty file for a moment, which counts as held);
-without ``flock`` only the content decides. Why not the ``filelock`` package: its lock file
-records no holder (needed for messages and ``unlock``) and cannot tell a lock of another host on
-shared storage.
+without ``flock`` only the content decides. Why not the ``filelock`` package: its lock is the
+``flock`` alone, and it opens the lock file with ``O_TRUNC``, so every waiter empties it: the file
+cannot say who holds the lock (the messages and ``unlock`` need that), and a holder record kept in
+a second file is not taken atomically with the lock. Its ``SoftFileLock`` (the file's existence)
+cannot tell a dead holder from a live one, so a crashed run would block the warehouse. And on
+shared storage whose ``flock`` does not reach other hosts, a ``flock``-only lock lets a writer of
+another host in; the presence of this lock file does not.
 Object stores have no atomic create-if-absent through this code, so they are not locked: serialise
 runs outside (one scheduler slot per warehouse, e.g. Airflow ``max_active_runs=1``); Delta's
 optimistic concurrency still fails a conflicting commit rather than corrupting a table.
