@@ -7,6 +7,7 @@ interpreter module :mod:`spark_datalog.reference`, and the error classes.
 from .errors import (
     ArithmeticOverflowError,
     DatalogError,
+    ExecutorError,
     InputError,
     LimitError,
     NonTerminationError,
@@ -34,6 +35,7 @@ def __getattr__(name):
 __all__ = [
     "ArithmeticOverflowError",
     "DatalogError",
+    "ExecutorError",
     "InputError",
     "LimitError",
     "Materialization",

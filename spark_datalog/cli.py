@@ -12,6 +12,10 @@ Example::
     spark-submit "$(spark-datalog job-path)" --config "$(spark-datalog job-path --example-config)" \
         --warehouse ./warehouse            # the packaged job on the packaged example config
 
+Results go to stdout; progress (each stratum started and done, ``--verbose``: each iteration,
+``--quiet``: none) and the ``spark_datalog`` logger's messages (``--log-level``) to stderr
+(``logsetup``).
+
 Exit status: 0 on success; 1 when the program, its inputs or the warehouse are wrong (a
 ``DatalogError``) or a file cannot be read or written while running (``OSError``,
 ``UnicodeError``); 2 on a usage error (bad arguments, a bad or unreadable config file, an
@@ -36,6 +40,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 from . import job
 from .bounds import MAX_ITERATIONS
 from .errors import DatalogError, InputError
+from .logsetup import add_logging_arguments, logging_from
 from .overflow import fits
 
 if TYPE_CHECKING:
@@ -63,7 +68,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # argparse exits on --help (0) and on usage errors (2)
         return int(exit_.code or 0)
-    return report_failures(lambda: args.handler(args), "spark-datalog")
+    with logging_from(args):  # progress and messages on stderr, as --quiet/--verbose/--log-level say
+        return report_failures(lambda: args.handler(args), "spark-datalog")
 
 
 def report_failures(action, prog: str) -> int:
@@ -166,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
         help='answer QUERY (like "tc(1, X)") instead of printing the output relations: only what it '
         "needs is evaluated (magic sets); repeatable",
     )
+    add_logging_arguments(run)
     run.set_defaults(handler=run_run)
 
     materialize = commands.add_parser(
@@ -289,11 +296,15 @@ def run_spark(program, checked, input_paths: dict, show: int, max_iterations: in
                     text, program.query(spark, text, inputs=inputs, max_iterations=max_iterations), show
                 )
             return
+        from .spark.labels import group_id, labelled
+
         result = program.materialize(spark, inputs=inputs, max_iterations=max_iterations)
         for name in result.relations:
             frame = result[name]
-            rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
-            print_relation(name, frame.count(), rows)
+            with labelled(spark, f"results · {name}", group_id("results")):
+                rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
+                size = frame.count()
+            print_relation(name, size, rows)
         for query, frame in zip(checked.queries, result.answers, strict=True):
             print_answer_frame(str(query.atom), frame, show)
 
@@ -338,6 +349,7 @@ def add_query_command(commands) -> None:
         metavar="N",
         help=f"answers to print (default {DEFAULT_SHOW})",
     )
+    add_logging_arguments(query)
     query.set_defaults(handler=run_query)
 
 

@@ -119,6 +119,13 @@ class WarehouseError(DatalogError):
     kind = "warehouse error"
 
 
+class ExecutorError(DatalogError):
+    """Spark's executors cannot run the engine's Python tasks: their Python workers cannot import
+    ``spark_datalog`` (found before any task runs, ``spark.executors``)."""
+
+    kind = "executor error"
+
+
 def source_excerpt(source: Optional[str], line: Optional[int], column: Optional[int]) -> str:
     """The source line ``line`` followed by a caret under ``column`` (both 1-based)."""
     if not source or not line:

@@ -32,6 +32,9 @@ the flags' keys (``run_id`` or ``run-id``; ``input``/``inputs`` a mapping, ``out
 a list) and relative paths in it are taken relative to the config file's directory, so a job
 runs the same from any working directory (a scheduler's, for instance).
 
+The summary goes to stdout; progress goes to stderr as the job runs (``--quiet``, ``--verbose``,
+``--log-level``: ``logsetup``).
+
 The program is parsed and checked before Spark starts: a wrong program exits 1 without a JVM.
 Exit status: 0 success, 1 a ``DatalogError`` (program, inputs, warehouse) or a file that cannot
 be read or written, 2 a usage error (flags, config file), 141 the output's reader went away
@@ -50,7 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Mapping, Optional, Sequence, Union, get_args
 
+from . import progress
 from .bounds import MAX_ITERATIONS
+from .logsetup import add_logging_arguments, logging_from
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -338,6 +343,7 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="N",
         help=f"rows to print per reported relation and query (default {DEFAULT_SHOW})",
     )
+    add_logging_arguments(parser)
     return parser
 
 
@@ -622,9 +628,11 @@ def run_job(args, spark=None, out=None) -> JobSummary:
     program, outputs = load_program(args)
     run_id = args.run_id or default_run_id()
 
+    progress.step("run %s: %s -> %s (%s)", run_id, args.program, args.warehouse, args.mode)
     own_session = spark is None and _active_session() is None
     if spark is None:
         spark = get_session()
+    progress.step("Spark %s, master %s", spark.version, spark.sparkContext.master)
     try:
         run = _update if args.mode == "incremental" else _materialize
         summary = run(spark, program, outputs, args, run_id)
@@ -664,7 +672,8 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
     written += sorted(set(result.warehouse_versions) - set(written))
     for name in written:
         version = result.warehouse_versions[name]
-        facts = warehouse.read(name, version=version).count()
+        with _labelled(spark, f"summary · {name}", "summary"):
+            facts = warehouse.read(name, version=version).count()
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, version))
     summary.strata = [stratum_summary(stats) for stats in result.stats]
     summary.skipped = result.skipped
@@ -717,7 +726,8 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
     )
     kinds = {name: schema.kind for name, schema in program.checked.relations.items()}
     for name, entry in report.relations.items():
-        facts = warehouse.read(name, version=entry.version_after).count()
+        with _labelled(spark, f"summary · {name}", "summary"):
+            facts = warehouse.read(name, version=entry.version_after).count()
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, entry.version_after))
     _show(summary, warehouse, outputs, args.show)
     summary.queries = answer_queries(spark, program, warehouse, args)
@@ -750,15 +760,22 @@ def answer_query(spark, program, warehouse, spec: QuerySpec, args: JobArgs) -> Q
         decompose=args.decompose,
     )
     variables = tuple(found.plan.query.variables)
+    progress.step("answering %s (%s)", spec.text, found.plan.strategy)
     frame = found.frame.persist()  # written, counted and shown: computed once
+    with _labelled(spark, f"query · {spec.text}", "query"):
+        return _query_summary(spark, frame, spec, variables, found.plan.strategy, args.show)
+
+
+def _query_summary(spark, frame, spec: QuerySpec, variables: tuple, strategy: str, show: int) -> QuerySummary:
+    """The answers of ``frame`` written where ``spec`` says, counted and the first ``show`` kept."""
     try:
         written = None if spec.to is None else write_answers(spark, frame, spec)
         if not variables:  # one row: holds
             row = frame.first()
-            return QuerySummary(spec.text, (), bool(row and row[0]), [], written, found.plan.strategy)
-        shown = frame.orderBy(*frame.columns).limit(args.show).collect() if args.show else []
+            return QuerySummary(spec.text, (), bool(row and row[0]), [], written, strategy)
+        shown = frame.orderBy(*frame.columns).limit(show).collect() if show else []
         rows = [tuple(row) for row in shown]
-        return QuerySummary(spec.text, variables, frame.count(), rows, written, found.plan.strategy)
+        return QuerySummary(spec.text, variables, frame.count(), rows, written, strategy)
     finally:
         frame.unpersist()
 
@@ -880,9 +897,9 @@ def _show(summary: JobSummary, warehouse, outputs, show: int, versions: Optional
         for name in outputs:
             if warehouse.exists(name):
                 frame = warehouse.read(name, version=(versions or {}).get(name))
-                summary.rows[name] = [
-                    tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()
-                ]
+                with _labelled(warehouse.spark, f"summary · {name}", "summary"):
+                    rows = frame.orderBy(*frame.columns).limit(show).collect()
+                summary.rows[name] = [tuple(row) for row in rows]
 
 
 def stratum_summary(stats) -> StratumSummary:
@@ -894,6 +911,13 @@ def stratum_summary(stats) -> StratumSummary:
         seconds=stats.seconds,
         partitioned=getattr(stats, "partitioned", False),
     )
+
+
+def _labelled(spark, description: str, group: str):
+    """``spark.labels.labelled`` (imported when Spark runs: checking a program needs no pyspark)."""
+    from .spark.labels import group_id, labelled
+
+    return labelled(spark, description, group_id(group))
 
 
 def _active_session():
@@ -933,7 +957,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         namespace = build_parser().parse_args(argv)
     except SystemExit as exit_:  # argparse: --help (0) or a usage error (2)
         return int(exit_.code or 0)
-    return report_failures(lambda: execute(resolve(namespace)), "materialize")
+    with logging_from(namespace):  # progress on stderr, the summary on stdout
+        return report_failures(lambda: execute(resolve(namespace)), "materialize")
 
 
 def execute(args: JobArgs) -> int:

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from ..incremental.levels import computed_levels, keep_levels, levels_apply
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame
+from ..spark.labels import describe
 
 
 def commit_materialization(
@@ -44,7 +45,8 @@ def commit_materialization(
 
     ``edb_frames`` are the prepared inputs (facts included, duplicates kept as multiplicity),
     ``idb_frames`` the materialized relations. ``consumed`` maps input relations read from Delta
-    tables to (version, uri). Returns relation -> Delta version produced (or kept).
+    tables to (version, uri). Returns relation -> Delta version produced (or kept). Run inside
+    a ``spark.labels.labelled`` block: each table's Spark jobs are described by its name.
     """
     checked = program.checked
     spark = warehouse.spark
@@ -58,6 +60,7 @@ def commit_materialization(
         if retired and not run.already_committed:  # another program's tables: kept, not current
             run.details["retired"] = retired
         for name, frame in counted.items():
+            describe(spark, f"commit · {name}")
             schema = checked.relations[name]
             result = warehouse.replace(
                 name, list(zip(schema.column_names, schema.types, strict=True)), frame, run
@@ -68,6 +71,7 @@ def commit_materialization(
         versions.update({n: warehouse.version(n) for n in counted if n not in versions})
     for stratum_plan in program.plans:
         if levels_apply(checked, stratum_plan):
+            describe(spark, f"commit · levels of {', '.join(stratum_plan.relations)}")
             tables = computed_levels(warehouse, checked, stratum_plan, versions)
             if tables is not None:
                 keep_levels(warehouse, program.fingerprint, stratum_plan, versions, tables)

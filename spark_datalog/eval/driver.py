@@ -30,14 +30,16 @@ from ..analysis.checked import CheckedProgram, RelationSchema
 from ..bounds import MAX_ITERATIONS
 from ..plan.ir import StratumPlan, computes
 from ..plan.partitioning import decomposition, stable_positions
+from .. import progress
 from ..spark.compile import aggregate_frame, compile_node
 from ..spark.inputs import empty_frame, facts_frame
+from ..spark.labels import describe, group_id, labelled
 from ..spark.session import session_settings
 from ..spark.types import spark_type
 from .checkpoint import materialise
 from .partitioned import evaluate_partitioned
 from .state import BestState, SetState
-from .stats import IterationStats, StratumStats, non_termination, per_relation
+from .stats import IterationStats, StratumStats, non_termination
 
 log = logging.getLogger("spark_datalog")
 
@@ -96,11 +98,13 @@ def evaluate(
     try:
         for plan in stratum_plans:
             evaluate_stratum = run.recursive if plan.recursive else run.non_recursive
-            results, stratum_stats = evaluate_stratum(plan, relations)
+            progress.stratum_started(plan, strategy)
+            with labelled(spark, stratum_label(plan), group_id("stratum", plan.index)):
+                results, stratum_stats = evaluate_stratum(plan, relations)
+            progress.stratum_finished(stratum_stats)
             relations.update(results)
             stats.append(stratum_stats)
     finally:
-        context.setJobDescription(None)  # type: ignore[arg-type]  # None clears it (PySpark)
         for frame in edb.values():
             frame.unpersist(blocking=False)
     return {name: relations[name] for name in checked.idb if name in relations}, stats
@@ -158,15 +162,7 @@ class _Run:
             iterations=1,
             seconds=seconds,
             rows={name: None for name in plan.relations},
-        )
-        log.info(
-            "stratum %d · %s · %s in %.2fs",
-            plan.index,
-            ", ".join(plan.relations),
-            "evaluated (non-recursive, computes arithmetic)"
-            if eager
-            else "planned (non-recursive, evaluated lazily)",
-            seconds,
+            lazy=not eager,
         )
         return results, stats
 
@@ -217,15 +213,7 @@ class _Run:
 
                 seconds = time.perf_counter() - round_started
                 stats.rounds.append(IterationStats(iteration - 1, sizes, seconds))
-                log.info(
-                    "stratum %d · %s · iteration %d: %d new rows%s in %.2fs",
-                    plan.index,
-                    ", ".join(plan.relations),
-                    iteration - 1,
-                    sum(sizes.values()),
-                    per_relation(sizes),
-                    seconds,
-                )
+                progress.round_finished(plan.index, plan.relations, stats.rounds[-1])
                 if not any(sizes.values()):
                     break
                 if self.max_iterations is not None and iteration >= self.max_iterations:
@@ -300,12 +288,18 @@ class _Run:
         )
 
     def _describe(self, plan: StratumPlan, iteration: Optional[int], what: str = "") -> None:
-        text = f"stratum {plan.index} · {', '.join(plan.relations)}"
+        """Describe the next Spark jobs (inside the stratum's ``labels.labelled`` block)."""
+        text = stratum_label(plan)
         if iteration is not None:
             text += f" · iteration {iteration}"
         if what:
             text += f" · {what}"
-        self.spark.sparkContext.setJobDescription(text)
+        describe(self.spark, text)
+
+
+def stratum_label(plan: StratumPlan) -> str:
+    """The description of a stratum's Spark jobs: ``stratum 0 · tc``."""
+    return f"stratum {plan.index} · {', '.join(plan.relations)}"
 
 
 def may_overflow(plan: StratumPlan) -> bool:

@@ -9,8 +9,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Mapping, Optional, TypeGuard
 
+from .. import progress
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError
+from ..spark.labels import group_id, labelled
 
 if TYPE_CHECKING:
     from ..program import Materialization
@@ -45,7 +47,8 @@ def materialize(
         done = _stored_result(program, warehouse, run_id)  # a committed run id is not run again
         if done is not None:
             return done
-    frames_in, consumed = read_located_inputs(spark, program.checked, inputs)
+    with labelled(spark, f"inputs · {', '.join(inputs) or 'program facts'}", group_id("inputs")):
+        frames_in, consumed = read_located_inputs(spark, program.checked, inputs)
 
     # Undeclared relations take their column types from the input frames.
     program = program.with_input_types(input_types(program.checked, frames_in))
@@ -56,7 +59,8 @@ def materialize(
         done = _stored_result(program, warehouse, run_id, set(inputs), consumed, replace)
         if done is not None:
             return done
-    frames = prepare_inputs(spark, checked, frames_in, on_null=on_null)
+    with labelled(spark, f"inputs · check {', '.join(checked.edb) or 'no inputs'}", group_id("inputs")):
+        frames = prepare_inputs(spark, checked, frames_in, on_null=on_null)
     results, stats = evaluate(
         spark,
         checked,
@@ -75,9 +79,11 @@ def materialize(
     if warehouse is not None:  # the outputs and every relation they need
         from .commit import commit_materialization
 
-        result.warehouse_versions = commit_materialization(
-            warehouse, program, frames, derived, run_id=run_id, replace=replace, consumed=consumed
-        )
+        progress.step("committing %d relations to %s", len(frames) + len(derived), warehouse.root)
+        with labelled(spark, "commit", group_id("commit")):
+            result.warehouse_versions = commit_materialization(
+                warehouse, program, frames, derived, run_id=run_id, replace=replace, consumed=consumed
+            )
     for name, frame in derived.items():  # what only the outputs needed: no longer held
         if name not in returned_frames:
             frame.unpersist(blocking=False)
@@ -141,11 +147,12 @@ def _answers(spark, program, facts: Mapping) -> list:
     """The answers of the program's ``?-`` queries, read from the relations' ``facts``."""
     from ..query.run import read_answers
 
-    return [
-        read_answers(spark, program, query, facts[query.atom.predicate])
-        for query in program.checked.queries
-        if query.atom.predicate in facts
-    ]
+    answers = []
+    for query in program.checked.queries:
+        if query.atom.predicate in facts:
+            with labelled(spark, f"query · {query.atom}", group_id("query")):
+                answers.append(read_answers(spark, program, query, facts[query.atom.predicate]))
+    return answers
 
 
 def _result(program, **fields):

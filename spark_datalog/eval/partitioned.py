@@ -18,8 +18,10 @@ The other relations the recursive rules read are collected once and broadcast to
 each must have at most ``MAX_BROADCAST_ROWS`` rows. A task stops when its relations exceed
 ``MAX_LOCAL_FACTS`` facts (both limits are Spark settings too, see :func:`limits`); the
 stratum then runs in rounds of Spark joins (the work done is lost, the result is the same).
-Executors need the ``spark_datalog`` package importable, as any Python UDF library; where they
-cannot import it, rounds are used as well, with a warning.
+Executors need the ``spark_datalog`` package importable, as any Python UDF library: on a
+cluster that is checked once before the first task (``spark.executors``: an ``ExecutorError``
+saying how to ship it); on a local master where the workers cannot import it, rounds are used,
+with a warning.
 """
 
 from __future__ import annotations
@@ -32,14 +34,16 @@ from typing import Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from .. import progress
 from ..local.partition import TAG, LocalRelation, PartitionTask, ReportsParam, run_partition, wide_columns
 from ..plan.partitioning import Decomposition
+from ..spark.executors import require_executor_package
 from ..spark.inputs import empty_frame
 from ..spark.types import schema as spark_schema
 from ..spark.types import spark_type
 from ..storage.datafiles import collect_small
 from .checkpoint import cut_lineage, materialise, release
-from .stats import IterationStats, StratumStats, non_termination, per_relation
+from .stats import IterationStats, StratumStats, non_termination
 
 log = logging.getLogger("spark_datalog")
 
@@ -147,16 +151,8 @@ def evaluate_partitioned(
         )
         return None
     stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
-    for round_stats in stats.rounds:
-        log.info(
-            "stratum %d · %s · iteration %d: %d new rows%s (partition-local) in %.2fs",
-            plan.index,
-            names,
-            round_stats.iteration,
-            round_stats.total,
-            per_relation(round_stats.new_rows),
-            round_stats.seconds,
-        )
+    for round_stats in stats.rounds:  # known when the job is done: reported then
+        progress.round_finished(plan.index, plan.relations, round_stats, "in tasks")
     if any(report.exceeded for report in reports.values()):
         release(stored)
         raise non_termination(plan, run.max_iterations, stats.rounds[-1].new_rows)
@@ -203,7 +199,10 @@ def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str) 
     """``(stored, reports)``: ``function(batches, accumulator)`` run on every partition of the
     wide ``frame`` by ``mapInArrow``, its wide output stored with its lineage cut, and the
     ``local.partition.PartitionReport`` of every partition. ``(None, {})`` when Spark's Python
-    workers cannot import the local backend (logged as a warning naming ``what``)."""
+    workers on a local master cannot import the local backend (logged as a warning naming
+    ``what``); on a cluster that is an ``ExecutorError`` before any task runs
+    (``spark.executors``)."""
+    require_executor_package(frame.sparkSession)  # on a cluster: one line, before any task fails
     columns = wide_columns(relations)
     accumulator = frame.sparkSession.sparkContext.accumulator({}, ReportsParam())
     output = frame.mapInArrow(
@@ -276,7 +275,10 @@ def _collect_static(names, relations: dict, max_rows: int) -> Optional[dict]:
 
 def _stats(plan, strategy: str, reports: dict, seconds: float) -> StratumStats:
     """The stratum's rounds as the rounds driver reports them: per round, the new rows of all
-    partitions together and the seconds of the slowest partition."""
+    partitions together and the seconds of the slowest partition. Those seconds are measured
+    inside the tasks and cover the in-memory round only: the rounds of all partitions run in
+    one Spark job, whose scheduling, broadcast and reading and writing of facts is no round's.
+    ``in_tasks`` is the slowest task's time from its start to the end of its fixpoint."""
     names = tuple(plan.relations)
     rounds = max((len(report.sizes) for report in reports.values()), default=1)
     sizes = [{name: 0 for name in names} for _ in range(rounds)]
@@ -292,5 +294,6 @@ def _stats(plan, strategy: str, reports: dict, seconds: float) -> StratumStats:
     stats = StratumStats(
         plan.index, names, True, strategy, iterations=rounds, seconds=seconds, rows=rows, partitioned=True
     )
+    stats.in_tasks = max((report.task_seconds for report in reports.values()), default=0.0)
     stats.rounds = [IterationStats(i, sizes[i], times[i]) for i in range(rounds)]
     return stats

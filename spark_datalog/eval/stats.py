@@ -10,7 +10,13 @@ from ..errors import NonTerminationError
 
 @dataclass
 class IterationStats:
-    """One evaluation round of a stratum: new rows per relation and wall-clock seconds."""
+    """One evaluation round of a stratum: new rows per relation and wall-clock seconds.
+
+    In rounds of Spark joins the seconds are the round's, Spark jobs included. In a
+    partition-local fixpoint (``eval.partitioned``) they are measured inside the tasks (the
+    slowest partition's) and cover the in-memory round alone: that one job's scheduling and
+    its reading and writing of facts belong to no round (see ``StratumStats.in_tasks``).
+    """
 
     iteration: int
     new_rows: dict  # relation -> rows new in this round (for min/max relations: improved groups)
@@ -39,6 +45,8 @@ class StratumStats:
     rounds: list = field(default_factory=list)  # list[IterationStats]
     rows: dict = field(default_factory=dict)  # relation -> Optional[int]
     partitioned: bool = False  # one job, each partition running its fixpoint (eval.partitioned)
+    in_tasks: Optional[float] = None  # partition-local: the slowest task's seconds, start to end
+    lazy: bool = False  # non-recursive and only planned: evaluated when its result is read
 
     @property
     def rows_per_iteration(self) -> list:
@@ -47,6 +55,22 @@ class StratumStats:
 
     def row_count(self, relation: str) -> Optional[int]:
         return self.rows.get(relation)
+
+    def outcome(self) -> str:
+        """How the stratum went, as progress reports it: ``partition-local, 51 iterations,
+        tc 1275 facts in 2.83s (0.41s in tasks)``."""
+        from ..progress import seconds
+
+        if not self.recursive:
+            verb = "planned (evaluated when read)" if self.lazy else "evaluated"
+            return f"non-recursive, {verb} in {seconds(self.seconds)}"
+        how = "partition-local" if self.partitioned else f"rounds of Spark joins, {self.strategy}"
+        facts = ", ".join(f"{n} {'?' if c is None else c} facts" for n, c in self.rows.items())
+        text = f"{how}, {self.iterations} iteration{'s' if self.iterations != 1 else ''}, {facts}"
+        text += f" in {seconds(self.seconds)}"
+        if self.in_tasks is not None:
+            text += f" ({seconds(self.in_tasks)} in tasks)"
+        return text
 
     def __str__(self) -> str:
         kind = f"recursive, {self.strategy}" if self.recursive else "non-recursive"

@@ -22,6 +22,7 @@ from ..local.dred import DredPlans, Seed
 from ..local.partition import DredTask, LocalRelation, run_dred
 from ..plan import ir
 from ..plan.translate import plan_rule
+from ..spark.labels import labelled
 from ..syntax import ast
 from .dred import seed_plans
 
@@ -61,18 +62,15 @@ def local_dred_changes(
     )
     assert wide is not None  # the stratum's old facts are parts
     frame = wide.coalesce(1)
-    context = spark.sparkContext
-    context.setJobDescription(f"stratum {stratum_plan.index} · {', '.join(relations)} · DRed in one task")
-    try:
+    label = f"update · stratum {stratum_plan.index} · {', '.join(relations)}"
+    with labelled(spark, f"{label} · DRed in one task"):
         stored, reports = partitioned.run_tasks(
             frame,
             lambda batches, accumulator: run_dred(batches, task, accumulator),
             outputs,
-            context.getCheckpointDir() is not None,
+            spark.sparkContext.getCheckpointDir() is not None,
             f"stratum {stratum_plan.index} · {', '.join(relations)}",
         )
-    finally:
-        context.setJobDescription(None)
     if stored is None:
         return None
     if any(report.overflow for report in reports.values()):

@@ -69,12 +69,14 @@ from typing import Mapping, Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from .. import progress
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..eval.former_names import refuse_former_names
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
+from ..spark.labels import describe, group_id, labelled
 from ..spark.limits import check_spark_limits
 from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
 from ..syntax import ast
@@ -210,7 +212,8 @@ def update(
     checked_changes = {}
     if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
         # before the run: a refusal leaves no trace
-        checked_changes = _check_changes(checked, warehouse, frames)
+        with labelled(spark, f"update · check changes · {', '.join(frames)}", group_id("update", "changes")):
+            checked_changes = _check_changes(checked, warehouse, frames)
     run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
     try:
         if run.already_committed:
@@ -348,17 +351,30 @@ class _Update:
             )
         for name in stored:
             self._state(name, base[name])
-        applied, consumed = self._edb_changes(changes, base, checked_changes or {})
+        with labelled(self.spark, "update · read changes", group_id("update", "changes")):
+            applied, consumed = self._edb_changes(changes, base, checked_changes or {})
         report = UpdateReport(run.run_id)
         for plan in self.program.plans:
             started = time.perf_counter()
-            used = self._stratum(plan)
+            label = f"update · stratum {plan.index} · {', '.join(plan.relations)}"
+            with labelled(self.spark, label, group_id("update", "stratum", plan.index)):
+                used = self._stratum(plan)
             report.strata.append(
                 StratumReport(plan.index, tuple(plan.relations), used, time.perf_counter() - started)
             )
-        self._commit(applied, consumed, base, report)
+            progress.stratum_maintained(report.strata[-1], self._changes_of(plan))
+        with labelled(self.spark, "update · commit", group_id("update", "commit")):
+            self._commit(applied, consumed, base, report)
         self._keep_levels()
         return report
+
+    def _changes_of(self, plan) -> dict:
+        """Relation of ``plan`` -> (facts inserted, facts deleted), for the progress line."""
+        return {
+            name: (self.presence[name][2], self.presence[name][3])
+            for name in plan.relations
+            if name in self.presence
+        }
 
     def _state(self, name, version) -> None:
         """Read ``name``'s old state at ``version`` (when first used)."""
@@ -732,6 +748,7 @@ class _Update:
         order = [n for n in checked.edb if n in applied]
         order += [n for plan in self.program.plans for n in plan.relations if n in self.deltas]
         for name in order:
+            describe(self.spark, f"update · commit · {name}")
             schema = checked.relations[name]
             tally = self.tallies[name]
             # a set-valued relation's change that only adds facts adds rows it does not store

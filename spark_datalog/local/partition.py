@@ -10,6 +10,7 @@ partition, so a recomputed task overwrites its report instead of adding to it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -53,6 +54,7 @@ class PartitionReport:
     rows: dict
     exceeded: bool
     overflow: bool
+    task_seconds: float = 0.0  # from the task's start to the end of its fixpoint
 
 
 class ReportsParam(AccumulatorParam):
@@ -85,6 +87,8 @@ def run_partition(
     rows)}``, ``reports`` an accumulator of :class:`ReportsParam`."""
     from pyspark import TaskContext
 
+    started = time.perf_counter()
+
     base = _split(batches, task.relations)
     frames = {
         (name, "full"): list(arrow_rows(table.columns, count))
@@ -104,6 +108,7 @@ def run_partition(
                 {n: len(f) for n, f in outcome.facts.items()},
                 outcome.exceeded,
                 outcome.overflow,
+                time.perf_counter() - started,
             )
         }
     )

@@ -45,7 +45,15 @@ def answer_query(
     max_iterations: Optional[int] = MAX_ITERATIONS,
     decompose: bool = True,
 ) -> Answer:
-    """See :meth:`spark_datalog.Program.query`; returns the :class:`Answer`."""
+    """See :meth:`spark_datalog.Program.query`; returns the :class:`Answer`. Its Spark jobs
+    are labelled ``query · QUERY`` (``spark.labels``)."""
+    from ..spark.labels import group_id, labelled
+
+    with labelled(spark, f"query · {query}", group_id("query")):
+        return _answer(program, spark, query, inputs, warehouse, magic, max_iterations, decompose)
+
+
+def _answer(program, spark, query, inputs, warehouse, magic, max_iterations, decompose) -> Answer:
     from ..eval.materialize import read_located_inputs
     from ..spark.inputs import input_types, require_mapping
 

@@ -266,13 +266,21 @@ def test_checkpointing_every_round(spark):
 
 
 @pytest.mark.parametrize("decompose", [True, False], ids=["partition-local", "rounds"])
-def test_one_log_line_per_iteration_and_job_description_reset(spark, caplog, decompose):
-    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+def test_progress_lines_per_stratum_and_iteration_and_job_description_reset(spark, caplog, decompose):
+    with caplog.at_level(logging.DEBUG, logger="spark_datalog"):
         _, stats = run(spark, TC + "arc(1, 2). arc(2, 3). arc(3, 4).", decompose=decompose)
-    lines = [r.getMessage() for r in caplog.records if "iteration" in r.getMessage()]
-    assert len(lines) == stats[0].iterations == 4
-    assert lines[0].startswith("stratum 0 · tc · iteration 0: 3 new rows")
+    records = [r for r in caplog.records if r.name == "spark_datalog.progress"]
+    rounds = [r.getMessage() for r in records if r.levelno == logging.DEBUG]
+    strata = [r.getMessage() for r in records if r.levelno == logging.INFO]
+    assert len(rounds) == stats[0].iterations == 4
+    assert rounds[0].startswith("stratum 0 · tc · iteration 0: 3 new rows in ")
+    assert rounds[0].endswith(" in tasks") == decompose
+    assert strata[0] == "stratum 0 · tc · started (recursive, seminaive)"
+    method = "partition-local" if decompose else "rounds of Spark joins, seminaive"
+    assert strata[1].startswith(f"stratum 0 · tc · done: {method}, 4 iterations, tc 6 facts in ")
+    assert ("in tasks)" in strata[1]) == decompose
     assert spark.sparkContext.getLocalProperty("spark.job.description") is None
+    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None
 
 
 def test_one_materialisation_per_iteration(spark):
