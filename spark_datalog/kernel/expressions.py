@@ -8,8 +8,9 @@ used by the value and by its overflow test is one column, not a copied tree).
   the result must fit the expression's type (``int`` or ``long``): otherwise an
   :class:`~spark_datalog.overflow.Overflow` with the reference's message. ``/`` truncates toward
   zero; ``mod`` keeps the dividend's sign (``a - b * (a truncdiv b)``).
-- Doubles: IEEE results made canonical (``+ 0.0``: no -0.0); ``mod`` is C's ``fmod`` (numpy),
-  NaN for an infinite dividend. Polars' own ``%`` is floored and not exact, so it is not used.
+- Doubles: IEEE results made canonical (no -0.0); ``mod`` is C's ``fmod`` (numpy),
+  NaN for an infinite dividend: Polars' own ``%`` is floored and not exact. ``/`` is numpy's
+  too: Polars divides a column by a scalar as a product with the reciprocal, which rounds.
 - A zero divisor makes the value undefined: null, and the literal fails (the row is dropped).
 - The order of evaluation is the reference's: a right operand is evaluated (and may overflow)
   only where its left one is defined; the next condition of a selection only where the earlier
@@ -141,29 +142,38 @@ def _integral(op: str, left: pl.Expr, right: pl.Expr, bounds: str) -> tuple:
 
 def _fractional(op: str, a: pl.Expr, b: pl.Expr) -> pl.Expr:
     if op == "+":
-        return a + b + 0.0
+        return canonical(a + b)
     if op == "-":
-        return a - b + 0.0
+        return canonical(a - b)
     if op == "*":
-        return a * b + 0.0
-    if op == "/":
-        return pl.when(b != 0).then(a / b + 0.0).otherwise(None)
-    finite = pl.when(a.is_finite()).then(a).otherwise(0.0)
+        return canonical(a * b)
     divisor = pl.when(b != 0).then(b).otherwise(1.0)
-    remainder = pl.struct(finite.alias("a"), divisor.alias("b")).map_batches(
-        _fmod, return_dtype=pl.Float64, is_elementwise=True
+    if op == "/":  # Polars divides by a scalar as a product with its reciprocal: inexact
+        value = _numpy(np.divide, a, divisor)
+    else:
+        finite = pl.when(a.is_finite()).then(a).otherwise(0.0)
+        value = pl.when(a.is_finite()).then(_numpy(np.fmod, finite, divisor)).otherwise(float("nan"))
+    return pl.when(b != 0).then(canonical(value)).otherwise(None)
+
+
+def canonical(value: pl.Expr) -> pl.Expr:
+    """A double with ``-0.0`` made ``0.0`` (``x + 0.0`` is not: Polars may skip adding zero)."""
+    return pl.when(value == 0).then(pl.lit(0.0, dtype=pl.Float64)).otherwise(value)
+
+
+def _numpy(function, a: pl.Expr, b: pl.Expr) -> pl.Expr:
+    """``function(a, b)`` by numpy over whole columns (IEEE results, correctly rounded)."""
+    return pl.struct(a.alias("a"), b.alias("b")).map_batches(
+        lambda batch: _apply(function, batch), return_dtype=pl.Float64, is_elementwise=True
     )
-    value = pl.when(a.is_finite()).then(remainder).otherwise(float("nan")) + 0.0
-    return pl.when(b != 0).then(value).otherwise(None)
 
 
-def _fmod(batch: pl.Series) -> pl.Series:
-    """C's fmod over whole columns (``math.fmod``: exact, with the dividend's sign)."""
+def _apply(function, batch: pl.Series) -> pl.Series:
     columns = batch.struct.unnest()
     a = columns["a"].to_numpy(allow_copy=True)
     b = columns["b"].to_numpy(allow_copy=True)
-    with np.errstate(invalid="ignore"):
-        return pl.Series(batch.name, np.fmod(a, b), dtype=pl.Float64)
+    with np.errstate(all="ignore"):
+        return pl.Series(batch.name, function(a, b), dtype=pl.Float64)
 
 
 _ORDERED = dict(zip(ast.COMPARISON_OPERATORS, (eq, ne, lt, le, gt, ge), strict=True))

@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..reference.terms import coerce
+from .expressions import canonical
 from .types import ARROW_TYPES, UNIT, polars_type
 
 
@@ -32,7 +33,7 @@ def to_frame(table: pa.Table, types: Optional[Sequence[str]] = None) -> pl.DataF
         target = polars_type(types[position]) if types is not None else dtype
         column = pl.col(name) if target == dtype else pl.col(name).cast(target)
         if target.is_float():
-            casts.append((column + 0.0).alias(name))
+            casts.append(canonical(column).alias(name))
         elif target != dtype:
             casts.append(column.alias(name))
     return frame.with_columns(casts) if casts else frame
