@@ -1,0 +1,27 @@
+"""The local columnar kernel: the IR evaluated on Polars lazy frames (issue 21).
+
+A backend of ``plan.ir`` like ``spark.compile``: :mod:`.compile` has one function per IR node
+and produces ``polars.LazyFrame``s; :mod:`.relation` and :mod:`.fixpoint` run a stratum's plans
+to their fixpoint with one semi-naive loop (stable / recent / to-add, the datafrog shape).
+Values follow ``reference.terms``. Data enters and leaves as Arrow tables (:mod:`.frames`).
+
+Threads: Polars sizes its thread pool once, from ``POLARS_MAX_THREADS``, when it is first
+imported; a process cannot change it later. The engine sets that variable per worker (one
+Spark task's cores, ``spark.task.cpus``) before the kernel is imported there; this package never
+sets it. ``threads()`` says what the running process got.
+
+Not yet the engine's partition-local path (``local/``): issue 21 continues.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+
+def threads() -> int:
+    """The size of Polars' thread pool in this process (``POLARS_MAX_THREADS`` at import).
+
+    >>> threads() >= 1
+    True
+    """
+    return pl.thread_pool_size()

@@ -1,0 +1,121 @@
+"""One semi-naive loop, and a stratum's plans evaluated to their fixpoint with it.
+
+:func:`seminaive` is the loop, over the :class:`~.relation.Relation` interface: round 0 runs
+every rule in full (and adds the stated facts), each later round runs the semi-naive variants,
+which read the previous round's new facts (``delta``) at one body atom and the relations'
+``full`` facts elsewhere. A round's new facts of every relation are collected together (one
+``collect_all``). Rounds are counted as the Spark driver (``eval.driver``) counts them: a
+recursive stratum still deriving facts in its ``max_iterations``-th round raises the driver's
+``NonTerminationError``. A min/max relation's delta is its improved groups (PreM).
+
+:func:`evaluate_stratum` is the kernel's stratum: Arrow tables in (the relations below it),
+Arrow tables out (its relations, with their schema's names and types).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping, Optional
+
+import polars as pl
+import pyarrow as pa
+
+from ..bounds import MAX_ITERATIONS
+from ..eval.stats import non_termination
+from ..overflow import overflows_located
+from ..plan.ir import StratumPlan
+from .checks import collect_all
+from .compile import compile_node
+from .frames import facts_table, to_frame, to_table
+from .relation import AggregateRelation, BestRelation, SetRelation
+from .types import UNIT, polars_type
+
+Round = Callable[[int, dict], list]  # (iteration, relations) -> [(relation name, candidates)]
+
+
+def seminaive(
+    plan: StratumPlan, relations: dict, candidates: Round, max_iterations: Optional[int] = MAX_ITERATIONS
+) -> int:
+    """Run rounds until no relation of ``plan`` gains a fact (one round if not recursive);
+    returns the number of rounds. ``candidates(iteration, relations)`` gives the round's
+    ``(relation, frame)`` pairs, which are inserted; ``relations``: name -> Relation."""
+    if max_iterations is not None and max_iterations < 1:
+        raise ValueError("max_iterations must be positive (or None for no bound)")
+    iteration = 0
+    while True:
+        for name, frame in candidates(iteration, relations):
+            relations[name].insert(frame)
+        names = list(relations)
+        collected = collect_all([relations[name].pending() for name in names])
+        sizes = {name: relations[name].absorb(new) for name, new in zip(names, collected, strict=True)}
+        iteration += 1
+        if not plan.recursive or not any(sizes.values()):
+            return iteration
+        if max_iterations is not None and iteration >= max_iterations:
+            raise non_termination(plan, max_iterations, sizes)
+
+
+def evaluate_stratum(
+    plan: StratumPlan, checked, inputs: Mapping[str, pa.Table], max_iterations: Optional[int] = MAX_ITERATIONS
+) -> dict:
+    """The relations of ``plan`` (a stratum of ``checked``, a CheckedProgram) as Arrow tables,
+    from ``inputs``: relation -> Arrow table for every relation the stratum reads. An overflow
+    is raised as the ``ArithmeticOverflowError`` the reference raises."""
+    schemas = checked.relations
+    below = {name: to_frame(table, schemas[name].types) for name, table in inputs.items()}
+    relations = {name: _relation(plan, schemas[name]) for name in plan.relations}
+    facts = {name: _facts(schemas[name], checked.facts.get(name)) for name in plan.relations}
+
+    def candidates(iteration: int, states: dict) -> list:
+        frames = {(name, "full"): frame for name, frame in below.items()}
+        for name, state in states.items():
+            frames[(name, "full")] = state.full()
+            frames[(name, "delta")] = state.recent
+        rules = plan.rules if iteration == 0 else plan.delta_rules
+        found = [
+            (r.relation, _conformed(compile_node(r.plan, frames), schemas[r.relation], plan)) for r in rules
+        ]
+        if iteration == 0:
+            found += [(name, frame.lazy()) for name, frame in facts.items() if frame is not None]
+        return found
+
+    with overflows_located(checked):
+        seminaive(plan, relations, candidates, max_iterations)
+    return {name: to_table(relations[name].facts(), *_names_types(schemas[name])) for name in plan.relations}
+
+
+def _relation(plan: StratumPlan, schema):
+    dtypes = {c.name: polars_type(c.type) for c in schema.columns}
+    spec = plan.aggregates.get(schema.name)
+    if spec is None:
+        return SetRelation(dtypes)
+    if spec.func in ("min", "max"):
+        return BestRelation(dtypes, spec.position, spec.func)
+    if plan.recursive:
+        raise ValueError(f"{spec.func} aggregate of {schema.name} inside a recursive stratum")
+    return AggregateRelation(dtypes, spec.position, spec.func, schema.name)
+
+
+def _facts(schema, rows) -> Optional[pl.DataFrame]:
+    if not rows:
+        return None
+    return to_frame(facts_table(schema.column_names, schema.types, rows), schema.types)
+
+
+def _names_types(schema) -> tuple:
+    return schema.column_names, schema.types
+
+
+def _conformed(compiled, schema, plan: StratumPlan) -> pl.LazyFrame:
+    """A rule's output with its relation's column names and types (the aggregated value of a
+    count/sum/avg contribution keeps its own type)."""
+    if not schema.columns:
+        return compiled.frame.select(UNIT)
+    spec = plan.aggregates.get(schema.name)
+    keep = spec.position if spec is not None and spec.func not in ("min", "max") else None
+    columns = []
+    for position, column in enumerate(schema.columns):
+        value = pl.nth(position)
+        if position != keep:
+            value = value.cast(polars_type(column.type))
+        columns.append(value.alias(column.name))
+    return compiled.frame.select(columns)

@@ -1,0 +1,173 @@
+"""The facts of one relation during a stratum's fixpoint, in the datafrog shape.
+
+A relation knows what is ``stable`` (settled in earlier rounds), what is ``recent`` (new in the
+last round: the next round's delta) and what is ``to_add`` (this round's candidates). A round
+inserts candidates, asks every relation what would become recent (:meth:`Relation.pending`, a
+lazy frame), collects them together, and hands each its new facts back (:meth:`Relation.absorb`).
+:class:`Relation` is the interface the loop (:mod:`.fixpoint`) runs on; the classes here are
+the kernel's, over Polars frames:
+
+- :class:`SetRelation`: set semantics; recent = distinct candidates not known yet.
+- :class:`BestRelation`: a min/max relation (in recursion: PreM); one row per group with the
+  best value; recent = the groups whose value improved, with their new value.
+- :class:`AggregateRelation`: count/sum/avg of a non-recursive stratum: one round.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Protocol
+
+import polars as pl
+
+from .aggregates import aggregate_frame
+from .types import UNIT
+
+_COMPACT = 8  # stable batches kept apart before they are concatenated into one
+
+
+class Relation(Protocol):
+    """What the semi-naive loop needs of a relation (the Spark backend's states fit it too)."""
+
+    def insert(self, candidates) -> None:
+        """Add candidate rows (one rule's output) to this round's ``to_add``."""
+
+    def pending(self):  # noqa: ANN201 (a lazy frame of the backend)
+        """The rows ``to_add`` makes recent: new facts, or improved groups (lazy)."""
+
+    def absorb(self, recent) -> int:
+        """Take the collected :meth:`pending` rows as ``recent``; returns their number."""
+
+
+class SetRelation:
+    """A relation under set semantics over Polars frames. ``dtypes``: column -> Polars type
+    (empty for a relation without columns).
+
+    >>> r = SetRelation({"x": pl.Int64})
+    >>> r.insert(pl.LazyFrame({"x": [1, 1, 2]}))
+    >>> r.absorb(r.pending().collect())
+    2
+    """
+
+    def __init__(self, dtypes: dict):
+        self.dtypes = dict(dtypes) or {UNIT: pl.Boolean}
+        self.columns = list(self.dtypes)
+        self.stable: list = []
+        self.recent = pl.DataFrame(schema=self.dtypes)
+        self.to_add: list = []
+
+    def insert(self, candidates: pl.LazyFrame) -> None:
+        self.to_add.append(candidates)
+
+    def full(self) -> pl.LazyFrame:
+        """Every fact known: stable and recent."""
+        return pl.concat([*self.stable, self.recent], how="vertical", rechunk=False).lazy()
+
+    def pending(self) -> pl.LazyFrame:
+        if not self.to_add:
+            return self.recent.clear().lazy()
+        candidates = pl.concat(self.to_add, how="vertical", rechunk=False).unique()
+        return candidates.join(self.full(), on=self.columns, how="anti")
+
+    def absorb(self, recent: pl.DataFrame) -> int:
+        if self.recent.height:
+            self.stable.append(self.recent)
+        if len(self.stable) > _COMPACT:
+            self.stable = [pl.concat(self.stable, how="vertical", rechunk=True)]
+        self.recent, self.to_add = recent, []
+        return recent.height
+
+    def facts(self) -> pl.DataFrame:
+        """Every fact, one frame."""
+        return self.full().collect()
+
+
+class BestRelation:
+    """A min/max relation: one row per group (the columns but ``position``) with the best
+    value at ``position`` (``func``: ``min`` or ``max``; NaN is the largest double).
+
+    >>> r = BestRelation({"g": pl.Int64, "d": pl.Int64}, 1, "min")
+    >>> r.insert(pl.LazyFrame({"g": [1, 1], "d": [5, 3]}))
+    >>> r.absorb(r.pending().collect()), r.facts().rows()
+    (1, [(1, 3)])
+    """
+
+    def __init__(self, dtypes: dict, position: int, func: str):
+        if func not in ("min", "max"):
+            raise ValueError(f"a best relation keeps min or max, not {func}")
+        self.dtypes, self.func = dict(dtypes), func
+        self.columns = list(dtypes)
+        self.value = self.columns[position]
+        self.group = [c for c in self.columns if c != self.value]
+        self.stable = pl.DataFrame(schema=self.dtypes)  # includes recent
+        self.recent = self.stable
+        self.to_add: list = []
+
+    def insert(self, candidates: pl.LazyFrame) -> None:
+        self.to_add.append(candidates)
+
+    def full(self) -> pl.LazyFrame:
+        return self.stable.lazy()
+
+    def pending(self) -> pl.LazyFrame:
+        if not self.to_add:
+            return self.recent.clear().lazy()
+        candidates = pl.concat(self.to_add, how="vertical", rechunk=False)
+        best, _ = aggregate_frame(candidates, self.dtypes, self.group, self.func, self.value, self.value)
+        known, group = "__best", self.group or ["__g"]
+        current = self.stable.lazy().select([*self.group, pl.col(self.value).alias(known)])
+        if not self.group:
+            best, current = (f.with_columns(pl.lit(True).alias("__g")) for f in (best, current))
+        joined = best.join(current, on=group, how="left")
+        value, held = pl.col(self.value), pl.col(known)
+        better = value < held if self.func == "min" else value > held
+        return joined.filter(held.is_null() | better).select(self.columns)
+
+    def absorb(self, recent: pl.DataFrame) -> int:
+        if recent.height:
+            kept = self.stable.join(recent, on=self.group, how="anti") if self.group else self.stable.clear()
+            self.stable = pl.concat([kept, recent], how="vertical")
+        self.recent, self.to_add = recent, []
+        return recent.height
+
+    def facts(self) -> pl.DataFrame:
+        return self.stable
+
+
+class AggregateRelation:
+    """count/sum/avg over the contributions of one round (``relation``: its name, which a sum
+    overflow reports). Its rules run once: it cannot be recursive."""
+
+    def __init__(self, dtypes: dict, position: int, func: str, relation: str):
+        self.dtypes, self.func, self.relation = dict(dtypes), func, relation
+        self.columns = list(dtypes)
+        self.value = self.columns[position]
+        self.group = [c for c in self.columns if c != self.value]
+        self.result: Optional[pl.DataFrame] = None
+        self.to_add: list = []
+
+    def insert(self, candidates: pl.LazyFrame) -> None:
+        self.to_add.append(candidates)
+
+    def pending(self) -> pl.LazyFrame:
+        if not self.to_add:
+            return pl.LazyFrame(schema=self.dtypes)
+        contributions = pl.concat(self.to_add, how="vertical_relaxed", rechunk=False)
+        dtypes = dict(contributions.collect_schema())
+        frame, _ = aggregate_frame(
+            contributions, dtypes, self.group, self.func, self.value, self.value, self.relation
+        )
+        return frame.select([pl.col(c).cast(t) for c, t in self.dtypes.items()])
+
+    def absorb(self, recent: pl.DataFrame) -> int:
+        self.result, self.to_add = recent, []
+        return recent.height
+
+    @property
+    def recent(self) -> pl.DataFrame:
+        return self.facts()
+
+    def full(self) -> pl.LazyFrame:
+        return self.facts().lazy()
+
+    def facts(self) -> pl.DataFrame:
+        return self.result if self.result is not None else pl.DataFrame(schema=self.dtypes)

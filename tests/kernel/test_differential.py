@@ -1,0 +1,45 @@
+"""The kernel against the reference interpreter on random programs and data.
+
+Programs and inputs come from ``tests/programs.py`` (positive, with negation, with aggregates,
+with min/max in recursion) and the seed programs; the kernel runs the plans the Spark path runs
+(``Program.plans``) stratum by stratum. Results must be equal exactly (doubles included, NaN
+as one value), and an error must be the reference's (class, position, rule).
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+
+from kernel.harness import assert_same
+from programs import aggregate_programs, positive_programs, prem_programs, settings, stratified_programs
+from seed_programs import SEED_PROGRAMS
+
+
+@pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=str)
+def test_seed_programs(seed):
+    assert_same(seed.text, seed.edb)
+
+
+@settings(default=40)
+@given(case=positive_programs())
+def test_random_positive_programs(case):
+    assert_same(*case)
+
+
+@settings(default=40)
+@given(case=stratified_programs())
+def test_random_programs_with_negation(case):
+    assert_same(*case)
+
+
+@settings(default=40)
+@given(case=aggregate_programs())
+def test_random_programs_with_aggregates(case):
+    assert_same(*case)
+
+
+@settings(default=40)
+@given(case=prem_programs())
+def test_random_programs_with_min_max_in_recursion(case):
+    assert_same(*case)
