@@ -55,6 +55,7 @@ def test_every_job_of_a_materialization_is_labelled(spark, tmp_path):
     before = {g: _jobs(spark, name) for g, name in names.items()}
     context = spark.sparkContext
     context.setJobDescription("the caller's")
+    group = context.getLocalProperty(GROUP)  # whatever earlier tests left: kept as it was
     program = sd.Program.parse(TC_OUT)
     frame = spark.createDataFrame([(1, 2), (2, 3)], "src long, dst long")
     result = program.materialize(spark, inputs={"arc": frame}, warehouse=sd.Warehouse(spark, str(tmp_path)))
@@ -67,7 +68,7 @@ def test_every_job_of_a_materialization_is_labelled(spark, tmp_path):
     recursive = next(g for g in (("stratum", 0), ("stratum", 1)) if new[g])
     assert all(d.startswith("stratum ") and " · tc" in d for d in _descriptions(spark, new[recursive]))
     assert context.getLocalProperty(DESCRIPTION) == "the caller's"  # restored
-    assert context.getLocalProperty(GROUP) is None
+    assert context.getLocalProperty(GROUP) == group
     context.setJobDescription(None)  # type: ignore[arg-type]
 
 

@@ -152,6 +152,7 @@ def fresh_venv(tmp_path: Path, wheel: Path) -> Path:
         capture_output=True,
         text=True,
         timeout=300,
+        env=clean_env(),  # a PYTHONPATH naming the checkout would make pip find it "installed"
     )
     assert done.returncode == 0, done.stdout + done.stderr
     site = subprocess.run(
