@@ -159,3 +159,10 @@ def collect(errors: Iterable[DatalogError]) -> list[DatalogError]:
     for error in errors:
         out.extend(error.errors if error.errors else [error])
     return out
+
+
+class SettingsError(DatalogError):
+    """A ``spark.datalog.*`` setting of the session holds a value the engine cannot read (see
+    ``spark_datalog.settings``). Has no position."""
+
+    kind = "setting"

@@ -75,6 +75,26 @@ def spark():
         shutil.rmtree(checkpoint_dir, ignore_errors=True)
 
 
+@pytest.fixture
+def datalog_settings(spark):
+    """Sets ``spark.datalog.*`` settings of the shared session for one test, restored after:
+    ``datalog_settings(maxLocalFacts=5)`` (how a test chooses an evaluation path)."""
+    previous: dict = {}
+
+    def apply(**values) -> None:
+        for key, value in values.items():
+            name = f"spark.datalog.{key}"
+            previous.setdefault(name, spark.conf.get(name, None))
+            spark.conf.set(name, str(value))
+
+    yield apply
+    for name, value in previous.items():
+        if value is None:
+            spark.conf.unset(name)
+        else:
+            spark.conf.set(name, value)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):

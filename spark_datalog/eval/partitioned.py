@@ -2,7 +2,7 @@
 
 Each round of the rounds driver is one or two Spark jobs, and on small data those jobs' fixed
 cost, not the data, is the time. This module evaluates the whole fixpoint inside Spark tasks
-instead, with the local backend (``spark_datalog.local``) running the semi-naive rounds in
+instead, with the kernel (``spark_datalog.kernel``, Polars) running the semi-naive rounds in
 memory, so the stratum costs a few jobs however many rounds it takes:
 
 - When the stratum *decomposes* (``plan.partitioning.decomposition`` has a key:
@@ -11,13 +11,14 @@ memory, so the stratum costs a few jobs however many rounds it takes:
   decomposable plans with a discriminating set; BigDatalog's decomposable programs). This
   scales with the cluster: no fact ever moves between partitions.
 - Otherwise (several relations, non-linear rules, nothing kept in place) the stratum runs in one
-  task, when its round-0 facts are few (``MAX_LOCAL_FACTS``): small recursive problems finish
+  task, when its round-0 facts fit one task: small recursive problems finish
   in one job instead of hundreds.
 
 The other relations the recursive rules read are collected once and broadcast to every task;
-each must have at most ``MAX_BROADCAST_ROWS`` rows. A task stops when its relations exceed
-``MAX_LOCAL_FACTS`` facts (both limits are Spark settings too, see :func:`limits`); the
-stratum then runs in rounds of Spark joins (the work done is lost, the result is the same).
+each must have at most ``spark.datalog.maxBroadcastRows`` rows. A task stops when its relations
+hold more facts than its memory budget allows (``spark.datalog.taskMemory``, or
+``spark.datalog.maxLocalFacts``: ``spark_datalog.settings``); the stratum then runs in rounds
+of Spark joins (the work done is lost, the result is the same).
 Executors need the ``spark_datalog`` package importable, as any Python UDF library: on a
 cluster that is checked once before the first task (``spark.executors``: an ``ExecutorError``
 saying how to ship it); on a local master where the workers cannot import it, rounds are used,
@@ -35,8 +36,23 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .. import progress
-from ..local.partition import TAG, LocalRelation, PartitionTask, ReportsParam, run_partition, wide_columns
+from ..kernel.partition import (
+    TAG,
+    LocalRelation,
+    PartitionTask,
+    ReportsParam,
+    run_partition,
+    unsupported,
+    wide_columns,
+)
 from ..plan.partitioning import Decomposition
+from ..settings import (
+    BROADCAST_ROWS_SETTING,
+    KERNEL_VALUE_BYTES,
+    LOCAL_FACTS_SETTING,
+    TUPLE_VALUE_BYTES,
+    settings_of,
+)
 from ..spark.executors import require_executor_package
 from ..spark.inputs import empty_frame
 from ..spark.types import schema as spark_schema
@@ -47,23 +63,13 @@ from .stats import IterationStats, StratumStats, non_termination
 
 log = logging.getLogger("spark_datalog")
 
-# Defaults of the limits; a session overrides them with these Spark settings. A task's facts
-# live in a Python worker: on a cluster, ``spark.executor.pyspark.memory`` (or the executor's
-# memory overhead) must hold about 200 bytes per two-column fact (170 measured for a set and
-# a list of them).
-MAX_BROADCAST_ROWS = 1_000_000
-MAX_LOCAL_FACTS = 5_000_000
-BROADCAST_ROWS_SETTING = "spark.datalog.maxBroadcastRows"
-LOCAL_FACTS_SETTING = "spark.datalog.maxLocalFacts"
-
 
 def limits(spark) -> tuple[int, int]:
-    """(rows a broadcast relation may have, facts a task may hold): the session's
-    ``spark.datalog.maxBroadcastRows`` and ``spark.datalog.maxLocalFacts``, else the defaults."""
-    return (
-        int(spark.conf.get(BROADCAST_ROWS_SETTING, str(MAX_BROADCAST_ROWS))),
-        int(spark.conf.get(LOCAL_FACTS_SETTING, str(MAX_LOCAL_FACTS))),
-    )
+    """(rows a broadcast relation may have, facts of two values a task of the tuple evaluator
+    may hold): the limits ``spark_datalog.settings`` reads, for the driver-side maintenance
+    that still holds facts as tuples."""
+    found = settings_of(spark)
+    return found.max_broadcast_rows, found.local_facts(2, TUPLE_VALUE_BYTES)
 
 
 def evaluate_partitioned(
@@ -76,7 +82,10 @@ def evaluate_partitioned(
     started = time.perf_counter()
     names = ", ".join(plan.relations)
     run._describe(plan, None, "partition-local fixpoint")
-    max_broadcast_rows, max_facts = limits(run.spark)
+    found = settings_of(run.spark)
+    max_broadcast_rows = found.max_broadcast_rows
+    width = max(len(run.checked.relations[name].columns) for name in plan.relations)
+    max_facts = found.local_facts(width, KERNEL_VALUE_BYTES)
     static = _collect_static(split.static, relations, max_broadcast_rows)
     if static is None:
         log.info(
@@ -89,6 +98,15 @@ def evaluate_partitioned(
         return None
 
     task = _task(run, plan, split, max_facts)
+    refused = unsupported(task, {name: table.schema for name, (table, _) in static.items()})
+    if refused is not None:
+        log.info(
+            "stratum %d · %s · the kernel cannot evaluate it (%s): rounds of Spark joins",
+            plan.index,
+            names,
+            refused,
+        )
+        return None
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
     candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
     base = wide_frame(
@@ -169,7 +187,7 @@ def evaluate_partitioned(
 
 def wide_frame(parts, relations) -> Optional[DataFrame]:
     """The union of ``parts`` (``(tag, frame)``: a frame with the columns of
-    ``relations[tag]``) in the wide schema of ``relations`` (``local.partition.wide_columns``),
+    ``relations[tag]``) in the wide schema of ``relations`` (``kernel.partition.wide_columns``),
     or None when there are no parts."""
     columns = wide_columns(relations)
     frames = []
@@ -198,7 +216,7 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
 def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str) -> tuple:
     """``(stored, reports)``: ``function(batches, accumulator)`` run on every partition of the
     wide ``frame`` by ``mapInArrow``, its wide output stored with its lineage cut, and the
-    ``local.partition.PartitionReport`` of every partition. ``(None, {})`` when Spark's Python
+    ``kernel.partition.PartitionReport`` of every partition. ``(None, {})`` when Spark's Python
     workers on a local master cannot import the local backend (logged as a warning naming
     ``what``); on a cluster that is an ``ExecutorError`` before any task runs
     (``spark.executors``)."""

@@ -1,6 +1,6 @@
 """One semi-naive loop, and a stratum's plans evaluated to their fixpoint with it.
 
-:func:`seminaive` is the loop, over the :class:`~.relation.Relation` interface: round 0 runs
+:func:`rounds` is the loop, over the :class:`~.relation.Relation` interface: round 0 runs
 every rule in full (and adds the stated facts), each later round runs the semi-naive variants,
 which read the previous round's new facts (``delta``) at one body atom and the relations'
 ``full`` facts elsewhere. A round's new facts of every relation are collected together (one
@@ -14,13 +14,12 @@ Arrow tables out (its relations, with their schema's names and types).
 
 from __future__ import annotations
 
-from typing import Callable, Mapping, Optional
+from typing import Callable, Iterator, Mapping, Optional
 
 import polars as pl
 import pyarrow as pa
 
 from ..bounds import MAX_ITERATIONS
-from ..eval.stats import non_termination
 from ..overflow import overflows_located
 from ..plan.ir import StratumPlan
 from .checks import collect_all
@@ -35,11 +34,31 @@ Round = Callable[[int, dict], list]  # (iteration, relations) -> [(relation name
 def seminaive(
     plan: StratumPlan, relations: dict, candidates: Round, max_iterations: Optional[int] = MAX_ITERATIONS
 ) -> int:
-    """Run rounds until no relation of ``plan`` gains a fact (one round if not recursive);
-    returns the number of rounds. ``candidates(iteration, relations)`` gives the round's
-    ``(relation, frame)`` pairs, which are inserted; ``relations``: name -> Relation."""
+    """Run :func:`rounds` to the fixpoint; returns the number of rounds. A recursive stratum
+    still deriving facts in its ``max_iterations``-th round raises ``NonTerminationError``."""
+    from ..eval.stats import non_termination  # here: a Spark task imports this module alone
+
     if max_iterations is not None and max_iterations < 1:
         raise ValueError("max_iterations must be positive (or None for no bound)")
+    count = 0
+    for sizes in rounds(relations, candidates, plan.recursive):
+        count += 1
+        if plan.recursive and any(sizes.values()) and max_iterations is not None and count >= max_iterations:
+            raise non_termination(plan, max_iterations, sizes)
+    return count
+
+
+def rounds(relations: dict, candidates: Round, recursive: bool) -> Iterator[dict]:
+    """The semi-naive loop: yields each round's new rows per relation (name -> count) until a
+    round adds none (after one round if not ``recursive``); the caller may stop it earlier.
+    ``candidates(iteration, relations)`` gives the round's ``(relation, frame)`` pairs, which
+    are inserted; ``relations``: name -> Relation.
+
+    >>> from .relation import SetRelation
+    >>> r = {"x": SetRelation({"x": pl.Int64})}
+    >>> list(rounds(r, lambda i, rel: [("x", pl.LazyFrame({"x": [1, 2]}))], True))
+    [{'x': 2}, {'x': 0}]
+    """
     iteration = 0
     while True:
         for name, frame in candidates(iteration, relations):
@@ -48,10 +67,9 @@ def seminaive(
         collected = collect_all([relations[name].pending() for name in names])
         sizes = {name: relations[name].absorb(new) for name, new in zip(names, collected, strict=True)}
         iteration += 1
-        if not plan.recursive or not any(sizes.values()):
-            return iteration
-        if max_iterations is not None and iteration >= max_iterations:
-            raise non_termination(plan, max_iterations, sizes)
+        yield sizes
+        if not recursive or not any(sizes.values()):
+            return
 
 
 def evaluate_stratum(
@@ -108,14 +126,24 @@ def _names_types(schema) -> tuple:
 def _conformed(compiled, schema, plan: StratumPlan) -> pl.LazyFrame:
     """A rule's output with its relation's column names and types (the aggregated value of a
     count/sum/avg contribution keeps its own type)."""
-    if not schema.columns:
-        return compiled.frame.select(UNIT)
     spec = plan.aggregates.get(schema.name)
     keep = spec.position if spec is not None and spec.func not in ("min", "max") else None
+    return conformed(compiled.frame, schema.column_names, schema.types, keep)
+
+
+def conformed(frame: pl.LazyFrame, names, types, keep: Optional[int] = None) -> pl.LazyFrame:
+    """``frame`` (a rule's output, its columns in relation order) with the relation's column
+    ``names`` and Datalog ``types``; the column at ``keep`` keeps its own type.
+
+    >>> conformed(pl.LazyFrame({"a": [1]}), ["x"], ["long"]).collect().schema
+    Schema([('x', Int64)])
+    """
+    if not names:
+        return frame.select(UNIT)
     columns = []
-    for position, column in enumerate(schema.columns):
+    for position, (name, type_) in enumerate(zip(names, types, strict=True)):
         value = pl.nth(position)
         if position != keep:
-            value = value.cast(polars_type(column.type))
-        columns.append(value.alias(column.name))
-    return compiled.frame.select(columns)
+            value = value.cast(polars_type(type_))
+        columns.append(value.alias(name))
+    return frame.select(columns)

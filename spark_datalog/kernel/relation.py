@@ -80,6 +80,10 @@ class SetRelation:
         """Every fact, one frame."""
         return self.full().collect()
 
+    def size(self) -> int:
+        """How many facts it holds."""
+        return sum(frame.height for frame in self.stable) + self.recent.height
+
 
 class BestRelation:
     """A min/max relation: one row per group (the columns but ``position``) with the best
@@ -131,6 +135,10 @@ class BestRelation:
 
     def facts(self) -> pl.DataFrame:
         return self.stable
+
+    def size(self) -> int:
+        """How many groups it holds."""
+        return self.stable.height
 
 
 class AggregateRelation:

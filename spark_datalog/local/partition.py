@@ -1,121 +1,21 @@
-"""One partition's fixpoint as a Spark task: Arrow batches in, Arrow batches out.
+"""A recomputed stratum's DRed in one Spark task on Python tuples (``incremental.dred_local``).
 
-``eval.partitioned`` hands :func:`run_partition` to ``DataFrame.mapInArrow``. The rows in and
-out use one *wide* schema for all the stratum's relations (:func:`wide_columns`): a relation
-tag, then each relation's columns in turn, null outside the tagged relation's own block. Each
-task reads its partition's round-0 facts, runs :func:`local.fixpoint.fixpoint` against the
-broadcast relations, yields the facts, and reports its rounds through an accumulator keyed by
-partition, so a recomputed task overwrites its report instead of adding to it.
+The wide schema and the task reports are the kernel's (``kernel.partition``); the partition-local
+fixpoint itself runs on the kernel. What is left here moves to the kernel with DRed (issue 21).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
 import pyarrow as pa
-from pyspark.accumulators import AccumulatorParam
 
+from ..kernel.partition import BATCH_ROWS, LocalRelation, PartitionReport, wide_columns
 from .arrow import ARROW_TYPES, arrays
 from .arrow import rows as arrow_rows
-from .compile import compile_plan
-from .fixpoint import fixpoint
 
-BATCH_ROWS = 65536
-TAG = "__relation"
-
-
-@dataclass(frozen=True)
-class LocalRelation:
-    name: str
-    column_names: tuple
-    column_types: tuple  # Datalog type names
-    best: Optional[tuple] = None  # (func, position) of a min/max relation
-
-
-@dataclass(frozen=True)
-class PartitionTask:
-    """What every task needs (pickled once into the Spark job)."""
-
-    relations: tuple  # LocalRelation, in tag order
-    variants: tuple  # (relation name, IR plan) of the delta variants
-    max_rounds: Optional[int]
-    max_facts: Optional[int]
-
-
-@dataclass
-class PartitionReport:
-    """One task's rounds: new rows per relation and seconds per round, final rows per relation,
-    and whether it hit the round limit or the fact limit."""
-
-    sizes: list
-    seconds: list
-    rows: dict
-    exceeded: bool
-    overflow: bool
-    task_seconds: float = 0.0  # from the task's start to the end of its fixpoint
-
-
-class ReportsParam(AccumulatorParam):
-    """Accumulates ``{partition id: PartitionReport}``; a later report of a partition wins."""
-
-    def zero(self, value) -> dict:
-        return {}
-
-    def addInPlace(self, first, second) -> dict:
-        first.update(second)
-        return first
-
-
-def wide_columns(relations) -> list:
-    """(column name, Datalog type) of the wide schema: the tag (``int``), then every relation's
-    columns, named ``r<tag>_<column>``."""
-    columns = [(TAG, "int")]
-    for tag, relation in enumerate(relations):
-        columns += [
-            (f"r{tag}_{name}", type_)
-            for name, type_ in zip(relation.column_names, relation.column_types, strict=True)
-        ]
-    return columns
-
-
-def run_partition(
-    batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
-) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: (pyarrow.Table,
-    rows)}``, ``reports`` an accumulator of :class:`ReportsParam`."""
-    from pyspark import TaskContext
-
-    started = time.perf_counter()
-
-    base = _split(batches, task.relations)
-    frames = {
-        (name, "full"): list(arrow_rows(table.columns, count))
-        for name, (table, count) in static.value.items()
-    }
-    dynamic = frozenset(base)
-    variants = [(relation, compile_plan(plan, dynamic)) for relation, plan in task.variants]
-    best = {r.name: r.best for r in task.relations if r.best is not None}
-    outcome = fixpoint(base, variants, frames, best, task.max_rounds, task.max_facts)
-    context = TaskContext.get()
-    partition = context.partitionId() if context is not None else 0
-    reports.add(
-        {
-            partition: PartitionReport(
-                outcome.sizes,
-                outcome.seconds,
-                {n: len(f) for n, f in outcome.facts.items()},
-                outcome.exceeded,
-                outcome.overflow,
-                time.perf_counter() - started,
-            )
-        }
-    )
-    if outcome.overflow:
-        return  # incomplete: the driver evaluates the stratum otherwise
-    for tag, relation in enumerate(task.relations):
-        yield from _batches(outcome.facts[relation.name], tag, task.relations)
+__all__ = ["DredTask", "LocalRelation", "run_dred"]
 
 
 def _split(batches, relations) -> dict:

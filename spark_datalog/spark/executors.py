@@ -88,7 +88,7 @@ def _probe_function():
 
         try:
             import spark_datalog
-            import spark_datalog.local.partition  # noqa: F401 - with pyarrow, as the tasks do
+            import spark_datalog.kernel.partition  # noqa: F401 - with pyarrow and polars, as the tasks do
 
             yield (True, spark_datalog.__version__, socket.gethostname(), sys.executable)
         except Exception as error:  # noqa: BLE001 - reported, not raised: no task fails

@@ -170,13 +170,10 @@ def test_runaway_recursion_raises_the_same_error_both_ways(spark):
     assert "derived 2 new rows" in messages[0]
 
 
-def test_a_large_broadcast_relation_falls_back_to_rounds(spark, caplog):
-    spark.conf.set(partitioned.BROADCAST_ROWS_SETTING, "3")
-    try:
-        with caplog.at_level(logging.INFO, logger="spark_datalog"):
-            result, stats = run(spark, TC, {"arc": arcs(spark, GRAPH)})
-    finally:
-        spark.conf.unset(partitioned.BROADCAST_ROWS_SETTING)
+def test_a_large_broadcast_relation_falls_back_to_rounds(spark, caplog, datalog_settings):
+    datalog_settings(maxBroadcastRows=3)
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        result, stats = run(spark, TC, {"arc": arcs(spark, GRAPH)})
     assert any("over 3 rows" in r.getMessage() for r in caplog.records)
     assert not stats[0].partitioned
     expected = sd.reference.evaluate(sd.Program.parse(TC), {"arc": GRAPH})["tc"]
@@ -205,8 +202,8 @@ def test_an_empty_base_gives_an_empty_relation(spark):
 
 
 @pytest.mark.parametrize("text", [TC, SAME_GENERATION], ids=["by key", "one partition"])
-def test_too_many_facts_for_a_task_falls_back_to_rounds(spark, monkeypatch, caplog, text):
-    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 5)
+def test_too_many_facts_for_a_task_falls_back_to_rounds(spark, caplog, text, datalog_settings):
+    datalog_settings(maxLocalFacts=5)
     edges = {(1, 2), (1, 3), (2, 4), (2, 5), (3, 6), (6, 7), (4, 8), (8, 9)}
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
         result, stats = run(spark, text, {"arc": arcs(spark, edges)})

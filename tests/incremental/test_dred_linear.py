@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 import spark_datalog as sd
 from programs import prem_programs, programs_with_changes, settings
 from spark_datalog.errors import NonTerminationError
-from spark_datalog.eval import partitioned
 from spark_datalog.incremental import levels
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes, repairs_groups
@@ -270,14 +269,13 @@ def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
     assert (before["tc"] - deleted) | inserted == after["tc"]
 
 
-def test_over_the_limits_it_declines(spark, monkeypatch, caplog):
+def test_over_the_limits_it_declines(spark, caplog, datalog_settings):
     program, before, after = _states(TC, {"arc": {(1, 2), (2, 3)}}, {"arc": {(1, 2)}})
-    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 2)  # tc holds 3 facts
+    datalog_settings(maxLocalFacts=2)  # tc holds 3 facts
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
         assert _changes(spark, program, program.plans[0], before, after) is None
     assert any("for the driver" in r.getMessage() for r in caplog.records)
-    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 100)
-    monkeypatch.setattr(partitioned, "MAX_BROADCAST_ROWS", 0)  # the new arc holds 1 row
+    datalog_settings(maxLocalFacts=100, maxBroadcastRows=0)  # the new arc holds 1 row
     assert _changes(spark, program, program.plans[0], before, after) is None
 
 

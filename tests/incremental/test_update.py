@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 import spark_datalog as sd
 from spark_datalog.errors import InputError
-from spark_datalog.eval import partitioned
 from spark_datalog.incremental import update
 from spark_datalog.reference import evaluate as reference
 from spark_datalog.storage.warehouse import Warehouse
@@ -250,8 +249,8 @@ def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, t
     assert_matches_reference(program, wh, edb)
 
 
-def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, monkeypatch, caplog):
-    monkeypatch.setattr(partitioned, "MAX_LOCAL_FACTS", 3)
+def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, caplog, datalog_settings):
+    datalog_settings(maxLocalFacts=3)
     program, wh = bases.copy("tc", tmp_path / "wh")
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
         report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])})

@@ -1,0 +1,220 @@
+"""One partition's fixpoint on the kernel as a Spark task: Arrow batches in, Arrow batches out.
+
+``eval.partitioned`` hands :func:`run_partition` to ``DataFrame.mapInArrow``. The rows in and
+out use one *wide* schema for all the stratum's relations (:func:`wide_columns`): a relation
+tag, then each relation's columns in turn, null outside the tagged relation's own block. Each
+task takes its partition's round-0 facts as Polars frames (no row ever becomes a Python
+value), runs the kernel's semi-naive :func:`~.fixpoint.rounds` against the broadcast relations,
+yields the facts as Arrow batches, and reports its rounds through an accumulator keyed by
+partition, so a recomputed task overwrites its report instead of adding to it.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Iterator, Optional
+
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.accumulators import AccumulatorParam
+
+from .compile import compile_node
+from .fixpoint import conformed, rounds
+from .frames import to_frame, to_table, unit_frame
+from .relation import BestRelation, SetRelation
+from .types import ARROW_TYPES, polars_type
+
+BATCH_ROWS = 65536
+TAG = "__relation"
+
+
+@dataclass(frozen=True)
+class LocalRelation:
+    """A relation of the stratum a task evaluates: its columns and Datalog types, and
+    ``best`` = ``(func, position)`` when it keeps a min/max per group."""
+
+    name: str
+    column_names: tuple
+    column_types: tuple  # Datalog type names
+    best: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
+class PartitionTask:
+    """What every task needs (pickled once into the Spark job)."""
+
+    relations: tuple  # LocalRelation, in tag order
+    variants: tuple  # (relation name, IR plan) of the delta variants
+    max_rounds: Optional[int]
+    max_facts: Optional[int]
+
+
+@dataclass
+class PartitionReport:
+    """One task's rounds: new rows per relation and seconds per round, final rows per relation,
+    and whether it hit the round limit or the fact limit."""
+
+    sizes: list
+    seconds: list
+    rows: dict
+    exceeded: bool
+    overflow: bool
+    task_seconds: float = 0.0  # from the task's start to the end of its fixpoint
+
+
+class ReportsParam(AccumulatorParam):
+    """Accumulates ``{partition id: PartitionReport}``; a later report of a partition wins."""
+
+    def zero(self, value) -> dict:
+        return {}
+
+    def addInPlace(self, first, second) -> dict:
+        first.update(second)
+        return first
+
+
+def wide_columns(relations) -> list:
+    """(column name, Datalog type) of the wide schema: the tag (``int``), then every relation's
+    columns, named ``r<tag>_<column>``.
+
+    >>> wide_columns([LocalRelation("tc", ("X", "Y"), ("int", "int"))])
+    [('__relation', 'int'), ('r0_X', 'int'), ('r0_Y', 'int')]
+    """
+    columns = [(TAG, "int")]
+    for tag, relation in enumerate(relations):
+        columns += [
+            (f"r{tag}_{name}", type_)
+            for name, type_ in zip(relation.column_names, relation.column_types, strict=True)
+        ]
+    return columns
+
+
+def run_partition(
+    batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
+) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: (pyarrow.Table,
+    rows)}``, ``reports`` an accumulator of :class:`ReportsParam`."""
+    from pyspark import TaskContext
+
+    started = time.perf_counter()
+    base = split_batches(batches, task.relations)
+    below = {
+        name: to_frame(table) if table.num_columns else unit_frame(rows)
+        for name, (table, rows) in static.value.items()
+    }
+    relations = {r.name: new_relation(r) for r in task.relations}
+    report = run_fixpoint(task, base, below, relations)
+    report.task_seconds = time.perf_counter() - started
+    context = TaskContext.get()
+    reports.add({context.partitionId() if context is not None else 0: report})
+    if report.overflow:
+        return  # incomplete: the driver evaluates the stratum otherwise
+    for tag, relation in enumerate(task.relations):
+        table = to_table(relations[relation.name].facts(), relation.column_names, relation.column_types)
+        yield from wide_batches(table, tag, task.relations)
+
+
+def new_relation(relation: LocalRelation) -> SetRelation | BestRelation:
+    """The kernel relation holding ``relation``'s facts during the fixpoint."""
+    dtypes = {n: polars_type(t) for n, t in zip(relation.column_names, relation.column_types, strict=True)}
+    if relation.best is None:
+        return SetRelation(dtypes)
+    func, position = relation.best
+    return BestRelation(dtypes, position, func)
+
+
+def run_fixpoint(task: PartitionTask, base: dict, below: dict, relations: dict) -> PartitionReport:
+    """Run the stratum's rounds on ``relations`` (name -> kernel relation) from the round-0
+    ``base`` frames, reading the relations ``below`` it; stops at the round limit
+    (``exceeded``) or when the relations hold more than ``task.max_facts`` (``overflow``)."""
+    shapes = {r.name: r for r in task.relations}
+
+    def candidates(iteration: int, states: dict) -> list:
+        if iteration == 0:
+            return [(name, frame.lazy()) for name, frame in base.items()]
+        frames = {(name, "full"): frame for name, frame in below.items()}
+        for name, state in states.items():
+            frames[(name, "full")] = state.full()
+            frames[(name, "delta")] = state.recent
+        found = []
+        for name, plan in task.variants:
+            shape = shapes[name]
+            frame = compile_node(plan, frames).frame
+            found.append((name, conformed(frame, shape.column_names, shape.column_types)))
+        return found
+
+    report = PartitionReport([], [], {}, False, False)
+    started = time.perf_counter()
+    for sizes in rounds(relations, candidates, recursive=True):
+        report.sizes.append(sizes)
+        report.seconds.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        if task.max_facts is not None and sum(r.size() for r in relations.values()) > task.max_facts:
+            report.overflow = True
+            break
+        if any(sizes.values()) and task.max_rounds is not None and len(report.sizes) >= task.max_rounds:
+            report.exceeded = True
+            break
+    report.rows = {name: relation.size() for name, relation in relations.items()}
+    return report
+
+
+def split_batches(batches: Iterator[pa.RecordBatch], relations) -> dict:
+    """Relation name -> its rows of the wide ``batches``, as a Polars frame with the relation's
+    column names and types."""
+    received = list(batches)
+    if not received:
+        return {relation.name: new_relation(relation).facts() for relation in relations}
+    table = pa.Table.from_batches(received)
+    frames, start = {}, 1
+    for tag, relation in enumerate(relations):
+        stop = start + len(relation.column_names)
+        mine = table.filter(pc.equal(table.column(0), tag)) if len(relations) > 1 else table
+        frames[relation.name] = _frame(relation, mine, start, stop)
+        start = stop
+    return frames
+
+
+def _frame(relation: LocalRelation, table: pa.Table, start: int, stop: int) -> pl.DataFrame:
+    if not relation.column_names:
+        return unit_frame(table.num_rows)
+    block = table.select(list(range(start, stop))).rename_columns(list(relation.column_names))
+    return to_frame(block, relation.column_types)
+
+
+def wide_batches(table: pa.Table, tag: int, relations) -> Iterator[pa.RecordBatch]:
+    """The rows of relation ``relations[tag]`` (an Arrow table of its columns) as batches of the
+    wide schema."""
+    rows = table.num_rows
+    columns = [pa.array([tag] * rows, type=pa.int32()) if rows else pa.array([], pa.int32())]
+    for other, relation in enumerate(relations):
+        if other == tag:
+            columns += list(table.columns)
+        else:
+            columns += [pa.nulls(rows, type=ARROW_TYPES[t]) for t in relation.column_types]
+    wide = pa.Table.from_arrays(columns, schema=_schema(relations))
+    yield from wide.to_batches(max_chunksize=BATCH_ROWS)
+
+
+def _schema(relations) -> pa.Schema:
+    return pa.schema([pa.field(name, ARROW_TYPES[type_]) for name, type_ in wide_columns(relations)])
+
+
+def unsupported(task: PartitionTask, below: dict) -> Optional[str]:
+    """Why the kernel cannot evaluate ``task``'s variants (a ``KernelUnsupported`` found by
+    compiling them on empty frames: ``below`` is relation -> its Arrow schema), or None."""
+    from .types import KernelUnsupported
+
+    frames: dict[Any, Any] = {(n, "full"): to_frame(schema.empty_table()) for n, schema in below.items()}
+    for relation in task.relations:
+        empty = new_relation(relation).facts()
+        frames[(relation.name, "full")] = empty
+        frames[(relation.name, "delta")] = empty
+    try:
+        for _, plan in task.variants:
+            compile_node(plan, frames)
+    except KernelUnsupported as error:
+        return str(error)
+    return None

@@ -1,0 +1,60 @@
+"""spark_datalog.settings: the limits a session's spark.datalog.* settings give, and bad values."""
+
+from __future__ import annotations
+
+import pytest
+
+import spark_datalog as sd
+from spark_datalog.settings import KERNEL_VALUE_BYTES, TUPLE_VALUE_BYTES, Settings, byte_size, settings_of
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("100", 100),
+        ("1k", 1024),
+        ("512m", 512 * 2**20),
+        ("2g", 2 * 2**30),
+        ("3GB", 3 * 2**30),
+        (" 1t ", 2**40),
+    ],
+)
+def test_sizes_are_read_as_spark_writes_them(text, expected):
+    assert byte_size(text) == expected
+
+
+@pytest.mark.parametrize("text", ["", "two", "1.5g", "-1g", "1x"])
+def test_a_bad_size_is_a_settings_error_naming_the_setting(text):
+    with pytest.raises(sd.SettingsError, match="spark.datalog.taskMemory"):
+        byte_size(text, "spark.datalog.taskMemory")
+
+
+def test_facts_a_task_holds_follow_its_memory_and_the_facts_width():
+    settings = Settings(task_memory=2**30, max_local_facts=None, max_broadcast_rows=10)
+    two, four = settings.local_facts(2, KERNEL_VALUE_BYTES), settings.local_facts(4, KERNEL_VALUE_BYTES)
+    assert two == 2**30 // (2 * KERNEL_VALUE_BYTES) and four == two // 2
+    assert settings.local_facts(2, TUPLE_VALUE_BYTES) < two  # tuples cost more per value
+    assert settings.local_facts(0, KERNEL_VALUE_BYTES) == 2**30 // KERNEL_VALUE_BYTES
+    explicit = Settings(task_memory=2**30, max_local_facts=7, max_broadcast_rows=10)
+    assert explicit.local_facts(2, KERNEL_VALUE_BYTES) == 7
+
+
+def test_the_session_settings_are_read(spark, datalog_settings):
+    datalog_settings(taskMemory="64m", maxBroadcastRows=12)
+    found = settings_of(spark)
+    assert (found.task_memory, found.max_local_facts, found.max_broadcast_rows) == (64 * 2**20, None, 12)
+    datalog_settings(maxLocalFacts=9)
+    assert settings_of(spark).max_local_facts == 9
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("maxLocalFacts", "many"), ("maxBroadcastRows", "-3"), ("taskMemory", "lots")]
+)
+def test_a_bad_setting_stops_the_run_with_a_settings_error(spark, datalog_settings, key, value):
+    datalog_settings(**{key: value})
+    program = sd.Program.parse(
+        ".decl e(a: long, b: long)\n.input e\ntc(X, Y) :- e(X, Y).\ntc(X, Z) :- tc(X, Y), e(Y, Z)."
+    )
+    edges = spark.createDataFrame([(1, 2), (2, 3)], "a long, b long")
+    with pytest.raises(sd.SettingsError, match=f"spark.datalog.{key}"):
+        program.materialize(spark, inputs={"e": edges})
