@@ -224,6 +224,13 @@ def test_the_built_wheel_runs_the_packaged_job_from_a_fresh_venv(tmp_path):
     done = subprocess.run(command, capture_output=True, text=True, cwd=work, env=env, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"run wheel-1: {installed / 'examples' / 'graph.dl'} -> {warehouse}" in done.stdout
+    # the workers of the new venv ran the recursive strata on the kernel (its dependencies,
+    # polars included, came with the wheel): no fallback to rounds
+    assert "cannot import" not in done.stdout + done.stderr
+    assert any(
+        line.split()[:2] == ["0:", "reach"] and "(partition-local)" in line
+        for line in done.stdout.splitlines()
+    )
 
     program = sd.Program.from_file(EXAMPLE)
     expected = sd.reference.evaluate(program, {})
