@@ -21,6 +21,7 @@ BENCH_CONF = {
     "spark.sql.adaptive.enabled": "true",
     "spark.cleaner.referenceTracking.cleanCheckpoints": "true",
     "spark.driver.memory": "4g",
+    "spark.executorEnv.POLARS_MAX_THREADS": "1",  # as local_session: one kernel thread per task
 }
 
 

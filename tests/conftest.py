@@ -50,6 +50,8 @@ SPARK_TEST_CONF = {
 # The delta-spark jar, resolved by Spark from Maven Central, as `local_session` does: the
 # native warehouse path is tested, and the embedded path through `backend="embedded"`.
 SPARK_TEST_CONF.update(delta_settings())
+# As local_session: one kernel (Polars) thread per Python worker.
+SPARK_TEST_CONF["spark.executorEnv.POLARS_MAX_THREADS"] = "1"
 # Warehouses that name no commit path take the embedded one here: delta-spark's MERGE costs
 # seconds per table on this machine, too slow for the hundreds of updates of tests/incremental.
 # tests/storage (test_backends.py, test_warehouse.py) runs every warehouse behaviour on both.

@@ -6,11 +6,12 @@ to their fixpoint with one semi-naive loop (stable / recent / to-add, the datafr
 Values follow ``reference.terms``. Data enters and leaves as Arrow tables (:mod:`.frames`).
 
 Threads: Polars sizes its thread pool once, from ``POLARS_MAX_THREADS``, when it is first
-imported; a process cannot change it later. The engine sets that variable per worker (one
-Spark task's cores, ``spark.task.cpus``) before the kernel is imported there; this package never
-sets it. ``threads()`` says what the running process got.
+imported; a process cannot change it later. ``local_session()`` sets it for Spark's Python
+workers (``spark.executorEnv.POLARS_MAX_THREADS=1``: one task per core); the kernel itself
+never sets it. ``threads()`` says what the running process got.
 
-Not yet the engine's partition-local path (``local/``): issue 21 continues.
+:mod:`.partition` is the engine's partition-local fixpoint (a Spark task); driver-side
+maintenance still uses ``local/`` (issue 21 continues).
 """
 
 from __future__ import annotations

@@ -212,3 +212,15 @@ def test_too_many_facts_for_a_task_falls_back_to_rounds(spark, caplog, text, dat
     program = sd.Program.parse(text)
     (name,) = program.strata[0]
     assert as_set(result[name]) == sd.reference.evaluate(program, {"arc": edges})[name]
+
+
+def test_the_kernel_runs_one_thread_per_task_as_local_session_sets_it(spark):
+    from spark_datalog.spark.session import LOCAL_DEFAULTS
+
+    def _kernel_threads(_rows):  # nested: shipped by value to the workers
+        from spark_datalog.kernel import threads
+
+        yield threads()
+
+    assert LOCAL_DEFAULTS["spark.executorEnv.POLARS_MAX_THREADS"] == "1"
+    assert spark.sparkContext.parallelize([1, 2], 2).mapPartitions(_kernel_threads).collect() == [1, 1]
