@@ -207,8 +207,6 @@ def test_the_built_wheel_runs_the_packaged_job_from_a_fresh_venv(tmp_path):
         *SMALL_LOCAL_SPARK,
         "--conf",
         "spark.driver.bindAddress=127.0.0.1",
-        "--conf",
-        "spark.sql.shuffle.partitions=2",
         "--driver-java-options",
         f"-Dlog4j2.configurationFile=file:{log4j}",
         job_file,
