@@ -50,6 +50,7 @@ from ..settings import (
     BROADCAST_ROWS_SETTING,
     KERNEL_VALUE_BYTES,
     LOCAL_FACTS_SETTING,
+    TASK_MEMORY_SETTING,
     TUPLE_VALUE_BYTES,
     settings_of,
 )
@@ -77,95 +78,34 @@ def evaluate_partitioned(
 ) -> Optional[tuple[dict, StratumStats]]:
     """(results, stats) of the recursive stratum ``plan`` evaluated by partition-local
     fixpoints, or None when it should run in rounds instead (a broadcast relation or the facts
-    are too many, or the executors cannot run the local backend). ``run`` is the driver's
-    ``_Run`` (session, settings, candidate compilation)."""
+    are too many, the kernel refuses a plan, or the executors cannot run the kernel; each is
+    logged with its reason). ``run`` is the driver's ``_Run`` (session, settings, candidate
+    compilation)."""
     started = time.perf_counter()
-    names = ", ".join(plan.relations)
     run._describe(plan, None, "partition-local fixpoint")
-    found = settings_of(run.spark)
-    max_broadcast_rows = found.max_broadcast_rows
-    width = max(len(run.checked.relations[name].columns) for name in plan.relations)
-    max_facts = found.local_facts(width, KERNEL_VALUE_BYTES)
-    static = _collect_static(split.static, relations, max_broadcast_rows)
-    if static is None:
-        log.info(
-            "stratum %d · %s · a relation to broadcast has over %d rows (%s): rounds of Spark joins",
-            plan.index,
-            names,
-            max_broadcast_rows,
-            BROADCAST_ROWS_SETTING,
-        )
+    prepared = _prepare(run, plan, split, relations)
+    if isinstance(prepared, str):
+        _declined(plan, prepared)
         return None
-
-    task = _task(run, plan, split, max_facts)
-    refused = unsupported(task, {name: table.schema for name, (table, _) in static.items()})
-    if refused is not None:
-        log.info(
-            "stratum %d · %s · the kernel cannot evaluate it (%s): rounds of Spark joins",
-            plan.index,
-            names,
-            refused,
-        )
+    task, static = prepared
+    placed = _placed_base(run, plan, split, task, relations)
+    if isinstance(placed, str):
+        _declined(plan, placed)
         return None
-    scans = {(relation, "full"): frame for relation, frame in relations.items()}
-    candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
-    base = wide_frame(
-        [
-            (tag, frame)
-            for tag, relation in enumerate(task.relations)
-            for frame in candidates.get(relation.name, ())
-        ],
-        task.relations,
-    )
-    stored_base = None
-    if base is None:
-        partitioned = None
-    elif split.key:
-        first = task.relations[0]
-        key = [f"r0_{first.column_names[i]}" for i in split.key]
-        partitioned = base.repartition(run.partitions, *key)
-    else:
-        leaves, counts, _ = materialise({"base": base})
-        stored_base = leaves["base"]
-        if counts["base"] > max_facts:
-            release(stored_base)
-            log.info(
-                "stratum %d · %s · %d round-0 facts are too many for one task (%s): rounds of Spark joins",
-                plan.index,
-                names,
-                counts["base"],
-                LOCAL_FACTS_SETTING,
-            )
-            return None
-        partitioned = stored_base.coalesce(1)
-
     stored, reports = None, {}
-    if partitioned is not None:
-        broadcast = run.spark.sparkContext.broadcast(static)
-        try:
-            stored, reports = run_tasks(
-                partitioned,
-                lambda batches, accumulator: run_partition(batches, task, broadcast, accumulator),
-                task.relations,
-                run.reliable,
-                f"stratum {plan.index} · {names}",
-            )
-        finally:
-            broadcast.unpersist(blocking=False)
-            release(stored_base)
-        if stored is None:
+    if placed is not None:
+        ran = _run_stratum_tasks(run, plan, task, static, *placed)
+        if ran is None:
             return None
-
+        stored, reports = ran
     if any(report.overflow for report in reports.values()):
         release(stored)
-        log.warning(
-            "stratum %d · %s · a partition exceeded %d facts (%s): rounds of Spark "
-            "joins instead (raise spark.sql.shuffle.partitions to spread a decomposable "
+        _declined(
+            plan,
+            f"a partition held more than {task.max_facts} facts ({TASK_MEMORY_SETTING} or "
+            f"{LOCAL_FACTS_SETTING}; raise spark.sql.shuffle.partitions to spread a decomposable "
             "stratum wider)",
-            plan.index,
-            names,
-            max_facts,
-            LOCAL_FACTS_SETTING,
+            logging.WARNING,
         )
         return None
     stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
@@ -175,14 +115,76 @@ def evaluate_partitioned(
         release(stored)
         raise non_termination(plan, run.max_iterations, stats.rounds[-1].new_rows)
     if stored is None:
-        return (
-            {
-                relation.name: empty_frame(run.spark, run.checked.relations[relation.name])
-                for relation in task.relations
-            },
-            stats,
-        )
+        empty = {r.name: empty_frame(run.spark, run.checked.relations[r.name]) for r in task.relations}
+        return empty, stats
     return split_wide(stored, task.relations), stats
+
+
+def _declined(plan, reason: str, level: int = logging.INFO) -> None:
+    """Log why the stratum runs in rounds of Spark joins instead."""
+    log.log(
+        level, "stratum %d · %s · %s: rounds of Spark joins", plan.index, ", ".join(plan.relations), reason
+    )
+
+
+def _prepare(run, plan, split: Decomposition, relations: dict):
+    """``(task, static)``: what every task needs and the broadcast relations, or the reason
+    (a string) why the kernel cannot take the stratum."""
+    found = settings_of(run.spark)
+    width = max(len(run.checked.relations[name].columns) for name in plan.relations)
+    static = _collect_static(split.static, relations, found.max_broadcast_rows)
+    if static is None:
+        return f"a relation to broadcast has over {found.max_broadcast_rows} rows ({BROADCAST_ROWS_SETTING})"
+    task = _task(run, plan, split, found.local_facts(width, KERNEL_VALUE_BYTES))
+    refused = unsupported(task, {name: table.schema for name, (table, _) in static.items()})
+    if refused is not None:
+        return f"the kernel cannot evaluate it ({refused})"
+    return task, static
+
+
+def _placed_base(run, plan, split: Decomposition, task: PartitionTask, relations: dict):
+    """``(partitioned, stored)``: the round-0 facts in the wide schema, hash-partitioned on the
+    decomposition key or in one partition (``stored``: a leaf to release after the tasks);
+    None when there are none; the reason (a string) when they are too many for one task."""
+    scans = {(relation, "full"): frame for relation, frame in relations.items()}
+    candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
+    parts = [
+        (tag, frame)
+        for tag, relation in enumerate(task.relations)
+        for frame in candidates.get(relation.name, ())
+    ]
+    base = wide_frame(parts, task.relations)
+    if base is None:
+        return None
+    if split.key:
+        first = task.relations[0]
+        key = [f"r0_{first.column_names[i]}" for i in split.key]
+        return base.repartition(run.partitions, *key), None
+    leaves, counts, _ = materialise({"base": base})
+    stored = leaves["base"]
+    if task.max_facts is not None and counts["base"] > task.max_facts:
+        release(stored)
+        return f"{counts['base']} round-0 facts are too many for one task ({TASK_MEMORY_SETTING})"
+    return stored.coalesce(1), stored
+
+
+def _run_stratum_tasks(run, plan, task: PartitionTask, static: dict, partitioned, stored_base):
+    """``(stored, reports)`` of the tasks over ``partitioned``, or None when the workers cannot
+    import the kernel (``run_tasks``)."""
+    names = ", ".join(plan.relations)
+    broadcast = run.spark.sparkContext.broadcast(static)
+    try:
+        stored, reports = run_tasks(
+            partitioned,
+            lambda batches, accumulator: run_partition(batches, task, broadcast, accumulator),
+            task.relations,
+            run.reliable,
+            f"stratum {plan.index} · {names}",
+        )
+    finally:
+        broadcast.unpersist(blocking=False)
+        release(stored_base)
+    return None if stored is None else (stored, reports)
 
 
 def wide_frame(parts, relations) -> Optional[DataFrame]:
