@@ -449,6 +449,15 @@ def render(paths, md_path: Path, plot_path: Path, reason: str = "") -> str:
         text += "\n## Not run\n\nSizes of the scale suite the engine was not run on in these runs"
         text += f" ({reason}):\n\n" if reason else ":\n\n"
         text += "".join(f"- {name} · {label}\n" for name, label in missing)
+    import shlex
+
+    text += (
+        "\nThis file: `python -m benchmarks.scale "
+        + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        + "`. The runs were started from the repository root as `flock /tmp/spark-heavy.lock env "
+        "PYTHONPATH=. SPARK_LOCAL_IP=127.0.0.1 .venv/bin/python -m ...` (the lock keeps other "
+        "Spark work on the shared machine from running at the same time).\n"
+    )
     md_path.write_text(text, encoding="utf-8")
     return text
 
