@@ -13,7 +13,7 @@ JOB_CONFIG  ?= conf/example-job.yaml
 EXTRAS      ?= dev
 STAMP       := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 
-.PHONY: run test lint bench venv check-java clean
+.PHONY: run test lint bench bench-scale venv check-java clean
 
 # The spark-submit job on the bundled example, into ./warehouse and ./answers (see conf/example-job.yaml).
 # Another job: make run JOB_CONFIG=conf/other.yaml RUN_ARGS='--run-id nightly-1'
@@ -42,6 +42,18 @@ lint: venv
 bench: check-java
 	$(MAKE) venv EXTRAS=dev,bench
 	SPARK_LOCAL_IP=127.0.0.1 $(VENV_PY) -m benchmarks run --suite quick $(BENCH_ARGS)
+
+# The scale suite (issue 21, item 5; hours on 2 cores): every scale benchmark and size, then the
+# incremental cases at scale, then benchmarks/SCALE.md from both. One size at a time instead:
+#   python -m benchmarks run --suite scale --only tc-tree --size depth=12
+SCALE_INCREMENTAL := --size tc-tree3=12 --size cc-rmat=18x4194304 --fractions 0,0.01 --budget-minutes 0 \
+	--md benchmarks/results/scale-incremental.md --json benchmarks/results/scale-incremental.json \
+	--plot benchmarks/results/plots/scale-incremental.png
+bench-scale: check-java
+	$(MAKE) venv EXTRAS=dev,bench
+	SPARK_LOCAL_IP=127.0.0.1 $(VENV_PY) -m benchmarks run --suite scale $(BENCH_ARGS)
+	SPARK_LOCAL_IP=127.0.0.1 $(VENV_PY) -m benchmarks.incremental $(SCALE_INCREMENTAL)
+	$(VENV_PY) -m benchmarks.scale benchmarks/results/scale.json benchmarks/results/scale-incremental.json
 
 venv: $(STAMP)
 

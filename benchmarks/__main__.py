@@ -1,6 +1,6 @@
 """Command line:
 
-    python -m benchmarks run --suite smoke|quick|full [--only NAME]... [--out DIR]
+    python -m benchmarks run --suite smoke|quick|full|scale [--only NAME]... [--size SIZE]... [--out DIR]
     python -m benchmarks report [--md PATH] RUN.json [RUN.json ...]
     python -m benchmarks list
 
@@ -13,12 +13,14 @@ the systems disagree on any size (the correctness check failed).
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SUITE_NAMES = ("smoke", "quick", "full", "scale")
 
 
 def main(argv=None) -> int:
@@ -26,9 +28,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a suite and write JSON, Markdown and plots")
-    run.add_argument("--suite", choices=("smoke", "quick", "full"), default="quick")
+    run.add_argument("--suite", choices=SUITE_NAMES, default="quick")
     run.add_argument(
         "--only", action="append", metavar="NAME", help="run only this benchmark (repeatable), e.g. tc-chain"
+    )
+    run.add_argument(
+        "--size",
+        action="append",
+        default=[],
+        metavar="SIZE",
+        help="run only this size (repeatable): its label as `list` prints it, or one of its "
+        "parameters as name=value, e.g. depth=12 or m=1048576",
     )
     run.add_argument("--out", type=Path, default=HERE / "results", help="output folder")
     run.add_argument(
@@ -48,9 +58,11 @@ def main(argv=None) -> int:
 
     if args.command == "list":
         for bench in BENCHMARKS:
-            sizes = {s: ", ".join(z.label for z in bench.sizes[s]) for s in ("smoke", "quick", "full")}
+            sizes = {s: ", ".join(z.label for z in bench.sizes_for(s)) for s in SUITE_NAMES}
             print(f"{bench.name:20} {bench.description}")
             for suite, labels in sizes.items():
+                if not labels:
+                    continue
                 print(f"{'':20} {suite + ':':6} {labels}")
         return 0
     if args.command == "report":
@@ -66,11 +78,13 @@ def run_command(args, argv) -> int:
     benchmarks = [by_name(n) for n in args.only] if args.only else list(BENCHMARKS)
     settings = SUITES[args.suite]
     name = args.suite + ("-" + "-".join(args.only) if args.only else "")
+    if args.size:
+        name += "-" + "-".join(re.sub(r"[^0-9A-Za-z]+", "", s.split("=")[-1]) for s in args.size)
     out = args.out.resolve()
     started_at, load_start, started = report.now(), report.load_average(), time.monotonic()
 
     runner = Runner(settings, log=lambda text: print(text, flush=True))
-    runner.run(benchmarks)
+    runner.run(benchmarks, args.size)
 
     from .session import session_settings
 
@@ -78,6 +92,7 @@ def run_command(args, argv) -> int:
     meta = {
         "suite": args.suite,
         "only": args.only,
+        "sizes": args.size,
         "command": "python -m benchmarks " + " ".join(shlex.quote(a) for a in argv),
         "started": started_at,
         "finished": report.now(),

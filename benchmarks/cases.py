@@ -25,6 +25,8 @@ PYTHON_ANCHORS = ("reference", "duckdb", "networkx")
 # counts are known before the long Spark runs; then the engine, so that whatever the JVM still
 # has to warm up counts against the engine, not against the Spark anchors it is compared with.
 ALL_SYSTEMS = PYTHON_ANCHORS + ENGINE + SPARK_ANCHORS
+# GraphFrames runs only in the scale suite; it comes last.
+RUN_ORDER = ALL_SYSTEMS + ("graphframes",)
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class Benchmark:
     systems: dict  # suite -> tuple of system names (None: those of the full suite)
     reference_max: float = 0.0  # largest x the reference interpreter runs on
     limits: dict = field(default_factory=dict)  # system -> largest x it runs on
+    limit_note: str = ""  # why the limits are what they are (goes into the skip notes)
     # suite -> sizes (x) run after every other benchmark of the suite, so that one long case
     # (issue 3's chain of 1,000) cannot use up the time of the rest of the suite.
     late: dict = field(default_factory=dict)
@@ -65,6 +68,10 @@ class Benchmark:
     def systems_for(self, suite: str) -> tuple:
         return self.systems.get(suite) or self.systems["full"]
 
+    def sizes_for(self, suite: str) -> tuple:
+        """The sizes of ``suite`` (none: the benchmark is not part of it)."""
+        return self.sizes.get(suite, ())
+
 
 def _size(label: str, x: float, **params) -> Size:
     return Size(label, float(x), tuple(sorted(params.items())))
@@ -74,8 +81,14 @@ def chain_sizes(*ns: int) -> tuple:
     return tuple(_size(f"chain {n}", n, n=n) for n in ns)
 
 
+def tree_edges(k: int, depth: int) -> int:
+    """The number of edges of ``w.tree(k, depth)``, without building it (a depth-13 tree has
+    2.4M edges)."""
+    return (k ** (depth + 1) - 1) // (k - 1) - 1
+
+
 def tree_sizes(k: int, *depths: int) -> tuple:
-    return tuple(_size(f"{k}-ary tree depth {d}", len(w.tree(k, d)), k=k, depth=d) for d in depths)
+    return tuple(_size(f"{k}-ary tree depth {d}", tree_edges(k, d), k=k, depth=d) for d in depths)
 
 
 def gnm_sizes(*nm: tuple) -> tuple:
@@ -85,6 +98,39 @@ def gnm_sizes(*nm: tuple) -> tuple:
 def rmat_sizes(*scale_m: tuple) -> tuple:
     return tuple(_size(f"R-MAT 2^{s}, {m} edges", m, scale=s, m=m) for s, m in scale_m)
 
+
+# The scale suite's R-MAT graphs (issue 21, item 5): 1M, 4M and 16M edges at the Graph500 edge
+# factor 16 (2^16, 2^18 and 2^20 vertices).
+SCALE_RMAT = ((16, 1 << 20), (18, 1 << 22), (20, 1 << 24))
+# Who runs in the scale suite: only the default engine (rounds and naive are known to be far
+# slower), DuckDB, networkx, the Spark anchors (capped, see SPARK_CAP_NOTE) and GraphFrames.
+SCALE_SYSTEMS = ("duckdb", "networkx", "engine-seminaive", "spark-cte", "pyspark-loop", "graphframes")
+SPARK_CAP_NOTE = (
+    "Spark's recursive CTE and the hand-written PySpark loop are capped for this benchmark in "
+    "the scale suite: past the cap the CTE runs into Spark's recursion row limit (1M rows) and "
+    "both take far longer than the case's limit (on R-MAT graphs already at 100K edges); the "
+    "quick and full suites measure them at smaller sizes"
+)
+
+
+# reach-rmat and sssp-rmat: the same sizes, systems and caps.
+RMAT_SETTINGS: dict = dict(
+    sizes={
+        "smoke": rmat_sizes((6, 200)),
+        "quick": rmat_sizes((12, 32768)),
+        "full": rmat_sizes((12, 32768), (14, 131072), (16, 524288)),
+        "scale": rmat_sizes(*SCALE_RMAT),
+    },
+    systems={
+        "smoke": None,
+        "quick": PYTHON_ANCHORS + ("engine-seminaive",),
+        "full": ALL_SYSTEMS,
+        "scale": SCALE_SYSTEMS,
+    },
+    reference_max=131072,
+    limits={"spark-cte": 524288, "pyspark-loop": 524288},
+    limit_note=SPARK_CAP_NOTE,
+)
 
 SOURCE = [(0,)]
 
@@ -114,9 +160,16 @@ BENCHMARKS = (
         family="tree",
         description="transitive closure (linear) on a complete 3-ary tree (seed 001's Tree11/Tree17 shape)",
         make_inputs=lambda p: {"arc": w.tree(p["k"], p["depth"])},
-        sizes={"smoke": tree_sizes(3, 3), "quick": tree_sizes(3, 8), "full": tree_sizes(3, 5, 8, 10)},
-        systems={"smoke": None, "quick": ALL_SYSTEMS, "full": ALL_SYSTEMS},
-        reference_max=len(w.tree(3, 8)),
+        sizes={
+            "smoke": tree_sizes(3, 3),
+            "quick": tree_sizes(3, 8),
+            "full": tree_sizes(3, 5, 8, 10),
+            "scale": tree_sizes(3, 10, 12, 13),
+        },
+        systems={"smoke": None, "quick": ALL_SYSTEMS, "full": ALL_SYSTEMS, "scale": SCALE_SYSTEMS},
+        reference_max=tree_edges(3, 8),
+        limits={"spark-cte": tree_edges(3, 12), "pyspark-loop": tree_edges(3, 12)},
+        limit_note=SPARK_CAP_NOTE,
     ),
     Benchmark(
         name="tc-gnm",
@@ -162,9 +215,21 @@ BENCHMARKS = (
         family="tree",
         description="same generation (seed 001 Program 2) on a complete 3-ary tree",
         make_inputs=lambda p: {"arc": w.tree(p["k"], p["depth"])},
-        sizes={"smoke": tree_sizes(3, 3), "quick": tree_sizes(3, 4), "full": tree_sizes(3, 4, 5, 6)},
-        systems={"smoke": None, "quick": ("reference", "duckdb", "engine-seminaive"), "full": ALL_SYSTEMS},
-        reference_max=len(w.tree(3, 5)),
+        sizes={
+            "smoke": tree_sizes(3, 3),
+            "quick": tree_sizes(3, 4),
+            "full": tree_sizes(3, 4, 5, 6),
+            "scale": tree_sizes(3, 6, 7, 8),
+        },
+        systems={
+            "smoke": None,
+            "quick": ("reference", "duckdb", "engine-seminaive"),
+            "full": ALL_SYSTEMS,
+            "scale": SCALE_SYSTEMS,
+        },
+        reference_max=tree_edges(3, 5),
+        limits={"spark-cte": tree_edges(3, 6), "pyspark-loop": tree_edges(3, 6)},
+        limit_note=SPARK_CAP_NOTE,
     ),
     Benchmark(
         name="reach-rmat",
@@ -174,13 +239,7 @@ BENCHMARKS = (
         family="rmat",
         description="reachability from vertex 0 on an R-MAT power-law graph",
         make_inputs=lambda p: {"arc": w.rmat(p["scale"], p["m"], seed=11), "source": SOURCE},
-        sizes={
-            "smoke": rmat_sizes((6, 200)),
-            "quick": rmat_sizes((12, 32768)),
-            "full": rmat_sizes((12, 32768), (14, 131072), (16, 524288)),
-        },
-        systems={"smoke": None, "quick": PYTHON_ANCHORS + ("engine-seminaive",), "full": ALL_SYSTEMS},
-        reference_max=131072,
+        **RMAT_SETTINGS,
     ),
     Benchmark(
         name="cc-gnm",
@@ -199,6 +258,26 @@ BENCHMARKS = (
         reference_max=20000,
     ),
     Benchmark(
+        name="cc-rmat",
+        problem="cc",
+        program="cc",
+        output="cc",
+        family="rmat",
+        description="connected components by minimum label (min in recursion) on an R-MAT power-law"
+        " graph, read as undirected (the program adds both directions of every arc)",
+        make_inputs=lambda p: {"arc": w.rmat(p["scale"], p["m"], seed=5)},
+        sizes={
+            "smoke": rmat_sizes((6, 200)),
+            "quick": (),
+            "full": (),
+            "scale": rmat_sizes(*SCALE_RMAT),
+        },
+        systems={"smoke": None, "scale": SCALE_SYSTEMS, "full": ALL_SYSTEMS},
+        reference_max=200,
+        limits={"spark-cte": 524288, "pyspark-loop": 524288},
+        limit_note=SPARK_CAP_NOTE,
+    ),
+    Benchmark(
         name="sssp-rmat",
         problem="sssp",
         program="sssp",
@@ -209,13 +288,7 @@ BENCHMARKS = (
             "warc": w.weighted(w.rmat(p["scale"], p["m"], seed=3), seed=4),
             "source": SOURCE,
         },
-        sizes={
-            "smoke": rmat_sizes((6, 200)),
-            "quick": rmat_sizes((12, 32768)),
-            "full": rmat_sizes((12, 32768), (14, 131072), (16, 524288)),
-        },
-        systems={"smoke": None, "quick": PYTHON_ANCHORS + ("engine-seminaive",), "full": ALL_SYSTEMS},
-        reference_max=131072,
+        **RMAT_SETTINGS,
     ),
     Benchmark(
         name="pymk-gnm",

@@ -55,14 +55,16 @@ DEFAULT_SCALES = ("small", "medium")
 class Workload:
     """A program of ``programs/`` on a generated graph, with its sizes per scale.
 
-    A tree size is the depth of a complete binary tree; a random-graph size is (nodes, edges).
+    A tree size is the depth of a complete ``arity``-ary tree; a random-graph size is (nodes,
+    edges); an R-MAT size is (scale, edges) on 2^scale vertices (the scale suite's graphs).
     """
 
     name: str
     program: str
-    graph: str  # "tree" or "gnm"
+    graph: str  # "tree", "gnm" or "rmat"
     description: str
     sizes: dict
+    arity: int = 2  # of a tree
 
     @property
     def program_path(self) -> Path:
@@ -70,13 +72,19 @@ class Workload:
 
     def edges(self, size) -> list:
         if self.graph == "tree":
-            return w.tree(2, size)
+            return w.tree(self.arity, size)
+        if self.graph == "rmat":
+            scale, m = size
+            return w.rmat(scale, m, seed=5)
         n, m = size
         return w.gnm(n, m, seed=5)
 
     def label(self, size) -> str:
         if self.graph == "tree":
-            return f"binary tree depth {size}"
+            return f"{'binary' if self.arity == 2 else f'{self.arity}-ary'} tree depth {size}"
+        if self.graph == "rmat":
+            scale, m = size
+            return f"R-MAT 2^{scale}, {m:,} edges"
         n, m = size
         return f"G({n:,}, {m:,})"
 
@@ -127,6 +135,23 @@ WORKLOADS = {
             "large": ((100_000, 100_000),),
         },
     ),
+    # The scale suite's incremental cases (issue 21, item 5): tc on the 3-ary tree of depth 12
+    # (9.2M facts) and cc on the R-MAT graph of 4M edges, the same graphs as `--suite scale`.
+    "tc-tree3": Workload(
+        name="tc-tree3",
+        program="tc",
+        graph="tree",
+        description="transitive closure on a complete 3-ary tree (the scale suite's tc-tree)",
+        sizes={"tiny": (3,), "small": (8,), "medium": (10,), "large": (12,)},
+        arity=3,
+    ),
+    "cc-rmat": Workload(
+        name="cc-rmat",
+        program="cc",
+        graph="rmat",
+        description="connected components by min label on an R-MAT graph (the scale suite's cc-rmat)",
+        sizes=dict(tiny=((6, 200),), small=((12, 32_768),), medium=((16, 1 << 20),), large=((18, 1 << 22),)),
+    ),
 }
 
 
@@ -134,6 +159,7 @@ WORKLOADS = {
 
 
 def batch_size(edges: list, fraction: float) -> int:
+    """Edges in a batch of ``fraction`` of the graph; at least one, so fraction 0 is one edge."""
     return max(1, round(fraction * len(edges)))
 
 
@@ -375,7 +401,7 @@ class Bench:
                     self.records.append(record)
                     used = ", ".join(f"{s[1][0]}:{s[2]}" for s in record["strata"])
                     self.log(
-                        f"  {direction} {fraction:.1%} ({len(batch)} edges) {method}: "
+                        f"  {direction} {_pct(fraction)} ({len(batch)} edges) {method}: "
                         f"{record['seconds']:.2f} s, {jobs} jobs [{used}] -> {output} "
                         f"{record['facts_after']:,}"
                     )
@@ -562,7 +588,7 @@ def cells(records: list) -> list:
 
 
 def _pct(fraction: float) -> str:
-    return f"{fraction * 100:g}%"
+    return f"{fraction * 100:g}%" if fraction > 0 else "1 edge"
 
 
 def _strata(record: dict) -> str:
@@ -736,6 +762,12 @@ def _targets(all_cells: list) -> list:
     return lines
 
 
+def _batch_x(cell: dict) -> float:
+    """Where a batch goes on the plot's x axis: its fraction, or for a single edge (fraction 0)
+    the fraction that one edge is."""
+    return cell["fraction"] or cell["changed_edges"] / cell["edges"]
+
+
 def plot(records: list, path: Path) -> bool:
     """Ratio recompute / auto vs batch fraction (log x, log y), one panel per workload, a line
     per size and direction; the targets as horizontal lines. False when nothing to draw."""
@@ -744,6 +776,8 @@ def plot(records: list, path: Path) -> bool:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib import ticker
+
+    from .report import save_panels
 
     all_cells = [c for c in cells(records) if c["ratio_auto"] is not None]
     if not all_cells:
@@ -760,7 +794,7 @@ def plot(records: list, path: Path) -> bool:
             color = colors(0.15 + 0.7 * i / max(1, len(sizes) - 1))
             for direction, style, marker in (("insert", "-", "o"), ("delete", "--", "s")):
                 points = sorted(
-                    (c["fraction"], c["ratio_auto"])
+                    (_batch_x(c), c["ratio_auto"])
                     for c in mine
                     if c["size"] == size and c["direction"] == direction
                 )
@@ -791,9 +825,10 @@ def plot(records: list, path: Path) -> bool:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_ylim(min(0.5, min(ratios) / 1.3), max(10.0, max(ratios) * 1.3))
-        fractions = sorted({c["fraction"] for c in mine} | set(FRACTIONS))
-        ax.set_xticks(fractions)
-        ax.set_xticklabels([_pct(f) for f in fractions])
+        ticks = {f: _pct(f) for f in FRACTIONS}
+        ticks.update({_batch_x(c): _pct(c["fraction"]) for c in mine})
+        ax.set_xticks(sorted(ticks))
+        ax.set_xticklabels([ticks[x] for x in sorted(ticks)])
         ax.xaxis.set_minor_locator(ticker.NullLocator())
         ax.yaxis.set_major_locator(ticker.FixedLocator([0.25, 0.5, 1, 2, 3, 5, 10, 20, 50, 100]))
         ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
@@ -803,12 +838,7 @@ def plot(records: list, path: Path) -> bool:
         ax.set_title(name, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6)
-    for ax in list(axes.flat)[len(names) :]:
-        ax.set_visible(False)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save_panels(fig, axes, len(names), path)
     return True
 
 
@@ -816,7 +846,8 @@ def plot(records: list, path: Path) -> bool:
 
 
 def parse_size(workload: Workload, text: str):
-    """``14`` (tree depth) or ``20000x40000`` (nodes x edges)."""
+    """``14`` (tree depth), ``20000x40000`` (nodes x edges) or, for R-MAT, ``18x4194304``
+    (scale x edges)."""
     if workload.graph == "tree":
         return int(text)
     n, m = text.lower().split("x")
@@ -851,7 +882,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--fractions",
         default=",".join(f"{f:g}" for f in FRACTIONS),
-        help="comma-separated batch sizes as fractions of the edges",
+        help="comma-separated batch sizes as fractions of the edges (0: a single edge)",
     )
     parser.add_argument(
         "--directions", default=",".join(DIRECTIONS), help="insert, delete or both (default insert,delete)"

@@ -7,6 +7,11 @@ the start of the case; the sum of the per-pool peaks, so an upper bound of the h
 one moment). JVM RSS is a high-water mark of what the JVM took from the OS, not of live objects:
 the heap grows and is rarely returned, so later cases inherit what earlier ones grew; the heap
 peak is the per-case number. Sampling RSS every 50 ms can miss a shorter peak.
+
+The engine's partition-local fixpoints (the Polars kernel) run in Spark's Python worker
+processes, children of the JVM; for Spark systems the sum of their RSS at each sample is
+recorded too, and its peak over the case (``spark_workers_rss_peak_mb``). The workers are forks
+of one daemon, so pages they still share are counted once per worker: an upper bound.
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ class PeakMemory:
         self._start: dict = {}
         self._peak: dict = {}
         self._heap_peak: Optional[int] = None
+        self._jvm = jvm
+        self._workers_peak: Optional[int] = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample_forever, daemon=True)
 
@@ -58,6 +65,18 @@ class PeakMemory:
                 continue
             self._start.setdefault(name, rss)
             self._peak[name] = max(self._peak.get(name, 0), rss)
+        if self._jvm is not None:
+            total = 0
+            try:
+                workers = self._jvm.children(recursive=True)
+            except psutil.Error:
+                workers = []
+            for worker in workers:
+                try:
+                    total += worker.memory_info().rss
+                except psutil.Error:
+                    continue
+            self._workers_peak = max(self._workers_peak or 0, total)
 
     def _sample_forever(self) -> None:
         while not self._stop.wait(self._interval):
@@ -85,6 +104,8 @@ class PeakMemory:
                 out[f"{name}_rss_start_mb"] = round(self._start[name] / MB, 1)
         if self._heap_peak is not None:
             out["jvm_heap_peak_mb"] = round(self._heap_peak / MB, 1)
+        if self._workers_peak is not None:
+            out["spark_workers_rss_peak_mb"] = round(self._workers_peak / MB, 1)
         return out
 
 

@@ -15,7 +15,7 @@ import textwrap
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .cases import ALL_SYSTEMS, by_name
+from .cases import RUN_ORDER, by_name
 
 ENGINE = "engine-seminaive"
 
@@ -216,7 +216,7 @@ def _machine_line(meta: dict) -> str:
 
 def _benchmark_section(name: str, records: list, plot: str | None) -> list:
     bench = by_name(name)
-    systems = [s for s in ALL_SYSTEMS if any(r["system"] == s for r in records)]
+    systems = [s for s in RUN_ORDER if any(r["system"] == s for r in records)]
     order = [
         ENGINE,
         "engine-rounds",
@@ -226,6 +226,7 @@ def _benchmark_section(name: str, records: list, plot: str | None) -> list:
         "duckdb",
         "networkx",
         "reference",
+        "graphframes",
     ]
     systems = [s for s in order if s in systems]
     sizes = list(dict.fromkeys(r["size"] for r in records))
@@ -251,23 +252,22 @@ def _benchmark_section(name: str, records: list, plot: str | None) -> list:
                 + " | ".join(_ratio(cell.get((size, ENGINE)), cell.get((size, s))) for s in anchors)
                 + " |"
             )
-    notes = []
-    for r in records:
-        if r["status"] in ("unsupported", "skipped"):
-            notes.append(f"- {r['system']} · {r['size']}: {r['status']} — {r['note']}")
-        elif r["status"] in ("error", "timeout"):
-            notes.append(
-                f"- {r['system']} · {r['size']}: {r['status']} — {r.get('error_class')}: "
-                f"{(r.get('error') or '')[:300]}"
-            )
-        elif r.get("note"):
-            notes.append(f"- {r['system']} · {r['size']}: {r['note']}")
+    notes = [f"- {r['system']} · {r['size']}: {note(r)}" for r in records if note(r)]
     if notes:
         lines += ["", "Notes:", ""] + _dedupe_notes(notes)
     if plot:
         lines += ["", f"![{name}: time vs size]({plot})"]
     lines.append("")
     return lines
+
+
+def note(r: dict) -> str:
+    """What a record's note says: why it was not run, how it failed, or its remark ('' if none)."""
+    if r["status"] in ("unsupported", "skipped"):
+        return f"{r['status']} — {r['note']}"
+    if r["status"] in ("error", "timeout"):
+        return f"{r['status']} — {r.get('error_class')}: {(r.get('error') or '')[:300]}"
+    return r.get("note") or ""
 
 
 def _dedupe_notes(notes: list) -> list:
@@ -355,7 +355,7 @@ def _losses(records: list) -> list:
         if r["status"] != "ok":
             continue
         slower = []
-        for anchor in ALL_SYSTEMS:
+        for anchor in RUN_ORDER:
             other = cell.get(key + (anchor,))
             if anchor == ENGINE or not other or other["status"] != "ok" or other["seconds"] <= 0:
                 continue
@@ -382,14 +382,16 @@ def _details(records: list) -> list:
         "for the others); *JVM heap* is the peak heap use of the local-mode JVM (driver and "
         "executors) during the case, from its memory-pool MXBeans; *JVM RSS* is the JVM's "
         "resident set size, a high-water mark of what it took from the OS that later cases "
-        "inherit.",
+        "inherit; *workers RSS* is the peak of the summed RSS of Spark's Python worker "
+        "processes (where the engine's partition-local fixpoints run; an upper bound, forks "
+        "share pages).",
         "",
         "*Load* is the machine's 1-minute load average when the case started (2 cores; other "
         "processes share the machine, so a load above 2 means the case competed for CPU).",
         "",
         "| benchmark | size | system | status | seconds | runs | facts | iterations | "
-        "Python RSS MB | JVM heap MB | JVM RSS MB | load |",
-        "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
+        "Python RSS MB | JVM heap MB | JVM RSS MB | workers RSS MB | load |",
+        "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in records:
         if r["status"] in ("unsupported", "skipped"):
@@ -401,7 +403,8 @@ def _details(records: list) -> list:
             f"{seconds if seconds is not None else ''} | {', '.join(str(x) for x in r['runs'])} | "
             f"{r['facts'] if r['facts'] is not None else ''} | {r['iterations'] or ''} | "
             f"{mem.get('python_rss_peak_mb', '')} | {mem.get('jvm_heap_peak_mb', '')} | "
-            f"{mem.get('jvm_rss_peak_mb', '')} | {r.get('load_1min', '')} |"
+            f"{mem.get('jvm_rss_peak_mb', '')} | {mem.get('spark_workers_rss_peak_mb', '')} | "
+            f"{r.get('load_1min', '')} |"
         )
     lines.append("")
     return lines
@@ -419,6 +422,7 @@ _STYLE = {
     "duckdb": ("tab:green", "D"),
     "networkx": ("tab:olive", "P"),
     "reference": ("tab:gray", "X"),
+    "graphframes": ("tab:cyan", "h"),
 }
 
 
@@ -438,7 +442,7 @@ def plot(records: list, out_dir: Path, prefix: str) -> dict:
     for name, bench_records in by_bench.items():
         fig, ax = plt.subplots(figsize=(7, 4.5))
         drawn = False
-        for system in ALL_SYSTEMS:
+        for system in RUN_ORDER:
             ok = sorted(
                 (r["input_rows"], r["seconds"])
                 for r in bench_records
@@ -486,6 +490,18 @@ def plot(records: list, out_dir: Path, prefix: str) -> dict:
         plt.close(fig)
         files[name] = path
     return files
+
+
+def save_panels(fig, axes, used: int, path: Path) -> None:
+    """Hide the panels of a grid past the first ``used``, lay out and save the figure, close it."""
+    import matplotlib.pyplot as plt
+
+    for ax in list(axes.flat)[used:]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def print_summary(records: list, checks: list, log=print) -> None:

@@ -59,6 +59,11 @@ SUITES = {
     "smoke": Settings(
         "smoke", case_budget=120.0, engine_budget=120.0, suite_budget=math.inf, repeats=Repeats(count=1)
     ),
+    # Issue 21, item 5: the engine at millions of facts. Only engine-seminaive among the engine's
+    # strategies; generous but bounded limits (run one benchmark and size at a time with
+    # --only/--size on a shared machine: each command stays under about 15 minutes).
+    # case_budget 420 s, engine_budget 600 s, no suite budget, runs under 10 s repeated (3 in all).
+    "scale": Settings("scale", 420.0, 600.0, math.inf, Repeats(count=3, short_seconds=10.0)),
     "full": Settings(
         "full",
         case_budget=1800.0,
@@ -86,12 +91,25 @@ def extrapolate(history: list, x: float) -> Optional[tuple]:
     return predicted, f"{t1:.1f} s at size {x1:g} x ({x:g}/{x1:g})^{exponent:.2f}"
 
 
-def schedule(benchmarks, suite: str) -> list:
+def size_matches(size, wanted) -> bool:
+    """Whether ``size`` is one of ``wanted``: its label (``"3-ary tree depth 12"``) or one of its
+    parameters as ``name=value`` (``depth=12``, ``m=1048576``)."""
+    for text in wanted:
+        name, equals, value = text.partition("=")
+        if text == size.label or (equals and str(size.p.get(name.strip())) == value.strip()):
+            return True
+    return False
+
+
+def schedule(benchmarks, suite: str, sizes=()) -> list:
     """(benchmark, size) pairs in running order: each benchmark's sizes in increasing order,
-    the sizes a benchmark marks ``late`` for this suite after all the others."""
+    the sizes a benchmark marks ``late`` for this suite after all the others; only the sizes
+    matching ``sizes`` (see size_matches) when it is not empty."""
     early, late = [], []
     for bench in benchmarks:
-        for size in sorted(bench.sizes[suite], key=lambda s: s.x):
+        for size in sorted(bench.sizes_for(suite), key=lambda s: s.x):
+            if sizes and not size_matches(size, sizes):
+                continue
             (late if size.x in bench.late.get(suite, ()) else early).append((bench, size))
     return early + late
 
@@ -111,14 +129,17 @@ class Runner:
 
     # -- the whole suite ------------------------------------------------------------------
 
-    def run(self, benchmarks) -> None:
+    def run(self, benchmarks, sizes=()) -> None:
         self.log(f"suite {self.settings.suite}: {', '.join(b.name for b in benchmarks)}")
+        planned = schedule(benchmarks, self.settings.suite, sizes)
+        if not planned:
+            raise SystemExit(f"nothing to run: no size of the {self.settings.suite} suite matches {sizes}")
         self.spark = bench_session()
         self.worker = PythonWorker()
         try:
             self.warm_up()
             self.started = time.monotonic()
-            for bench, size in schedule(benchmarks, self.settings.suite):
+            for bench, size in planned:
                 self.run_size(bench, size)
         finally:
             self.worker.close()
@@ -132,6 +153,8 @@ class Runner:
         frames = input_frames(self.spark, task)
         for round_ in range(WARM_UP_ROUNDS):
             for name, system in SYSTEMS.items():
+                if system.unsupported(task.problem):
+                    continue
                 if system.kind != "spark" and round_:
                     continue
                 started = time.perf_counter()
@@ -161,7 +184,7 @@ class Runner:
         frames = None
         size_records = []
         try:
-            for name in cases.ALL_SYSTEMS:
+            for name in cases.RUN_ORDER:
                 if name not in bench.systems_for(suite):
                     continue
                 if SYSTEMS[name].kind == "spark" and frames is None:
@@ -237,7 +260,8 @@ class Runner:
             return "skipped", "the reference interpreter runs on the small sizes only"
         cap = bench.limits.get(name)
         if cap is not None and size.x > cap:
-            return "skipped", f"size above this system's cap ({cap:g}) for this benchmark"
+            note = f"size above this system's cap ({cap:g}) for this benchmark"
+            return "skipped", note + (f": {bench.limit_note}" if bench.limit_note else "")
         if (bench.name, name) in self.failed:
             return "skipped", f"not run: {self.failed[(bench.name, name)]}"
         if remaining <= 5:

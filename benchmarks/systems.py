@@ -46,6 +46,7 @@ SYSTEMS = {
         System("engine-seminaive", "spark", "benchmarks.engine", strategy="seminaive"),
         System("engine-rounds", "spark", "benchmarks.engine", strategy="seminaive", decompose=False),
         System("engine-naive", "spark", "benchmarks.engine", strategy="naive"),
+        System("graphframes", "spark", "benchmarks.anchors.graphframes_anchor"),
     )
 }
 
