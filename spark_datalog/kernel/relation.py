@@ -48,10 +48,10 @@ class SetRelation:
     2
     """
 
-    def __init__(self, dtypes: dict):
+    def __init__(self, dtypes: dict, known: Optional[pl.DataFrame] = None):
         self.dtypes = dict(dtypes) or {UNIT: pl.Boolean}
         self.columns = list(self.dtypes)
-        self.stable: list = []
+        self.stable: list = [known] if known is not None and known.height else []  # known: settled
         self.recent = pl.DataFrame(schema=self.dtypes)
         self.to_add: list = []
 
@@ -95,15 +95,15 @@ class BestRelation:
     (1, [(1, 3)])
     """
 
-    def __init__(self, dtypes: dict, position: int, func: str):
+    def __init__(self, dtypes: dict, position: int, func: str, known: Optional[pl.DataFrame] = None):
         if func not in ("min", "max"):
             raise ValueError(f"a best relation keeps min or max, not {func}")
         self.dtypes, self.func = dict(dtypes), func
         self.columns = list(dtypes)
         self.value = self.columns[position]
         self.group = [c for c in self.columns if c != self.value]
-        self.stable = pl.DataFrame(schema=self.dtypes)  # includes recent
-        self.recent = self.stable
+        self.stable = known if known is not None else pl.DataFrame(schema=self.dtypes)  # with recent
+        self.recent = self.stable.clear()
         self.to_add: list = []
 
     def insert(self, candidates: pl.LazyFrame) -> None:
