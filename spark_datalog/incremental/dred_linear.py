@@ -48,7 +48,6 @@ from ..eval.stats import non_termination
 from ..eval import partitioned
 from ..local import arrow
 from ..local.compile import compile_plan
-from ..local.dred import seed_rows
 from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..reference.aggregates import group_of, with_value
@@ -248,7 +247,7 @@ class _LinearDRed:
 
     def find_affected_groups(self) -> None:
         """Phase 1 of group repair: the min/max groups whose best value is computed again."""
-        seeds = seed_rows(
+        seeds = _seed_rows(
             self.plans.over_seeds, _frames({**self.lower_old, **self.known}), self.changed, self.own
         )
         # no switch to recomputing here, however many groups are affected: the repair
@@ -277,7 +276,7 @@ class _LinearDRed:
         Raises ``OverDeletion`` when recomputing costs less (``recompute_if_larger``)."""
         old_frames = _frames({**self.lower_old, **self.known})
         seeds: dict = {name: [] for name in self.relations}
-        seeds.update(seed_rows(self.plans.over_seeds, old_frames, self.changed, self.own))
+        seeds.update(_seed_rows(self.plans.over_seeds, old_frames, self.changed, self.own))
         limit = self.max_facts
         if recompute_if_larger:
             share = OVER_DELETION_SHARE * sum(_size(rows) for rows in self.known.values())
@@ -315,7 +314,7 @@ class _LinearDRed:
                 )
         self.new_frames = _frames({**self.lower_new, **self.known})
         seeds: dict = {name: [] for name in self.relations}
-        seeds.update(seed_rows(self.plans.insert_seeds, self.new_frames, self.changed, self.own))
+        seeds.update(_seed_rows(self.plans.insert_seeds, self.new_frames, self.changed, self.own))
         for rule_plan in self.stratum_plan.rules:
             name = rule_plan.relation
             if self.over[name]:
@@ -553,3 +552,15 @@ def _check(outcome, stratum_plan, max_iterations: Optional[int]) -> None:
     if outcome.exceeded:
         assert max_iterations is not None  # the fixpoints only stop early under a bound
         raise non_termination(stratum_plan, max_iterations, what="incremental iterations")
+
+
+def _seed_rows(seeds, frames: Mapping, changed: Mapping, own) -> dict:
+    """Relation -> the rows its seeds (``kernel.dred.Seed``) derive, each reading its changed
+    lower facts as the delta."""
+    rows: dict = {}
+    for seed in seeds:
+        seed_frames = dict(frames)
+        seed_frames[(seed.lower, "delta")] = changed.get((seed.changed, seed.lower), ())
+        plan = compile_plan(seed.plan, own | {seed.lower})
+        rows.setdefault(seed.relation, []).extend(plan.rows(seed_frames))
+    return rows

@@ -1,12 +1,13 @@
-"""DRed of a small recursive stratum as one Spark task (``local.dred``).
+"""DRed of a small recursive stratum as one Spark task (``kernel.dred``).
 
 ``incremental.dred`` runs each phase as rounds of Spark joins, one or two jobs per round: on a
 small stratum those jobs' fixed cost is the whole update (a deletion that over-deletes most of a
 reachable set takes dozens of rounds). Here the stratum's old facts, the lower relations before
 and after, and their changes are sent, tagged, into one partition, whose task runs the three
 phases in memory and yields the inserted and deleted facts: one Spark job. When the inputs are
-more than ``eval.partitioned.limits`` allows a task, or the executors cannot import the local
-backend, the caller runs the Spark rounds instead (the result is the same).
+more than ``spark.datalog.taskMemory`` allows a task (``settings.Settings.local_facts``), or the
+executors cannot import the kernel, the caller runs the Spark rounds instead (the result is the
+same).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Mapping, Optional
 from ..eval.stats import non_termination
 from ..eval import partitioned
 from ..eval.checkpoint import release
-from ..local.dred import DredPlans, Seed
-from ..local.partition import DredTask, LocalRelation, run_dred
+from ..kernel.dred import DredPlans, DredTask, Seed, run_dred
+from ..kernel.partition import LocalRelation
 from ..plan import ir
 from ..plan.translate import plan_rule
+from ..settings import KERNEL_VALUE_BYTES, TASK_MEMORY_SETTING, settings_of
 from ..spark.labels import labelled
 from ..syntax import ast
 from .dred import seed_plans
@@ -49,9 +51,12 @@ def local_dred_changes(
     parts += [("new", name, frame) for name, frame in new.items()]
     parts += [("inserted", name, frame) for name, frame in inserted.items()]
     parts += [("deleted", name, frame) for name, frame in deleted.items()]
-    inputs = tuple(_block(checked, kind, name) for kind, name, _ in parts)
-    outputs = tuple(_block(checked, kind, name) for name in relations for kind in ("inserted", "deleted"))
-    _, max_facts = partitioned.limits(spark)
+    inputs = tuple(_block(checked, stratum_plan, name, kind) for kind, name, _ in parts)
+    outputs = tuple(
+        _block(checked, stratum_plan, name, kind) for name in relations for kind in ("inserted", "deleted")
+    )
+    width = max(len(block.column_names) for block in inputs)
+    max_facts = settings_of(spark).local_facts(max(width, 1), KERNEL_VALUE_BYTES)
     task = DredTask(plans, inputs, outputs, max_iterations, max_facts)
     wide = partitioned.wide_frame(
         [
@@ -80,7 +85,7 @@ def local_dred_changes(
             stratum_plan.index,
             ", ".join(relations),
             max_facts,
-            partitioned.LOCAL_FACTS_SETTING,
+            TASK_MEMORY_SETTING,
         )
         return None
     if any(report.exceeded for report in reports.values()):
@@ -92,7 +97,7 @@ def local_dred_changes(
 
 
 def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
-    """The plans of ``local.dred`` for the stratum, when the lower relations ``inserted`` gained
+    """The plans of ``kernel.dred`` for the stratum, when the lower relations ``inserted`` gained
     facts and those of ``deleted`` lost some."""
 
     def seeds(positive, negated, positive_kind, negated_kind):
@@ -102,7 +107,7 @@ def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
         )
 
     return DredPlans(
-        relations=tuple(stratum_plan.relations),
+        relations=tuple(_block(checked, stratum_plan, name) for name in stratum_plan.relations),
         rules=tuple((r.relation, r.plan) for r in stratum_plan.rules),
         delta_rules=tuple((r.relation, r.plan) for r in stratum_plan.delta_rules),
         # phase 1: deleted facts under positive atoms, appeared ones under negated atoms
@@ -110,7 +115,6 @@ def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
         # phase 3: the other way round
         insert_seeds=seeds(inserted, deleted, "inserted", "deleted"),
         facts={name: tuple(checked.facts.get(name, ())) for name in stratum_plan.relations},
-        best={name: (spec.func, spec.position) for name, spec in stratum_plan.aggregates.items()},
     )
 
 
@@ -134,8 +138,14 @@ def rederive_plan(checked, rule: ast.Rule, own: frozenset, position: Optional[in
     return plan_rule(restricted, checked, delta_position=0).plan
 
 
-def _block(checked, kind: str, name: str) -> LocalRelation:
+def _block(checked, stratum_plan, name: str, kind: Optional[str] = None) -> LocalRelation:
+    """The columns of relation ``name`` as a block of the task (``kind:name``), or as the
+    stratum's relation (with its min/max) when there is no ``kind``."""
     schema = checked.relations[name]
+    spec = stratum_plan.aggregates.get(name) if kind is None else None
     return LocalRelation(
-        f"{kind}:{name}", tuple(schema.column_names), tuple(column.type for column in schema.columns)
+        name if kind is None else f"{kind}:{name}",
+        tuple(schema.column_names),
+        tuple(schema.types),
+        (spec.func, spec.position) if spec is not None else None,
     )

@@ -1,4 +1,4 @@
-"""DRed (delete and re-derive) of one recursive stratum on the kernel.
+"""DRed (delete and re-derive) of one recursive stratum on the kernel, and as one Spark task.
 
 The three phases of ``incremental.dred`` (its docstring has the reasoning), each a run of the
 kernel's one semi-naive loop (:func:`~.fixpoint.rounds`) over :class:`~.relation.Relation`\\ s:
@@ -10,27 +10,57 @@ kernel's one semi-naive loop (:func:`~.fixpoint.rounds`) over :class:`~.relation
 3. insert: from the re-derived facts and the other direction's seeds, rounds over the new
    state, the relations starting from what remains (``known``).
 
-The plans are those of ``local.dred.DredPlans`` (made by ``incremental.dred_local.dred_plans``),
-which this module is to replace. Frames in and out are Polars frames with the relations'
-column names and types.
+:func:`dred` takes and returns Polars frames with the relations' columns; :func:`run_dred` is
+the ``mapInArrow`` function of ``incremental.dred_local``, which sends every input of the
+stratum into one partition. The plans (:class:`DredPlans`) are made by
+``incremental.dred_local.dred_plans``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Mapping, Optional
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Mapping, Optional
 
 import polars as pl
+import pyarrow as pa
 
 from .compile import compile_node
 from .fixpoint import conformed, rounds
-from .frames import facts_table, to_frame
-from .relation import BestRelation, SetRelation
-from .types import polars_type
+from .frames import facts_table, to_frame, to_table
+from .partition import LocalRelation, PartitionReport, new_relation, split_batches, wide_batches
+from .relation import SetRelation
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A rule read with one changed lower literal as its delta: ``plan`` derives ``relation``
+    and reads ``(lower, "delta")``, the facts of ``lower`` that ``changed`` (``"inserted"`` or
+    ``"deleted"``)."""
+
+    relation: str
+    plan: object
+    lower: str
+    changed: str
+
+
+@dataclass(frozen=True)
+class DredPlans:
+    """The plans DRed runs for one stratum (pickled into a Spark task)."""
+
+    relations: tuple  # LocalRelation of each relation of the stratum (columns, types, min/max)
+    rules: tuple  # (relation, IR plan) of every rule, for re-deriving
+    delta_rules: tuple  # (relation, IR plan) of the semi-naive variants
+    over_seeds: tuple  # Seed, phase 1
+    insert_seeds: tuple  # Seed, phase 3
+    facts: dict = field(default_factory=dict)  # relation -> the program's stated facts
+
+    @property
+    def names(self) -> tuple:
+        return tuple(relation.name for relation in self.relations)
 
 
 @dataclass
-class KernelDredOutcome:
+class DredOutcome:
     """relation -> (inserted facts, deleted facts), and whether a phase hit the round limit."""
 
     changes: dict
@@ -38,36 +68,32 @@ class KernelDredOutcome:
 
 
 def dred(
-    plans,
-    checked,
+    plans: DredPlans,
     old: Mapping[str, pl.DataFrame],
     lower_old: Mapping[str, pl.DataFrame],
     lower_new: Mapping[str, pl.DataFrame],
     changed: Mapping[tuple, pl.DataFrame],
     max_rounds: Optional[int] = None,
-) -> KernelDredOutcome:
-    """The stratum's changes. ``plans``: its ``DredPlans``; ``checked``: the program (for the
-    relations' columns); ``old``: relation -> its old facts; ``lower_old`` / ``lower_new``:
-    lower relation -> its facts before / after; ``changed``: ``("inserted" | "deleted",
-    lower relation)`` -> the facts that appeared / disappeared."""
-    shapes = {name: checked.relations[name] for name in plans.relations}
+) -> DredOutcome:
+    """The stratum's changes. ``old``: relation -> its old facts; ``lower_old`` /
+    ``lower_new``: lower relation -> its facts before / after; ``changed``: ``("inserted" |
+    "deleted", lower relation)`` -> the facts that appeared / disappeared."""
+    shapes = {relation.name: relation for relation in plans.relations}
     old_full = {(name, "full"): frame for name, frame in {**lower_old, **old}.items()}
     # 1. over-delete against the old state
     over_seeds = _seeded(plans.over_seeds, old_full, changed, shapes)
-    over_relations = {name: SetRelation(_dtypes(shapes[name])) for name in plans.relations}
-    exceeded = _run(
-        over_relations, over_seeds, plans.delta_rules, lambda states: old_full, shapes, max_rounds
-    )
+    over_relations = {name: SetRelation(_dtypes(shape)) for name, shape in shapes.items()}
+    exceeded = _run(over_relations, over_seeds, plans.delta_rules, lambda _: old_full, shapes, max_rounds)
     over = {name: relation.facts() for name, relation in over_relations.items()}
     # 2. what remains, and the over-deleted facts it still derives
-    remaining = {name: _without(old[name], over[name]) for name in plans.relations}
+    remaining = {name: _without(old[name], over[name]) for name in shapes}
     new_full = {(name, "full"): frame for name, frame in lower_new.items()}
     remaining_full = {**new_full, **{(name, "full"): frame for name, frame in remaining.items()}}
     rederived = _rederived(plans, remaining_full, over, shapes)
     # 3. insert over the new state, from what remains
     for name, frames in _seeded(plans.insert_seeds, remaining_full, changed, shapes).items():
         rederived.setdefault(name, []).extend(frames)
-    inserting = {name: _relation(plans, shapes[name], remaining[name]) for name in plans.relations}
+    inserting = {name: new_relation(shape, remaining[name]) for name, shape in shapes.items()}
 
     def current(states: dict) -> dict:
         return {**new_full, **{(name, "full"): state.full() for name, state in states.items()}}
@@ -77,7 +103,7 @@ def dred(
     for name, relation in inserting.items():
         final = relation.facts()
         changes[name] = (_without(final, old[name]), _without(old[name], final))
-    return KernelDredOutcome(changes, exceeded)
+    return DredOutcome(changes, exceeded)
 
 
 def _run(relations: dict, base: dict, delta_rules, full: Callable, shapes, max_rounds: Optional[int]) -> bool:
@@ -110,23 +136,23 @@ def _seeded(seeds, frames: Mapping, changed: Mapping, shapes) -> dict:
     return found
 
 
-def _rederived(plans, frames: Mapping, over: Mapping, shapes) -> dict:
+def _rederived(plans: DredPlans, frames: Mapping, over: Mapping, shapes) -> dict:
     """Relation -> lazy frames of its over-deleted facts that the rules or stated facts still
     derive from ``frames`` (what remains and the new lower relations)."""
-    found: dict = {name: [] for name in plans.relations}
+    found: dict = {name: [] for name in shapes}
     for name, plan in plans.rules:
         if over[name].height:
             found[name].append(_within(_output(plan, frames, shapes[name]), over[name]))
     for name, rows in plans.facts.items():
         if name in over and over[name].height and rows:
-            schema = shapes[name]
-            stated = to_frame(facts_table(schema.column_names, schema.types, rows), schema.types)
+            shape = shapes[name]
+            stated = to_frame(facts_table(shape.column_names, shape.column_types, rows), shape.column_types)
             found[name].append(_within(stated.lazy(), over[name]))
     return found
 
 
-def _output(plan, frames: Mapping, schema) -> pl.LazyFrame:
-    return conformed(compile_node(plan, frames).frame, schema.column_names, schema.types)
+def _output(plan, frames: Mapping, shape: LocalRelation) -> pl.LazyFrame:
+    return conformed(compile_node(plan, frames).frame, shape.column_names, shape.column_types)
 
 
 def _within(frame: pl.LazyFrame, facts: pl.DataFrame) -> pl.LazyFrame:
@@ -137,13 +163,48 @@ def _without(frame: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
     return frame.join(facts, on=frame.columns, how="anti")
 
 
-def _dtypes(schema) -> dict:
-    return {c.name: polars_type(c.type) for c in schema.columns}
+def _dtypes(shape: LocalRelation) -> dict:
+    return new_relation(shape).dtypes
 
 
-def _relation(plans, schema, known: pl.DataFrame):
-    best = plans.best.get(schema.name)
-    if best is None:
-        return SetRelation(_dtypes(schema), known)
-    func, position = best
-    return BestRelation(_dtypes(schema), position, func, known)
+@dataclass(frozen=True)
+class DredTask:
+    """A stratum's DRed in one task: the input blocks (``old:R``, ``new:L``, ``inserted:L``,
+    ``deleted:L``) and the output blocks (``inserted:R``, ``deleted:R``) of the wide schema."""
+
+    plans: DredPlans
+    inputs: tuple  # LocalRelation
+    outputs: tuple  # LocalRelation
+    max_rounds: Optional[int]
+    max_facts: Optional[int]
+
+
+def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` function of ``incremental.dred_local``: all of the stratum's inputs
+    arrive in this one partition; it yields the changes, or nothing when the inputs are more
+    than ``task.max_facts`` rows (reported as an overflow) or a phase hit the round limit."""
+    blocks: dict = {"old": {}, "new": {}, "inserted": {}, "deleted": {}}
+    for name, frame in split_batches(batches, task.inputs).items():
+        kind, relation = name.split(":", 1)
+        blocks[kind][relation] = frame
+    if (
+        task.max_facts is not None
+        and sum(f.height for b in blocks.values() for f in b.values()) > task.max_facts
+    ):
+        reports.add({0: PartitionReport([], [], {}, False, True)})
+        return
+    own = set(task.plans.names)
+    old = {name: frame for name, frame in blocks["old"].items() if name in own}
+    lower_old = {name: frame for name, frame in blocks["old"].items() if name not in own}
+    changed = {
+        (kind, name): frame for kind in ("inserted", "deleted") for name, frame in blocks[kind].items()
+    }
+    outcome = dred(task.plans, old, lower_old, blocks["new"], changed, task.max_rounds)
+    reports.add({0: PartitionReport([], [], {}, outcome.exceeded, False)})
+    if outcome.exceeded:
+        return
+    tags = {relation.name: tag for tag, relation in enumerate(task.outputs)}
+    for relation in task.plans.relations:
+        for kind, facts in zip(("inserted", "deleted"), outcome.changes[relation.name], strict=True):
+            table = to_table(facts, relation.column_names, relation.column_types)
+            yield from wide_batches(table, tags[f"{kind}:{relation.name}"], task.outputs)

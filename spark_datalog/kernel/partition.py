@@ -116,13 +116,18 @@ def run_partition(
         yield from wide_batches(table, tag, task.relations)
 
 
-def new_relation(relation: LocalRelation) -> SetRelation | BestRelation:
-    """The kernel relation holding ``relation``'s facts during the fixpoint."""
+def new_relation(relation: LocalRelation, known: Optional[pl.DataFrame] = None) -> SetRelation | BestRelation:
+    """The kernel relation holding ``relation``'s facts during the fixpoint, starting from the
+    settled facts ``known`` (none by default).
+
+    >>> new_relation(LocalRelation("tc", ("X", "Y"), ("int", "int"))).size()
+    0
+    """
     dtypes = {n: polars_type(t) for n, t in zip(relation.column_names, relation.column_types, strict=True)}
     if relation.best is None:
-        return SetRelation(dtypes)
+        return SetRelation(dtypes, known)
     func, position = relation.best
-    return BestRelation(dtypes, position, func)
+    return BestRelation(dtypes, position, func, known)
 
 
 def run_fixpoint(task: PartitionTask, base: dict, below: dict, relations: dict) -> PartitionReport:
@@ -188,7 +193,7 @@ def wide_batches(table: pa.Table, tag: int, relations) -> Iterator[pa.RecordBatc
     """The rows of relation ``relations[tag]`` (an Arrow table of its columns) as batches of the
     wide schema."""
     rows = table.num_rows
-    columns = [pa.array([tag] * rows, type=pa.int32()) if rows else pa.array([], pa.int32())]
+    columns = [pa.repeat(pa.scalar(tag, pa.int32()), rows)]
     for other, relation in enumerate(relations):
         if other == tag:
             columns += list(table.columns)

@@ -1,6 +1,5 @@
-"""The local backend: the IR evaluated on in-memory rows inside one process.
-
-``compile`` turns plans into Python functions over tuples, ``fixpoint`` runs one relation's
-semi-naive rounds with them, and ``partition`` wraps that as the task of a Spark job (used by
-``eval.partitioned`` for decomposable strata). Nothing here builds Spark plans.
+"""The tuple evaluator the driver-side maintenance (``incremental.dred_linear``, ``.levels``)
+still uses: ``compile`` turns plans into Python functions over tuples (or Arrow columns,
+``columnar``), ``fixpoint`` runs semi-naive rounds with them, ``arrow`` holds stored facts as
+Arrow tables probed by key. It moves to the kernel (``spark_datalog.kernel``) with them.
 """
