@@ -81,13 +81,16 @@ def engine_merge(spark, root: str, change) -> dict:
 
 def engine_driver_merge(spark, root: str, change) -> dict:
     """``apply_changes`` with its driver merge whatever the size of the touched files."""
-    from spark_datalog.storage import datafiles
-
-    limit, datafiles.DRIVER_MERGE_ROWS = datafiles.DRIVER_MERGE_ROWS, 1 << 62
+    setting = "spark.datalog.driverMergeRows"
+    limit = spark.conf.get(setting, None)
+    spark.conf.set(setting, str(1 << 62))
     try:
         return engine_merge(spark, root, change)
     finally:
-        datafiles.DRIVER_MERGE_ROWS = limit
+        if limit is None:
+            spark.conf.unset(setting)
+        else:
+            spark.conf.set(setting, limit)
 
 
 def deltalake_merge(spark, root: str, change) -> dict:
@@ -221,9 +224,9 @@ def markdown(args, merges: list, feeds: list, meta: dict) -> str:
         "every fact of the change has "
         "`X < 1000` (one file holds them); *spread*: facts anywhere. Best of "
         f"{args.repeat}; all left the same rows. The engine merges on the driver (pyarrow) when the "
-        "files a change touches hold at most `DRIVER_MERGE_ROWS` (2,000,000) rows, with Spark "
-        "otherwise: a spread change touches every file, so it takes Spark here. *driver merge forced*: "
-        "the same with that limit lifted.",
+        "files a change touches hold at most `spark.datalog.driverMergeRows` rows (then 2,000,000; "
+        "now `spark.driver.memory` / 512 bytes), with Spark otherwise: a spread change touches "
+        "every file, so it took Spark here. *driver merge forced*: the same with that limit lifted.",
         "",
         "| change | engine `apply_changes` s | files +/- | same, driver merge forced s "
         "| `DeltaTable.merge` s | files +/- | files after (engine / deltalake) "

@@ -128,7 +128,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("program", metavar="PROGRAM.dl")
     check.set_defaults(handler=run_check)
+    add_run_command(commands)
+    materialize = commands.add_parser(
+        "materialize",
+        help="materialize a program into a warehouse of Delta tables",
+        description="Check the program, read its inputs, evaluate it on Spark and commit every relation "
+        "into the warehouse; print relations, facts, Delta versions and time per "
+        'stratum. The same job as `spark-submit "$(spark-datalog job-path)"`.',
+    )
+    job.add_job_arguments(materialize)
+    materialize.set_defaults(handler=run_materialize)
+    add_query_command(commands)
+    add_unlock_command(commands)
+    add_job_path_command(commands)
+    return parser
 
+
+def add_run_command(commands) -> None:
+    """``spark-datalog run``: evaluate a program from CSV files and print what it derives."""
     run = commands.add_parser(
         "run",
         help="evaluate a program and print the derived relations",
@@ -174,20 +191,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_logging_arguments(run)
     run.set_defaults(handler=run_run)
-
-    materialize = commands.add_parser(
-        "materialize",
-        help="materialize a program into a warehouse of Delta tables",
-        description="Check the program, read its inputs, evaluate it on Spark and commit every relation "
-        "into the warehouse; print relations, facts, Delta versions and time per "
-        'stratum. The same job as `spark-submit "$(spark-datalog job-path)"`.',
-    )
-    job.add_job_arguments(materialize)
-    materialize.set_defaults(handler=run_materialize)
-    add_query_command(commands)
-    add_unlock_command(commands)
-    add_job_path_command(commands)
-    return parser
 
 
 # ---------------------------------------------------------------------------------------------

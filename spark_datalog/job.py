@@ -253,7 +253,16 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
 
     Every default is ``None`` so that a flag not given leaves the config file's value alone.
     """
-    add = parser.add_argument
+    _add_data_arguments(parser.add_argument)
+    _add_run_arguments(parser.add_argument)
+    _add_evaluation_arguments(parser.add_argument)
+    _add_query_arguments(parser.add_argument)
+    add_logging_arguments(parser)
+    return parser
+
+
+def _add_data_arguments(add) -> None:
+    """The program, its inputs and where the results go."""
     add("--config", metavar="FILE.yaml", help="YAML job config; flags override its keys")
     add("--program", metavar="PATH.dl", help="the Datalog program")
     add(
@@ -285,6 +294,10 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="ID",
         help="the run's id: re-running an unfinished run id resumes it (default: a timestamp)",
     )
+
+
+def _add_run_arguments(add) -> None:
+    """The run: full or incremental, its changes and id."""
     add(
         "--mode",
         choices=MODES,
@@ -306,6 +319,10 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         default=None,
         help="allow replacing a warehouse that holds another program's results",
     )
+
+
+def _add_evaluation_arguments(add) -> None:
+    """How the strata are evaluated."""
     add("--strategy", choices=STRATEGIES, help="fixpoint strategy (default seminaive)")
     add(
         "--no-decompose",
@@ -328,6 +345,10 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         help="cut the lineage every N iterations (default 10)",
     )
     add("--on-null", choices=ON_NULL, help="input rows with nulls: error (default) or drop")
+
+
+def _add_query_arguments(add) -> None:
+    """Queries answered after the run, and what is printed."""
     add(
         "--query",
         dest="queries",
@@ -343,8 +364,6 @@ def add_job_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParse
         metavar="N",
         help=f"rows to print per reported relation and query (default {DEFAULT_SHOW})",
     )
-    add_logging_arguments(parser)
-    return parser
 
 
 def build_parser(prog: str = "materialize") -> argparse.ArgumentParser:

@@ -15,7 +15,24 @@ setting                              meaning (default)
                                      ``taskMemory`` (unset)
 ``spark.datalog.maxBroadcastRows``   rows a relation read by a partition-local fixpoint may
                                      have to be broadcast to every task (1,000,000)
+``spark.datalog.driverRows``         rows of a change (or a small frame to write) that are
+                                     collected and handled in the driver, without a Spark job
+                                     of their own (50,000)
+``spark.datalog.driverMergeRows``    rows the stored files a change touches may hold for the
+                                     driver to merge them (pyarrow) instead of Spark; by default
+                                     ``spark.driver.memory`` / 512 bytes (2,097,152 at ``1g``)
+``spark.datalog.lookupBroadcastRows`` rows of a change that Spark broadcasts to the scan of the
+                                     files it touches (200,000)
+``spark.datalog.overDeletionMin``    with ``method="auto"``, a linear DRed over-deleting more
+                                     than this many facts plus ``overDeletionShare`` of the
+                                     stratum is abandoned for a recomputation (200,000)
+``spark.datalog.overDeletionShare``  see ``overDeletionMin`` (0.4)
+``spark.datalog.floodMin``           over-deleted facts (at least half re-derived) beyond which
+                                     a stratum stops keeping derivation levels (10,000)
 ===================================  ==========================================================
+
+The defaults of the last five were measured on a 2-core machine (``benchmarks/``); they are
+settings so that a larger driver or cluster can move them.
 """
 
 from __future__ import annotations
@@ -30,8 +47,20 @@ TASK_MEMORY_SETTING = "spark.datalog.taskMemory"
 LOCAL_FACTS_SETTING = "spark.datalog.maxLocalFacts"
 BROADCAST_ROWS_SETTING = "spark.datalog.maxBroadcastRows"
 
+DRIVER_ROWS_SETTING = "spark.datalog.driverRows"
+DRIVER_MERGE_ROWS_SETTING = "spark.datalog.driverMergeRows"
+LOOKUP_BROADCAST_ROWS_SETTING = "spark.datalog.lookupBroadcastRows"
+OVER_DELETION_MIN_SETTING = "spark.datalog.overDeletionMin"
+OVER_DELETION_SHARE_SETTING = "spark.datalog.overDeletionShare"
+FLOOD_MIN_SETTING = "spark.datalog.floodMin"
+
 DEFAULT_TASK_MEMORY = "2g"
+DEFAULT_DRIVER_MEMORY = "1g"  # Spark's default spark.driver.memory
 DEFAULT_BROADCAST_ROWS = 1_000_000
+# Bytes of driver memory per stored row a driver merge may read: reading, netting, merging
+# and writing files of two long columns with pyarrow peaked near 200 bytes per row; 512 leaves
+# room for wider rows and the rest of the driver.
+DRIVER_ROW_BYTES = 512
 # Peak bytes per value of a fact while a fixpoint runs. Kernel: 74-90 bytes per two-column fact
 # measured on tc over 3-ary trees (2.8M and 9.2M facts: stable frames, the round's candidates
 # and the anti-join's hash table), rounded up. Tuples: 170 bytes per two-column fact were measured
@@ -57,6 +86,12 @@ class Settings:
     task_memory: int
     max_local_facts: Optional[int]
     max_broadcast_rows: int
+    driver_rows: int = 50_000
+    driver_merge_rows: int = 2**31 // DRIVER_ROW_BYTES
+    lookup_broadcast_rows: int = 200_000
+    over_deletion_min: int = 200_000
+    over_deletion_share: float = 0.4
+    flood_min: int = 10_000
 
     def local_facts(self, width: int, value_bytes: int) -> int:
         """Facts of ``width`` values a task may hold in an evaluator spending ``value_bytes``
@@ -69,15 +104,38 @@ class Settings:
 def settings_of(spark) -> Settings:
     """The session's :class:`Settings`."""
     get = spark.conf.get
-    python_memory = spark.sparkContext.getConf().get("spark.executor.pyspark.memory", DEFAULT_TASK_MEMORY)
+    conf = spark.sparkContext.getConf()
+    python_memory = conf.get("spark.executor.pyspark.memory", DEFAULT_TASK_MEMORY)
+    driver_memory = byte_size(conf.get("spark.driver.memory", DEFAULT_DRIVER_MEMORY), "spark.driver.memory")
     facts = get(LOCAL_FACTS_SETTING, None)
+    defaults = Settings(0, None, 0)
+
+    def count(setting: str, default: int) -> int:
+        return _count(get(setting, str(default)), setting)
+
     return Settings(
         task_memory=byte_size(get(TASK_MEMORY_SETTING, python_memory), TASK_MEMORY_SETTING),
         max_local_facts=_count(facts, LOCAL_FACTS_SETTING) if facts else None,
-        max_broadcast_rows=_count(
-            get(BROADCAST_ROWS_SETTING, str(DEFAULT_BROADCAST_ROWS)), BROADCAST_ROWS_SETTING
+        max_broadcast_rows=count(BROADCAST_ROWS_SETTING, DEFAULT_BROADCAST_ROWS),
+        driver_rows=count(DRIVER_ROWS_SETTING, defaults.driver_rows),
+        driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, driver_memory // DRIVER_ROW_BYTES),
+        lookup_broadcast_rows=count(LOOKUP_BROADCAST_ROWS_SETTING, defaults.lookup_broadcast_rows),
+        over_deletion_min=count(OVER_DELETION_MIN_SETTING, defaults.over_deletion_min),
+        over_deletion_share=_share(
+            get(OVER_DELETION_SHARE_SETTING, str(defaults.over_deletion_share)), OVER_DELETION_SHARE_SETTING
         ),
+        flood_min=count(FLOOD_MIN_SETTING, defaults.flood_min),
     )
+
+
+def _share(text: str, setting: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise SettingsError(f"{setting}: {text!r} is not a share (a number from 0 to 1)")
+    return value
 
 
 def _count(text: str, setting: str) -> int:

@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 import spark_datalog as sd
-from spark_datalog.settings import KERNEL_VALUE_BYTES, TUPLE_VALUE_BYTES, Settings, byte_size, settings_of
+from spark_datalog.settings import (
+    DRIVER_ROW_BYTES,
+    KERNEL_VALUE_BYTES,
+    TUPLE_VALUE_BYTES,
+    Settings,
+    byte_size,
+    settings_of,
+)
 
 
 @pytest.mark.parametrize(
@@ -47,8 +54,33 @@ def test_the_session_settings_are_read(spark, datalog_settings):
     assert settings_of(spark).max_local_facts == 9
 
 
+def test_the_maintenance_limits_are_read_and_the_merge_limit_follows_driver_memory(spark, datalog_settings):
+    found = settings_of(spark)
+    driver = byte_size(spark.sparkContext.getConf().get("spark.driver.memory", "1g"))
+    assert found.driver_merge_rows == driver // DRIVER_ROW_BYTES
+    assert (found.driver_rows, found.over_deletion_share, found.flood_min) == (50_000, 0.4, 10_000)
+    datalog_settings(
+        driverRows=7,
+        driverMergeRows=8,
+        lookupBroadcastRows=9,
+        overDeletionMin=10,
+        overDeletionShare=0.5,
+        floodMin=11,
+    )
+    found = settings_of(spark)
+    assert (found.driver_rows, found.driver_merge_rows, found.lookup_broadcast_rows) == (7, 8, 9)
+    assert (found.over_deletion_min, found.over_deletion_share, found.flood_min) == (10, 0.5, 11)
+
+
 @pytest.mark.parametrize(
-    ("key", "value"), [("maxLocalFacts", "many"), ("maxBroadcastRows", "-3"), ("taskMemory", "lots")]
+    ("key", "value"),
+    [
+        ("maxLocalFacts", "many"),
+        ("maxBroadcastRows", "-3"),
+        ("taskMemory", "lots"),
+        ("driverRows", "1e3"),
+        ("overDeletionShare", "1.5"),
+    ],
 )
 def test_a_bad_setting_stops_the_run_with_a_settings_error(spark, datalog_settings, key, value):
     datalog_settings(**{key: value})

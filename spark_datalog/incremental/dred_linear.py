@@ -25,6 +25,11 @@ groups* instead of over-deleted facts (``_affected``; with levels, the groups wh
 its support: ``incremental.levels``), phase 2 evaluates every rule again for them from the
 other groups and the new lower relations, and phase 3 runs best value first.
 
+A stratum without min/max relations and without stored levels (``incremental.levels``) runs the
+three phases on the kernel (``kernel.dred``, Polars frames: ``_on_kernel``), within the task
+memory budget (``spark.datalog.taskMemory`` at the kernel's bytes per value); the others still
+run on the tuple evaluator (``local``), described next.
+
 Cost: the stratum's old facts and the lower relations it reads are read once (by delta-rs from
 the warehouse, when the caller passes ``stored``: no Spark job) and kept as pyarrow Tables that
 joins probe by key (``arrow.matching``); the changed lower facts come as the driver holds them
@@ -42,15 +47,20 @@ import logging
 from functools import cached_property
 from typing import Callable, Mapping, Optional
 
+import polars as pl
 import pyarrow as pa
 
 from ..eval.stats import non_termination
 from ..eval import partitioned
+from ..kernel.dred import dred
+from ..kernel.frames import to_frame
+from ..kernel.types import UNIT
 from ..local import arrow
 from ..local.compile import compile_plan
 from ..local.fixpoint import fixpoint
 from ..plan.partitioning import is_linear
 from ..reference.aggregates import group_of, with_value
+from ..settings import BROADCAST_ROWS_SETTING, KERNEL_VALUE_BYTES, TASK_MEMORY_SETTING, settings_of
 from ..storage.datafiles import collect_arrow, collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
@@ -61,6 +71,7 @@ from .levels import (
     added_rounds,
     dropped,
     flooded,
+    is_flood,
     levels_apply,
     relevelled,
     relevelled_best,
@@ -73,11 +84,9 @@ log = logging.getLogger("spark_datalog")
 # about 1.5 s plus 3 µs per fact of it. (Measured on this project's 2-core machine with the
 # incremental benchmark's tc, sg and reach graphs, deleting 0.1-10% of the edges: DRed over
 # 100% of reach's 159K facts 1.7 s against 2.3 s; over 52% of tc's 917K 3.3 s against 4.5 s;
-# over 82% of sg's 1.4M 8.1 s against 5.9 s.) So beyond OVER_DELETION_MIN over-deleted facts
-# plus OVER_DELETION_SHARE of the stratum, recomputing costs less: the caller is told by
-# ``OverDeletion``.
-OVER_DELETION_MIN = 200_000
-OVER_DELETION_SHARE = 0.4
+# over 82% of sg's 1.4M 8.1 s against 5.9 s.) So beyond ``spark.datalog.overDeletionMin``
+# (200,000) over-deleted facts plus ``spark.datalog.overDeletionShare`` (0.4) of the stratum,
+# recomputing costs less: the caller is told by ``OverDeletion``.
 
 
 class RecomputeInstead(Exception):
@@ -85,8 +94,8 @@ class RecomputeInstead(Exception):
 
 
 class OverDeletion(RecomputeInstead):
-    """The over-deleted facts exceed ``OVER_DELETION_MIN`` plus ``OVER_DELETION_SHARE`` of the
-    stratum: recomputing it costs less."""
+    """The over-deleted facts exceed ``spark.datalog.overDeletionMin`` plus
+    ``overDeletionShare`` of the stratum: recomputing it costs less."""
 
 
 def linear_dred_applies(stratum_plan) -> bool:
@@ -123,8 +132,8 @@ def linear_dred_changes(
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
     pyarrow Table read straight from storage (``Warehouse.read_facts``), or None: then
     ``old`` is collected. With ``recompute_if_larger``, raises ``OverDeletion`` as soon as
-    the over-deleted facts exceed ``OVER_DELETION_MIN`` plus ``OVER_DELETION_SHARE`` of the
-    stratum. ``levels`` (a stratum of ``incremental.levels.levels_apply``) gives its facts'
+    the over-deleted facts exceed ``spark.datalog.overDeletionMin`` plus ``overDeletionShare``
+    of the stratum. ``levels`` (a stratum of ``incremental.levels.levels_apply``) gives its facts'
     old levels: then they are its old facts, removals over-delete only the facts that lose
     their support (``incremental.levels.dropped``), and ``levels.new`` is set to the new
     facts' levels. ``Levels(None)`` (none stored): ``levels.flooded`` tells whether the
@@ -134,6 +143,8 @@ def linear_dred_changes(
         raise ValueError(
             f"{run.what}: levels are kept only for the strata of incremental.levels.levels_apply"
         )
+    if not run.best and (levels is None or levels.old is None):
+        return _on_kernel(run, levels, recompute_if_larger)
     if not run.read_lower():
         return None
     run.levels = levels
@@ -168,9 +179,11 @@ class _LinearDRed:
                 "are recomputed, not maintained by DRed"
             )
         self.max_rows, self.max_facts = partitioned.limits(spark)
+        self.settings = settings_of(spark)
         self.what = f"stratum {stratum_plan.index} · {', '.join(self.relations)}"
-        self.changed = {("inserted", name): _rows(frame) for name, frame in inserted.items()}
-        self.changed.update({("deleted", name): _rows(frame) for name, frame in deleted.items()})
+        self.changed_tables = {("inserted", name): _table(frame) for name, frame in inserted.items()}
+        self.changed_tables.update({("deleted", name): _table(frame) for name, frame in deleted.items()})
+        self.changed = {key: arrow.table_rows(table) for key, table in self.changed_tables.items()}
         self.plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
         self.variants = _variants(stratum_plan)  # of phase 3; phase 1 of group repair shares them
         self.levels: Optional[Levels] = None
@@ -198,13 +211,18 @@ class _LinearDRed:
 
     def read(self, name: str, limit: int):
         """The relation's old facts: a held pyarrow Table (``arrow.is_held``), else tuples."""
+        table = self.table(name, limit)
+        if table is None:
+            return None
+        return table if arrow.is_held(table) else arrow.table_rows(table)
+
+    def table(self, name: str, limit: int) -> Optional[pa.Table]:
+        """The relation's old facts as a pyarrow Table, or None (logged) beyond ``limit`` rows."""
         table = self.stored(name, limit) if self.stored is not None else None
         if table is None:
             table = collect_small(self.old[name], limit)
         if table is None:
-            setting = (
-                partitioned.LOCAL_FACTS_SETTING if name in self.own else partitioned.BROADCAST_ROWS_SETTING
-            )
+            setting = TASK_MEMORY_SETTING if name in self.own else BROADCAST_ROWS_SETTING
             log.info(
                 "%s · %s has over %d rows for the driver (%s): DRed by other means",
                 self.what,
@@ -212,8 +230,7 @@ class _LinearDRed:
                 limit,
                 setting,
             )
-            return None
-        return table if arrow.is_held(table) else arrow.table_rows(table)
+        return table
 
     def read_lower(self) -> bool:
         """Reads the lower relations before and after the change; False when one is too large."""
@@ -279,8 +296,8 @@ class _LinearDRed:
         seeds.update(_seed_rows(self.plans.over_seeds, old_frames, self.changed, self.own))
         limit = self.max_facts
         if recompute_if_larger:
-            share = OVER_DELETION_SHARE * sum(_size(rows) for rows in self.known.values())
-            limit = min(limit, OVER_DELETION_MIN + int(share))
+            share = self.settings.over_deletion_share * sum(_size(rows) for rows in self.known.values())
+            limit = min(limit, self.settings.over_deletion_min + int(share))
         if self.levelled:
             self.over = dropped(self.level_plans, self.checked, seeds, self.old_levels, self.lower_new)
             overflow = sum(map(len, self.over.values())) > limit
@@ -396,7 +413,7 @@ class _LinearDRed:
             levels.new = relevelled(self.checked, self.old_levels, self.over, outcome.facts, outcome.sizes)
         else:
             removed = {**self.over, **{name: set(rows) for name, rows in self.affected_rows.items()}}
-            levels.flooded = flooded(removed, outcome.facts)
+            levels.flooded = flooded(removed, outcome.facts, self.settings.flood_min)
 
 
 def _relevelled_best(
@@ -531,9 +548,9 @@ def _affected(seeds: dict, variants: list, frames: dict, best: dict, stored: dic
     return affected
 
 
-def _rows(rows) -> list:
-    """The tuples of a Spark frame (collected: one job) or of a pyarrow Table."""
-    return arrow.table_rows(rows if is_arrow(rows) else collect_arrow(rows))
+def _table(rows) -> pa.Table:
+    """A Spark frame (collected: one job) or a pyarrow Table, as a pyarrow Table."""
+    return rows if is_arrow(rows) else collect_arrow(rows)
 
 
 def _variants(stratum_plan) -> list:
@@ -564,3 +581,70 @@ def _seed_rows(seeds, frames: Mapping, changed: Mapping, own) -> dict:
         plan = compile_plan(seed.plan, own | {seed.lower})
         rows.setdefault(seed.relation, []).extend(plan.rows(seed_frames))
     return rows
+
+
+def _on_kernel(run: _LinearDRed, levels: Optional[Levels], recompute_if_larger: bool) -> Optional[dict]:
+    """The stratum's changes by ``kernel.dred`` (no min/max relation, no stored levels): its
+    old facts and the lower relations read as Arrow tables, the three phases on Polars frames.
+    None when a relation is too large for the driver; ``OverDeletion`` as ``over_delete``."""
+    schemas = {name: run.checked.relations[name] for name in run.old}
+    width = max(len(schemas[name].columns) for name in run.relations)
+    max_facts = run.settings.local_facts(width, KERNEL_VALUE_BYTES)
+    frames = {}
+    for name in sorted(set(run.old) - run.own) + list(run.relations):
+        table = run.table(name, max_facts if name in run.own else run.max_rows)
+        if table is None:
+            return None
+        frames[name] = _kernel_frame(table, schemas[name])
+    changed = {
+        (kind, name): _kernel_frame(table, schemas[name])
+        for (kind, name), table in run.changed_tables.items()
+    }
+    lower_old = {name: frame for name, frame in frames.items() if name not in run.own}
+    lower_new = {name: _changed_frame(frame, name, changed) for name, frame in lower_old.items()}
+    max_over = None
+    if recompute_if_larger:
+        share = run.settings.over_deletion_share * sum(frames[name].height for name in run.relations)
+        max_over = min(max_facts, run.settings.over_deletion_min + int(share))
+    old = {name: frames[name] for name in run.relations}
+    outcome = dred(run.plans, old, lower_old, lower_new, changed, run.max_iterations, max_over)
+    if outcome.overflow:
+        raise OverDeletion(
+            f"{run.what} · over {max_over} facts over-deleted: recomputing costs less than DRed"
+        )
+    _check(outcome, run.stratum_plan, run.max_iterations)
+    if levels is not None:
+        total = sum(frame.height for frame in outcome.over.values())
+        back = sum(
+            frame.join(_final(old[name], *outcome.changes[name]), on=frame.columns, how="semi").height
+            for name, frame in outcome.over.items()
+        )
+        levels.flooded = is_flood(total, back, run.settings.flood_min)
+    return {name: tuple(_tuples(frame) for frame in outcome.changes[name]) for name in run.relations}
+
+
+def _kernel_frame(table: pa.Table, schema) -> pl.DataFrame:
+    """A relation's facts (an Arrow table of its columns, in order) as a kernel frame with the
+    relation's column names and types."""
+    if table.num_columns:
+        table = table.rename_columns(list(schema.column_names))
+    return to_frame(table, schema.types)
+
+
+def _changed_frame(frame: pl.DataFrame, name: str, changed: Mapping) -> pl.DataFrame:
+    """A lower relation's facts after its change: without those deleted, with those inserted."""
+    deleted, inserted = changed.get(("deleted", name)), changed.get(("inserted", name))
+    if deleted is not None and deleted.height:
+        frame = frame.join(deleted, on=frame.columns, how="anti")
+    if inserted is not None and inserted.height:
+        frame = pl.concat([frame, inserted.select(frame.columns)], how="vertical_relaxed")
+    return frame
+
+
+def _final(old: pl.DataFrame, inserted: pl.DataFrame, deleted: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([old.join(deleted, on=old.columns, how="anti"), inserted], how="vertical_relaxed")
+
+
+def _tuples(frame: pl.DataFrame) -> list:
+    """A kernel frame's facts as tuples (a relation without columns: ``()`` per row)."""
+    return [()] * frame.height if frame.columns == [UNIT] else frame.rows()

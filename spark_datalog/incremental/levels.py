@@ -124,7 +124,6 @@ class Levels:
 # over-deletion from every fact (159,457) to 18,562, and the update from 1.3 s to 0.7 s.
 REDUNDANCY_SAMPLE = 2_000  # facts sampled by ``pays_off``
 MIN_REDUNDANCY = 0.01  # share of them with two derivations or more
-FLOOD_MIN = 10_000  # over-deleted facts, of which at least half re-derived: ``flooded``
 
 
 def pays_off(checked, stratum_plan, facts: dict, lower: dict) -> bool:
@@ -157,14 +156,29 @@ def pays_off(checked, stratum_plan, facts: dict, lower: dict) -> bool:
     return sampled > 0 and several >= MIN_REDUNDANCY * sampled
 
 
-def flooded(over: dict, added: dict) -> bool:
-    """Whether an over-deletion of at least ``FLOOD_MIN`` facts (``over``: relation -> facts)
-    was at least half re-derived (among ``added``): the waste levels avoid."""
+def flooded(over: dict, added: dict, flood_min: int) -> bool:
+    """Whether an over-deletion of at least ``flood_min`` facts (``over``: relation -> facts;
+    ``spark.datalog.floodMin``) was at least half re-derived (among ``added``): the waste
+    levels avoid.
+
+    >>> flooded({"r": {(1,), (2,)}}, {"r": [(1,)]}, flood_min=2)
+    True
+    """
     total = sum(map(len, over.values()))
-    if total < FLOOD_MIN:
+    if total < flood_min:
         return False
     back = sum(1 for name, facts in added.items() for fact in facts if fact in over[name])
-    return 2 * back >= total
+    return is_flood(total, back, flood_min)
+
+
+def is_flood(over: int, back: int, flood_min: int) -> bool:
+    """Whether ``over`` over-deleted facts, ``back`` of them re-derived, make a flood (see
+    :func:`flooded`).
+
+    >>> is_flood(10, 5, 10), is_flood(10, 4, 10), is_flood(9, 9, 10)
+    (True, False, False)
+    """
+    return over >= flood_min and 2 * back >= over
 
 
 def with_levels(facts: list, levels, schema) -> pa.Table:

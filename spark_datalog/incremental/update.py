@@ -30,8 +30,8 @@ above through negation. Per stratum the method is:
   as the fallback of the others: a removal (a deletion below, or an insertion under a negation)
   reaching a min/max recursion the driver cannot repair (not linear, double values, too large,
   or ``decompose=False``); and, with ``method="auto"``, a linear stratum whose DRed
-  over-deletes more than ``dred_linear.OVER_DELETION_MIN`` facts plus
-  ``OVER_DELETION_SHARE`` of it (recomputing then costs less, as measured; logged).
+  over-deletes more than ``spark.datalog.overDeletionMin`` facts plus
+  ``spark.datalog.overDeletionShare`` of it (recomputing then costs less, as measured; logged).
   Its cost is the stratum's full evaluation plus a diff with its stored state.
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
@@ -43,7 +43,7 @@ changes) and, for EDB changes, whether it deletes absent facts — one Spark job
 (``changes.store_assessed``). The presence of a set-valued relation's change (recursive strata
 and aggregate relations, which store count 1 per fact) is the sign of its rows; other changes
 are joined with the relation's old state. Shortcuts keep small updates at one job: an EDB
-change of at most ``datafiles.DRIVER_ROWS`` rows is assessed in the driver against its table
+change of at most ``spark.datalog.driverRows`` rows is assessed in the driver against its table
 read by delta-rs (``changes.assess_in_driver``: one job, collecting the change), and the
 changes computed in the driver (by that, a linear DRed or counting in the driver) stay there
 as pyarrow Tables (``local``): strata above read them without a job, and the warehouse
@@ -78,7 +78,8 @@ from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.labels import describe, group_id, labelled
 from ..spark.limits import check_spark_limits
-from ..storage.datafiles import DRIVER_ROWS, collect_small, is_arrow
+from ..settings import settings_of
+from ..storage.datafiles import collect_small, is_arrow
 from ..syntax import ast
 from .aggregates import aggregate_changes
 from .changes import (
@@ -184,16 +185,45 @@ def update(
     ``incremental.dred_linear``, else in one Spark task, ``incremental.dred_local``) and a
     recomputed stratum use partition-local fixpoints; ``False`` always runs Spark rounds.
     """
+    _check_arguments(method, on_missing_delete, checkpoint_interval)
+    started = time.perf_counter()
+    warehouse.check_writable()
+    program = _typed(program, warehouse)
+    frames = _change_frames(program.checked, spark, changes)
+    refuse_former_names(warehouse, program, run_id)
+    known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
+    checked_changes = {}
+    if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
+        # before the run: a refusal leaves no trace
+        with labelled(spark, f"update · check changes · {', '.join(frames)}", group_id("update", "changes")):
+            checked_changes = _check_changes(program.checked, warehouse, frames)
+    run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
+    try:
+        if run.already_committed:
+            report = _committed_report(run)
+        else:
+            settings = (method, on_missing_delete, max_iterations, checkpoint_interval, decompose)
+            report = _Update(program, spark, warehouse, run, *settings).run(frames, checked_changes)
+    except BaseException:
+        warehouse.abort_run(run)
+        raise
+    warehouse.commit_run(run, details={"method": method})
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_arguments(method: str, on_missing_delete: str, checkpoint_interval) -> None:
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, not {method!r}")
     if on_missing_delete not in ON_MISSING_DELETE:
         raise ValueError(f"on_missing_delete must be one of {ON_MISSING_DELETE}, not {on_missing_delete!r}")
     if checkpoint_interval is None or checkpoint_interval < 1:
         raise ValueError("checkpoint_interval must be a positive number of iterations")
-    started = time.perf_counter()
-    warehouse.check_writable()
-    program = _typed(program, warehouse)
-    checked = program.checked
+
+
+def _change_frames(checked, spark, changes) -> Optional[dict]:
+    """The ``changes`` as Spark DataFrames (pandas DataFrames and pyarrow Tables taken;
+    anything else refused), checked to name EDB relations of the program; None without any."""
     check_spark_limits(checked)
     require_mapping(changes, "changes")
     for name in changes or {}:
@@ -203,47 +233,24 @@ def update(
             raise InputError(
                 f"changes given for a derived (IDB) relation: {name}; only EDB relations take changes"
             )
-    frames: Optional[dict[str, DataFrame]] = None  # the changes as Spark DataFrames
-    if changes is not None:  # pandas DataFrames and pyarrow Tables taken; anything else refused
-        frames = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
-        refuse_program_fact_deletions(checked, frames)
-    refuse_former_names(warehouse, program, run_id)
-    known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
-    checked_changes = {}
-    if frames and on_missing_delete == "error" and not known_run and warehouse.pending_run() is None:
-        # before the run: a refusal leaves no trace
-        with labelled(spark, f"update · check changes · {', '.join(frames)}", group_id("update", "changes")):
-            checked_changes = _check_changes(checked, warehouse, frames)
-    run = warehouse.start_run(program.fingerprint, run_id=run_id, mode="incremental")
-    try:
-        if run.already_committed:
-            report = UpdateReport(
-                run.run_id,
-                already_committed=True,
-                consumed=dict(run.consumed),
-                relations={  # the versions that run produced
-                    name: RelationReport(name, version_before=run.base_versions.get(name), version_after=v)
-                    for name, v in run.produced.items()
-                },
-            )
-        else:
-            report = _Update(
-                program,
-                spark,
-                warehouse,
-                run,
-                method,
-                on_missing_delete,
-                max_iterations,
-                checkpoint_interval,
-                decompose,
-            ).run(frames, checked_changes)
-    except BaseException:
-        warehouse.abort_run(run)
-        raise
-    warehouse.commit_run(run, details={"method": method})
-    report.seconds = time.perf_counter() - started
-    return report
+    if changes is None:
+        return None
+    frames = {name: input_frame(spark, name, value, "changes") for name, value in changes.items()}
+    refuse_program_fact_deletions(checked, frames)
+    return frames
+
+
+def _committed_report(run) -> UpdateReport:
+    """The report of a run committed before (re-run with its id): the versions it produced."""
+    return UpdateReport(
+        run.run_id,
+        already_committed=True,
+        consumed=dict(run.consumed),
+        relations={
+            name: RelationReport(name, version_before=run.base_versions.get(name), version_after=v)
+            for name, v in run.produced.items()
+        },
+    )
 
 
 def _check_changes(checked, warehouse, changes) -> dict:
@@ -261,7 +268,7 @@ def _check_changes(checked, warehouse, changes) -> dict:
         if warehouse.exists(name):
             versions[name] = warehouse.version(name)
             # a small change against a table delta-rs reads: assessed here, one job
-            small = collect_small(change, DRIVER_ROWS)
+            small = collect_small(change, settings_of(frame.sparkSession).driver_rows)
             old = (
                 None
                 if small is None
@@ -600,50 +607,16 @@ class _Update:
         return aggregate_changes(self.spark, self.checked, plan, old, new, facts, stored)
 
     def _dred(self, plan, reads, changed) -> dict:
+        """The stratum's changes by DRed: in the driver (linear strata), else in one Spark task
+        on the kernel, else in rounds of Spark joins; ``{}`` when computed in the driver (then
+        stored as they are, no Spark job)."""
         plain = _Lazy()  # the linear path reads none of them when it reads the warehouse
         for name in list(reads) + list(plan.relations):
             plain.promise(name, lambda name=name: self.old[name].select(*self._columns(name)))
         appeared = [n for n in changed if self.presence[n][2]]
         gone = [n for n in changed if self.presence[n][3]]
-        if self.decompose and linear_dred_applies(plan):
-            # presence rows the driver holds are passed as they are (no job to collect them)
-            held = [
-                {
-                    name: presence_rows(self.local[name], sign)
-                    if name in self.local
-                    else self.presence[name][index]
-                    for name in names
-                }
-                for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))
-            ]
-            levels = (
-                stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
-                if levels_apply(self.checked, plan)
-                else None
-            )
-            facts = linear_dred_changes(
-                self.spark,
-                self.checked,
-                plan,
-                plain,
-                held[0],
-                held[1],
-                self.max_iterations,
-                stored=lambda name, rows: self.wh.read_facts(name, self.read_at[name], rows),
-                recompute_if_larger=self.method == "auto",
-                levels=levels,
-            )
-            if facts is not None:  # computed in the driver: stored as they are, no Spark job
-                if levels is not None:
-                    self.levelled.append((plan, levels))
-                self._absorb(
-                    {},
-                    stored={
-                        name: assessed_presence(self.checked.relations[name], *changes)
-                        for name, changes in facts.items()
-                    },
-                )
-                return {}
+        if self.decompose and linear_dred_applies(plan) and self._dred_in_driver(plan, plain, appeared, gone):
+            return {}
         if not dred_applies(plan, set(appeared), set(gone)):
             raise RecomputeInstead(
                 f"stratum {plan.index} · {', '.join(plan.relations)} · "
@@ -662,23 +635,52 @@ class _Update:
         inserted = {n: self.presence[n][0] for n in appeared}
         deleted = {n: self.presence[n][1] for n in gone}
         results = None
+        arguments = (self.spark, self.checked, plan, plain, new, inserted, deleted, self.max_iterations)
         if self.decompose:
-            results = local_dred_changes(
-                self.spark, self.checked, plan, plain, new, inserted, deleted, self.max_iterations
-            )
+            results = local_dred_changes(*arguments)
         if results is None:
-            results = dred_changes(
-                self.spark,
-                self.checked,
-                plan,
-                plain,
-                new,
-                inserted,
-                deleted,
-                self.max_iterations,
-                self.checkpoint_interval,
-            )
+            results = dred_changes(*arguments, self.checkpoint_interval)
         return {name: signed_presence(ins, dels) for name, (ins, dels) in results.items()}
+
+    def _dred_in_driver(self, plan, plain, appeared: list, gone: list) -> bool:
+        """Whether the linear DRed in the driver (``.dred_linear``) maintained the stratum; its
+        changes are then absorbed as they are."""
+        # presence rows the driver holds are passed as they are (no job to collect them)
+        held = [
+            {
+                name: presence_rows(self.local[name], sign)
+                if name in self.local
+                else self.presence[name][index]
+                for name in names
+            }
+            for names, index, sign in ((appeared, 0, 1), (gone, 1, -1))
+        ]
+        levels = (
+            stored_levels(self.wh, self.program.fingerprint, plan, self.read_at)
+            if levels_apply(self.checked, plan)
+            else None
+        )
+        facts = linear_dred_changes(
+            self.spark,
+            self.checked,
+            plan,
+            plain,
+            held[0],
+            held[1],
+            self.max_iterations,
+            stored=lambda name, rows: self.wh.read_facts(name, self.read_at[name], rows),
+            recompute_if_larger=self.method == "auto",
+            levels=levels,
+        )
+        if facts is None:
+            return False
+        if levels is not None:
+            self.levelled.append((plan, levels))
+        stored = {
+            name: assessed_presence(self.checked.relations[name], *changes) for name, changes in facts.items()
+        }
+        self._absorb({}, stored=stored)
+        return True
 
     def _recompute(self, plan, reads) -> dict:
         from ..eval.driver import evaluate

@@ -61,10 +61,14 @@ class DredPlans:
 
 @dataclass
 class DredOutcome:
-    """relation -> (inserted facts, deleted facts), and whether a phase hit the round limit."""
+    """relation -> (inserted facts, deleted facts); whether a phase hit the round limit, or
+    phase 1 over-deleted more than allowed (``overflow``: no changes then); and relation ->
+    the facts phase 1 over-deleted."""
 
     changes: dict
     exceeded: bool = False
+    overflow: bool = False
+    over: dict = field(default_factory=dict)
 
 
 def dred(
@@ -74,16 +78,22 @@ def dred(
     lower_new: Mapping[str, pl.DataFrame],
     changed: Mapping[tuple, pl.DataFrame],
     max_rounds: Optional[int] = None,
+    max_over: Optional[int] = None,
 ) -> DredOutcome:
     """The stratum's changes. ``old``: relation -> its old facts; ``lower_old`` /
     ``lower_new``: lower relation -> its facts before / after; ``changed``: ``("inserted" |
-    "deleted", lower relation)`` -> the facts that appeared / disappeared."""
+    "deleted", lower relation)`` -> the facts that appeared / disappeared. Phase 1 stops as
+    soon as it has over-deleted more than ``max_over`` facts (``overflow``)."""
     shapes = {relation.name: relation for relation in plans.relations}
     old_full = {(name, "full"): frame for name, frame in {**lower_old, **old}.items()}
     # 1. over-delete against the old state
     over_seeds = _seeded(plans.over_seeds, old_full, changed, shapes)
     over_relations = {name: SetRelation(_dtypes(shape)) for name, shape in shapes.items()}
-    exceeded = _run(over_relations, over_seeds, plans.delta_rules, lambda _: old_full, shapes, max_rounds)
+    exceeded = _run(
+        over_relations, over_seeds, plans.delta_rules, lambda _: old_full, shapes, max_rounds, max_over
+    )
+    if max_over is not None and sum(r.size() for r in over_relations.values()) > max_over:
+        return DredOutcome({}, overflow=True)
     over = {name: relation.facts() for name, relation in over_relations.items()}
     # 2. what remains, and the over-deleted facts it still derives
     remaining = {name: _without(old[name], over[name]) for name in shapes}
@@ -103,12 +113,21 @@ def dred(
     for name, relation in inserting.items():
         final = relation.facts()
         changes[name] = (_without(final, old[name]), _without(old[name], final))
-    return DredOutcome(changes, exceeded)
+    return DredOutcome(changes, exceeded, over=over)
 
 
-def _run(relations: dict, base: dict, delta_rules, full: Callable, shapes, max_rounds: Optional[int]) -> bool:
+def _run(
+    relations: dict,
+    base: dict,
+    delta_rules,
+    full: Callable,
+    shapes,
+    max_rounds: Optional[int],
+    max_facts: Optional[int] = None,
+) -> bool:
     """Run rounds from the ``base`` frames (relation -> lazy frames); each later round's delta
-    variants read ``full(states)`` and the recent facts. True when stopped at ``max_rounds``."""
+    variants read ``full(states)`` and the recent facts. True when stopped at ``max_rounds``;
+    stops (False) once the relations hold more than ``max_facts``."""
 
     def candidates(iteration: int, states: dict) -> list:
         if iteration == 0:
@@ -118,6 +137,8 @@ def _run(relations: dict, base: dict, delta_rules, full: Callable, shapes, max_r
         return [(name, _output(plan, frames, shapes[name])) for name, plan in delta_rules]
 
     for count, sizes in enumerate(rounds(relations, candidates, recursive=True), start=1):
+        if max_facts is not None and sum(r.size() for r in relations.values()) > max_facts:
+            return False
         if any(sizes.values()) and max_rounds is not None and count >= max_rounds:
             return True
     return False

@@ -7,7 +7,7 @@ carries the Delta statistics of its Parquet footer (``numRecords``, ``minValues`
 touch in the log alone (``candidates``), and Spark and delta-rs readers skip files by them too.
 
 Two writers, one layout: Arrow tables the driver already holds, and frames of at most
-``DRIVER_ROWS`` rows (collected: the only Spark job), are written with pyarrow from the driver,
+``spark.datalog.driverRows`` rows (collected: the only Spark job), are written with pyarrow from the driver,
 larger frames by Spark (a global sort, then ``maxRecordsPerFile``). Such changes are also netted
 and merged with the files they touch on the driver (``net_rows``, ``merge_rows``), grouping as
 Spark does: nulls equal each other, ``-0.0`` equals ``0.0`` and NaN equals NaN.
@@ -34,12 +34,8 @@ if TYPE_CHECKING:
 # 100M-fact relation still has only ~100 files (a small log, and files not so small that Spark
 # scans suffer: it packs small files into 128 MB splits anyway).
 ROWS_PER_FILE = 1 << 20
-# Changes (and whole frames) of at most this many rows are collected and handled on the driver.
-DRIVER_ROWS = 50_000
-# Candidate files holding at most this many rows in all are merged with a change on the driver.
-DRIVER_MERGE_ROWS = 2_000_000
-# Larger changes of at most this many rows are broadcast to the files' scan when looked up.
-BROADCAST_ROWS = 200_000
+# How many rows are collected, merged in the driver or broadcast: ``spark_datalog.settings``
+# (driverRows, driverMergeRows, lookupBroadcastRows).
 # Longer strings get no maximum in the statistics (Delta readers truncate to 32 characters too).
 STATS_STRING_CHARS = 32
 

@@ -35,7 +35,7 @@ run log (``DeltaTable.merge``). Two things stay here:
   to lower case), and it runs in this process only, where a change larger than the driver needs
   Spark. Where the merge wins: a change spread over every file of a large relation is merged
   here by Spark (``_apply_spark``: 10 s on 8M facts on 2 cores, against 1.0 s for the merge and
-  1.6 s for this module's driver merge, which is not used above ``DRIVER_MERGE_ROWS``).
+  1.6 s for this module's driver merge, which is not used above ``spark.datalog.driverMergeRows``).
 - Reading a change data feed (``table_changes``) is not ``DeltaTable.load_cdf``: that returns
   the rows in this process, so they reach Spark through the driver (2x slower at 0.2M changed
   rows, 6x at 4M, and bounded by the driver's memory); here Spark reads the feed's files.
@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING, Optional, Type
 from urllib.parse import unquote
 
 from ..errors import DatalogError, WarehouseError
+from ..settings import settings_of
 from . import datafiles, uris
 from .runs import CommitResult
 from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform, delta_schema, spark_schema
@@ -608,7 +609,7 @@ class EmbeddedBackend:
             rows = local = datafiles.conform_arrow(df, columns, name)
         else:
             rows = conform(df, columns, name)
-            local = datafiles.collect_small(rows, datafiles.DRIVER_ROWS)
+            local = datafiles.collect_small(rows, settings_of(self.spark).driver_rows)
         written = self._write_files(name, columns, rows if local is None else local, txn)
         adds = [f.action for f in written]
         props = _commit_properties(txn, metadata)
@@ -655,9 +656,9 @@ class EmbeddedBackend:
         new files and retires the rewritten ones.
 
         A change given as a pyarrow Table (computed in this process), or a Spark frame of at most
-        ``datafiles.DRIVER_ROWS`` rows (one Spark job, collecting it), is netted, merged with
+        ``spark.datalog.driverRows`` rows (one Spark job, collecting it), is netted, merged with
         the candidate files' rows and written with pyarrow on the driver, without Spark, when
-        those files hold at most ``datafiles.DRIVER_MERGE_ROWS`` rows. A larger one is netted,
+        those files hold at most ``spark.datalog.driverMergeRows`` rows. A larger one is netted,
         looked up in the candidate files, merged and written by Spark. ``new_facts_only=True``
         promises that no fact of the change has a stored row (not even one with a count <= 0):
         when every net count is positive the change is then only appended, without looking at
@@ -680,7 +681,8 @@ class EmbeddedBackend:
                 f"written by spark_datalog; changes cannot be applied to it"
             )
         files = _add_actions(table)
-        local = change if arrow else datafiles.collect_small(change, datafiles.DRIVER_ROWS)
+        limits = settings_of(self.spark)
+        local = change if arrow else datafiles.collect_small(change, limits.driver_rows)
         if local is None:
             net = change if netted else net_changes(change, columns).localCheckpoint()
             return self._apply_spark(name, columns, table, files, net, txn, metadata, new_facts_only)
@@ -693,7 +695,7 @@ class EmbeddedBackend:
             )
         found = datafiles.candidates(files, local, columns)
         sizes = [f["num_records"] for f in found]
-        if None in sizes or sum(sizes) > datafiles.DRIVER_MERGE_ROWS:
+        if None in sizes or sum(sizes) > limits.driver_merge_rows:
             from pyspark.sql import functions as F
 
             change = F.broadcast(self.spark.createDataFrame(local, schema=spark_schema(columns)))
@@ -731,7 +733,9 @@ class EmbeddedBackend:
             if not rows:
                 return CommitResult(name, table.version(), "no change")
             files = datafiles.overlapping(files, ranges)
-            if rows <= datafiles.BROADCAST_ROWS:  # the lookup then scans the files map-side only
+            if (
+                rows <= settings_of(self.spark).lookup_broadcast_rows
+            ):  # the lookup then scans the files map-side only
                 net = F.broadcast(net)
         touched: list = []
         if files:

@@ -352,14 +352,14 @@ def test_no_levels_where_every_fact_has_one_derivation(spark, tmp_path, caplog):
 
 
 @pytest.mark.parametrize("flood_min", [1, 10**9])
-def test_levels_computed_after_a_flooded_dred(spark, tmp_path, monkeypatch, flood_min):
+def test_levels_computed_after_a_flooded_dred(spark, tmp_path, datalog_settings, flood_min):
     """Levels gone stale (here: removed) are computed again by the first update whose DRed
     re-derived most of what it over-deleted, and only then."""
     arcs = _random_arcs(60, 180, seed=5)
     edb = {"arc": list(arcs), "source": [(0,)]}
     program, wh = materialized(spark, tmp_path / "wh", REACH, edb, REACH_SCHEMAS)
     wh.levels.clear("reach")
-    monkeypatch.setattr(levels_module, "FLOOD_MIN", flood_min)
+    datalog_settings(floodMin=flood_min)
     first = [a for a in arcs if a[0] == 0][0]  # everything after it is over-deleted
     program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[first])})
     edb["arc"].remove(first)
@@ -372,7 +372,9 @@ def test_levels_computed_after_a_flooded_dred(spark, tmp_path, monkeypatch, floo
 
 
 def test_flooded_and_pays_off():
-    assert flooded({"r": {(1,), (2,)}}, {"r": [(1,), (3,)]}) is (levels_module.FLOOD_MIN <= 2)
+    assert flooded({"r": {(1,), (2,)}}, {"r": [(1,), (3,)]}, flood_min=2)
+    assert not flooded({"r": {(1,), (2,)}}, {"r": [(1,), (3,)]}, flood_min=3)  # too few to count
+    assert not flooded({"r": {(1,), (2,), (3,)}}, {"r": [(1,)]}, flood_min=2)  # a third came back
     program = sd.Program.parse(REACH)
     checked = program.checked
     (plan,) = [p for p in program.plans if p.recursive]

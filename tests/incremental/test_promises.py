@@ -14,7 +14,6 @@ import pytest
 import spark_datalog as sd
 from spark_datalog.errors import InputError
 from spark_datalog.reference import evaluate as reference
-from spark_datalog.storage import datafiles
 from spark_datalog.storage.warehouse import Warehouse
 
 from .test_update import change, frame
@@ -48,11 +47,11 @@ def assert_stored_like_recomputation(program, wh, arcs: Counter):
         assert sorted(tuple(r) for r in wh.read(name, with_counts=True).collect()) == rows, name
 
 
-def test_promised_changes_store_one_row_per_fact(spark, tmp_path, monkeypatch):
+def test_promised_changes_store_one_row_per_fact(spark, tmp_path, monkeypatch, datalog_settings):
     program = sd.Program.parse(PROGRAM)
     wh = Warehouse(spark, str(tmp_path / "wh"))
     program.materialize(spark, inputs={"arc": frame(spark, "arc", ARCS)}, warehouse=wh)
-    monkeypatch.setattr(datafiles, "DRIVER_ROWS", 0)  # every change is written by Spark
+    datalog_settings(driverRows=0)  # every change is written by Spark
     promises = {}
     apply_changes = Warehouse.apply_changes
 

@@ -229,10 +229,10 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypat
     assert_counts(wh, "tc", edb)
 
 
-def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(spark, bases, tmp_path, monkeypatch, caplog):
-    from spark_datalog.incremental import dred_linear
-
-    monkeypatch.setattr(dred_linear, "OVER_DELETION_MIN", 1)
+def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(
+    spark, bases, tmp_path, caplog, datalog_settings
+):
+    datalog_settings(overDeletionMin=1)
     program, wh = bases.copy("tc", tmp_path / "wh")
     # cutting 3 -> 1 over-deletes the whole cycle's closure: 1 fact plus 40% of tc and more
     with caplog.at_level(logging.INFO, logger="spark_datalog"):

@@ -3,7 +3,7 @@ statistics, pruning from the log, rewriting only the files that hold touched fac
 
 Tables are written with a small ``rows_per_file`` so that a few hundred facts make many files.
 Most tests run the driver path (small changes: netted, merged and written with pyarrow) and the
-Spark path (forced by ``datafiles.DRIVER_ROWS = 0``); what they check is read back from the Delta
+Spark path (forced by ``spark.datalog.driverRows=0``); what they check is read back from the Delta
 log (added and removed files, their statistics) and from the files themselves.
 """
 
@@ -40,10 +40,10 @@ PER_FILE = 20
 
 
 @pytest.fixture(params=["driver", "spark"])
-def path(request, monkeypatch):
+def path(request, datalog_settings):
     """Which way a change goes: on the driver (small) or with Spark (forced)."""
     if request.param == "spark":
-        monkeypatch.setattr(datafiles, "DRIVER_ROWS", 0)
+        datalog_settings(driverRows=0)
     return request.param
 
 
@@ -156,7 +156,7 @@ def test_full_write_is_sorted_in_bounded_files_with_statistics(spark, tmp_path, 
     assert counts(wh.read("tc", with_counts=True)) == expected_counts([])
 
 
-def test_both_writers_write_the_same_file_schema_and_statistics(spark, tmp_path, monkeypatch):
+def test_both_writers_write_the_same_file_schema_and_statistics(spark, tmp_path, datalog_settings):
     columns = (("n", "int"), ("w", "double"), ("ok", "bool"), ("s", "string"))
     long = "z" * 40
     rows = [
@@ -168,7 +168,7 @@ def test_both_writers_write_the_same_file_schema_and_statistics(spark, tmp_path,
     files = {}
     for way in ("driver", "spark"):
         if way == "spark":
-            monkeypatch.setattr(datafiles, "DRIVER_ROWS", 0)
+            datalog_settings(driverRows=0)
         wh = clustered(spark, tmp_path / way, rows=rows, columns=columns, per_file=10, name="r")
         (add,) = commit(wh, 0, "r")["add"]
         assert_stats(wh, add, columns, "r")
@@ -223,9 +223,11 @@ def test_small_delete_rewrites_only_the_files_holding_touched_facts(spark, tmp_p
     assert counts(wh.changes("tc", 0)) == {(5, 2): -1, (33, 8): -1, (34, 0): -1}
 
 
-def test_change_merged_with_spark_when_candidates_are_too_many_for_the_driver(spark, tmp_path, monkeypatch):
+def test_change_merged_with_spark_when_candidates_are_too_many_for_the_driver(
+    spark, tmp_path, datalog_settings
+):
     wh = clustered(spark, tmp_path)
-    monkeypatch.setattr(datafiles, "DRIVER_MERGE_ROWS", 10)  # the lookup joins the broadcast change
+    datalog_settings(driverMergeRows=10)  # the lookup joins the broadcast change
     change = [(5, 2, -1), (6, 3, 1), (39, 8, 2)]
     result = apply(wh, frame(spark, change, TC))
     assert (result.files_removed, result.rows_removed) == (2, 40)
@@ -293,9 +295,9 @@ def test_changes_touching_no_file(spark, tmp_path, path, monkeypatch):
     assert counts(wh.read("tc", with_counts=True)) == expected_counts(outside)
 
 
-def test_large_change_is_netted_and_pruned_by_its_bounds(spark, tmp_path, monkeypatch):
+def test_large_change_is_netted_and_pruned_by_its_bounds(spark, tmp_path, datalog_settings):
     wh = clustered(spark, tmp_path)
-    monkeypatch.setattr(datafiles, "DRIVER_ROWS", 3)
+    datalog_settings(driverRows=3)
     holders = {stats_of(a)["minValues"]["x"]: a["path"] for a in commit(wh, 0)["add"]}
     change = [(9, 2, -1), (9, 2, -1), (9, 2, 1), (10, 1, 1), (10, 1, 1), (11, 8, 1), (11, 8, -1)]
     result = apply(wh, frame(spark, change, TC, slices=2))
