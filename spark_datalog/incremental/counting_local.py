@@ -1,10 +1,10 @@
 """The counting algorithm (``.counting``) in the driver, for small changes of small relations.
 
-The same telescoping sum, term by term the same plans, evaluated in memory by
-``local.counted`` instead of by Spark: the old states come straight from storage (``stored``,
-``Warehouse.read_facts`` with counts: no Spark job), the new states are the old ones with the
-changes added, and the changes are pyarrow Tables the driver already holds. So a stratum fed
-by changes computed in the driver costs no Spark job.
+The same telescoping sum, term by term the same plans, evaluated on the columnar kernel
+(``kernel.counted``) instead of by Spark: the old states come straight from storage
+(``stored``, ``Warehouse.read_facts`` with counts: no Spark job), the new states are the old
+ones with the changes added, and the changes are pyarrow Tables the driver already holds. So a
+stratum fed by changes computed in the driver costs no Spark job.
 
 It declines (None: the caller runs ``.counting`` with Spark) when a relation the stratum reads
 is not readable from storage within ``max_rows``, or when a changed relation occurs negated or
@@ -16,13 +16,17 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-import pyarrow as pa
+import polars as pl
 
-from ..local import arrow
-from ..local.counted import count_derivations
+from ..kernel.checks import collect_all
+from ..kernel.compile import compile_node
+from ..kernel.counted import WEIGHT, summed, weighted
+from ..kernel.frames import to_frame
+from ..kernel.types import polars_type
+from ..plan.ir import scans
 from ..plan.translate import binds_nothing, plan_rule
 from ..syntax import ast
-from .counting import aliased, body_atom, telescoping_frames, term
+from .counting import NEW, aliased, body_atom, telescoping_frames, term
 
 
 def local_counting_changes(
@@ -42,49 +46,60 @@ def local_counting_changes(
     }
     if set(changes) & conditions:
         return None
-    old, new = {}, {}
+    old = {}
     for name in reads:
         table = stored(name, max_rows)
         if table is None:
             return None
-        old[name] = table if arrow.is_held(table) else arrow.table_rows(table)
-        new[name] = _added(old[name], arrow.table_rows(changes[name])) if name in changes else old[name]
-    deltas = {name: arrow.table_rows(change) for name, change in changes.items()}
-    frames = telescoping_frames(old, new, deltas)
-    patched = aliased(checked, frames)
-    sums: dict = {}
+        old[name] = to_frame(table)
+    frames = telescoping_frames(old, old, changes)  # the changed new states follow
+    plans = _term_plans(checked, stratum_plan, aliased(checked, frames), changes)
+    read = {scan.relation for terms in plans.values() for plan in terms for scan in scans(plan)}
+    changed = [name for name in changes if name + NEW in read]  # only the new states read
+    added = collect_all([_added(old[name], to_frame(changes[name])) for name in changed])
+    for name in changes:
+        frames.pop((name + NEW, "full"), None)
+    frames.update({(name + NEW, "full"): state for name, state in zip(changed, added, strict=True)})
+    names = [name for name, terms in plans.items() if terms]
+    totals = collect_all([_summed_terms(checked.relations[name], plans[name], frames) for name in names])
+    result: dict = {name: {} for name in plans}
+    for name, total in zip(names, totals, strict=True):
+        result[name] = {row[:-1]: row[-1] for row in total.rows()}
+    return result
+
+
+def _term_plans(checked, stratum_plan, patched, changes: dict) -> dict:
+    """Relation -> the plans of its telescoping terms, for every non-aggregate relation of the
+    stratum (none: no term)."""
+    plans: dict = {}
     for rule_plan in stratum_plan.rules:
         if rule_plan.relation in stratum_plan.aggregates:
             continue
-        totals = sums.setdefault(rule_plan.relation, {})
+        found = plans.setdefault(rule_plan.relation, [])
         for i, literal in enumerate(rule_plan.rule.body):
             atom = body_atom(literal)
             if atom is None or atom.predicate not in changes:
                 continue
             variant, position = term(rule_plan.rule, i)
-            plan = plan_rule(variant, patched, delta_position=position).plan
-            for fact, weight in count_derivations(plan, frames).items():
-                totals[fact] = totals.get(fact, 0) + weight
-    return {name: {fact: n for fact, n in totals.items() if n} for name, totals in sums.items()}
+            found.append(plan_rule(variant, patched, delta_position=position).plan)
+    return plans
 
 
-def _added(state, change: list):
-    """A counted state (held table or tuples, the count last) with the signed counts of
-    ``change`` (tuples, the count last) added; facts reaching a count <= 0 left out."""
-    delta = {row[:-1]: row[-1] for row in change}
-    if arrow.is_held(state):
-        width = state.num_columns - 1
-        wanted = set(delta) if width > 1 else {fact[0] for fact in delta}
-        found = arrow.matching(state, list(range(width)), wanted)
-        if found is not None:
-            before = {row[:-1]: row[-1] for row in arrow.table_rows(found)}
-            names = state.column_names[:width]
-            facts = arrow.like(state.select(names), list(delta))
-            kept = state.join(facts, names, join_type="left anti")
-            merged = [fact + (before.get(fact, 0) + n,) for fact, n in delta.items()]
-            return pa.concat_tables([kept, arrow.like(state, [r for r in merged if r[-1] > 0])])
-        state = arrow.table_rows(state)
-    counts = {row[:-1]: row[-1] for row in state}
-    for fact, n in delta.items():
-        counts[fact] = counts.get(fact, 0) + n
-    return [fact + (n,) for fact, n in counts.items() if n > 0]
+def _summed_terms(schema, plans: list, frames: dict) -> pl.LazyFrame:
+    """The weights of the terms' head tuples (as the relation's columns and types) summed."""
+    head = [
+        pl.nth(i).cast(polars_type(type_)).alias(name)
+        for i, (name, type_) in enumerate(zip(schema.column_names, schema.types, strict=True))
+    ]
+    rows = [compile_node(weighted(plan), frames).frame.select(*head, WEIGHT) for plan in plans]
+    return summed(pl.concat(rows), schema.column_names)
+
+
+def _added(state: pl.DataFrame, change: pl.DataFrame) -> pl.LazyFrame:
+    """A counted state (its columns, the count last) with the signed counts of ``change``
+    (the same columns) added; facts reaching a count <= 0 left out. The count is named
+    ``WEIGHT``: the scans read the columns by position."""
+    names = list(state.columns)
+    conformed = change.select([pl.nth(i).cast(t).alias(n) for i, (n, t) in enumerate(state.schema.items())])
+    rows = pl.concat([state, conformed]).lazy().rename({names[-1]: WEIGHT})
+    return summed(rows, names[:-1]).filter(pl.col(WEIGHT) > 0)
