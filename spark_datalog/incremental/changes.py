@@ -230,24 +230,32 @@ class Tally:
     problems: int = 0
 
 
-def assessed_presence(schema, inserted: list, deleted: list) -> tuple:
+def assessed_presence(schema, inserted, deleted) -> tuple:
     """(assessed change, ``Tally``) of a set-valued relation whose facts ``inserted`` appear
-    and ``deleted`` disappear, both lists of tuples computed in the driver: the change is a
-    pyarrow Table with :func:`assess`'s columns (no Spark job)."""
+    and ``deleted`` disappear, computed in the driver (lists of tuples, or pyarrow Tables of
+    the relation's columns): the change is a pyarrow Table with :func:`assess`'s columns (no
+    Spark job)."""
     import pyarrow as pa
 
     from ..local import arrow
 
-    facts = list(inserted) + list(deleted)
-    signs = [1] * len(inserted) + [-1] * len(deleted)
-    table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
-    table = (
-        table.append_column(COUNT, pa.array(signs, pa.int64()))
-        .append_column(PRESENCE, pa.array(signs, pa.int32()))
-        .append_column(PROBLEM, pa.array([False] * len(facts), pa.bool_()))
+    parts = []
+    for facts, sign in ((inserted, 1), (deleted, -1)):
+        table = (
+            facts
+            if isinstance(facts, pa.Table)
+            else arrow.table(list(facts), schema.column_names, schema.types)
+        )
+        rows = table.num_rows
+        parts.append(
+            table.append_column(COUNT, pa.repeat(pa.scalar(sign, pa.int64()), rows))
+            .append_column(PRESENCE, pa.repeat(pa.scalar(sign, pa.int32()), rows))
+            .append_column(PROBLEM, pa.repeat(pa.scalar(False), rows))
+        )
+    tally = Tally(
+        rows=parts[0].num_rows + parts[1].num_rows, inserted=parts[0].num_rows, deleted=parts[1].num_rows
     )
-    tally = Tally(rows=len(facts), inserted=len(inserted), deleted=len(deleted))
-    return table, tally
+    return pa.concat_tables(parts), tally
 
 
 def counted_change(schema, counts: dict) -> "pa.Table":

@@ -53,8 +53,7 @@ import pyarrow as pa
 from ..eval.stats import non_termination
 from ..eval import partitioned
 from ..kernel.dred import dred
-from ..kernel.frames import to_frame
-from ..kernel.types import UNIT
+from ..kernel.frames import to_frame, to_table
 from ..local import arrow
 from ..local.compile import compile_plan
 from ..local.fixpoint import fixpoint
@@ -123,7 +122,7 @@ def linear_dred_changes(
     recompute_if_larger: bool = False,
     levels: Optional[Levels] = None,
 ) -> Optional[dict]:
-    """Relation -> (inserted facts, deleted facts) of the stratum, lists of tuples (as
+    """Relation -> (inserted facts, deleted facts) of the stratum, pyarrow Tables (as
     ``incremental.dred.dred_changes`` computes them as frames, from the same arguments but the
     new states, which it derives from the old ones and the changes; ``inserted`` and
     ``deleted`` may also give pyarrow Tables), or
@@ -160,7 +159,11 @@ def linear_dred_changes(
     outcome = run.insert(seeds)
     if outcome is None:
         return None
-    return run.changes(outcome)
+    tables = {}
+    for name, facts in run.changes(outcome).items():
+        schema = checked.relations[name]
+        tables[name] = tuple(arrow.table(rows, schema.column_names, schema.types) for rows in facts)
+    return tables
 
 
 class _LinearDRed:
@@ -613,14 +616,17 @@ def _on_kernel(run: _LinearDRed, levels: Optional[Levels], recompute_if_larger: 
             f"{run.what} · over {max_over} facts over-deleted: recomputing costs less than DRed"
         )
     _check(outcome, run.stratum_plan, run.max_iterations)
-    if levels is not None:
+    if levels is not None:  # the over-deleted facts not deleted in the end came back
         total = sum(frame.height for frame in outcome.over.values())
-        back = sum(
-            frame.join(_final(old[name], *outcome.changes[name]), on=frame.columns, how="semi").height
-            for name, frame in outcome.over.items()
-        )
+        back = total - sum(outcome.changes[name][1].height for name in outcome.over)
         levels.flooded = is_flood(total, back, run.settings.flood_min)
-    return {name: tuple(_tuples(frame) for frame in outcome.changes[name]) for name in run.relations}
+    return {
+        name: tuple(
+            to_table(frame, schemas[name].column_names, schemas[name].types)
+            for frame in outcome.changes[name]
+        )
+        for name in run.relations
+    }
 
 
 def _kernel_frame(table: pa.Table, schema) -> pl.DataFrame:
@@ -639,12 +645,3 @@ def _changed_frame(frame: pl.DataFrame, name: str, changed: Mapping) -> pl.DataF
     if inserted is not None and inserted.height:
         frame = pl.concat([frame, inserted.select(frame.columns)], how="vertical_relaxed")
     return frame
-
-
-def _final(old: pl.DataFrame, inserted: pl.DataFrame, deleted: pl.DataFrame) -> pl.DataFrame:
-    return pl.concat([old.join(deleted, on=old.columns, how="anti"), inserted], how="vertical_relaxed")
-
-
-def _tuples(frame: pl.DataFrame) -> list:
-    """A kernel frame's facts as tuples (a relation without columns: ``()`` per row)."""
-    return [()] * frame.height if frame.columns == [UNIT] else frame.rows()

@@ -96,7 +96,7 @@ def dred(
         return DredOutcome({}, overflow=True)
     over = {name: relation.facts() for name, relation in over_relations.items()}
     # 2. what remains, and the over-deleted facts it still derives
-    remaining = {name: _without(old[name], over[name]) for name in shapes}
+    remaining = {name: _without(old[name], over[name]) if over[name].height else old[name] for name in shapes}
     new_full = {(name, "full"): frame for name, frame in lower_new.items()}
     remaining_full = {**new_full, **{(name, "full"): frame for name, frame in remaining.items()}}
     rederived = _rederived(plans, remaining_full, over, shapes)
@@ -108,11 +108,16 @@ def dred(
     def current(states: dict) -> dict:
         return {**new_full, **{(name, "full"): state.full() for name, state in states.items()}}
 
-    exceeded |= _run(inserting, rederived, plans.delta_rules, current, shapes, max_rounds)
+    added: dict = {name: [] for name in shapes}
+    exceeded |= _run(inserting, rederived, plans.delta_rules, current, shapes, max_rounds, added=added)
     changes = {}
     for name, relation in inserting.items():
-        final = relation.facts()
-        changes[name] = (_without(final, old[name]), _without(old[name], final))
+        if isinstance(relation, SetRelation):  # final = remaining + new, old = remaining + over
+            new = pl.concat(added[name], how="vertical") if added[name] else relation.recent
+            changes[name] = (_without(new, over[name]), _without(over[name], new))
+        else:  # a group's best may change several times: the whole relation compared
+            final = relation.facts()
+            changes[name] = (_without(final, old[name]), _without(old[name], final))
     return DredOutcome(changes, exceeded, over=over)
 
 
@@ -124,10 +129,12 @@ def _run(
     shapes,
     max_rounds: Optional[int],
     max_facts: Optional[int] = None,
+    added: Optional[dict] = None,
 ) -> bool:
     """Run rounds from the ``base`` frames (relation -> lazy frames); each later round's delta
     variants read ``full(states)`` and the recent facts. True when stopped at ``max_rounds``;
-    stops (False) once the relations hold more than ``max_facts``."""
+    stops (False) once the relations hold more than ``max_facts``. Each round's new facts are
+    appended to ``added`` (relation -> frames) when given."""
 
     def candidates(iteration: int, states: dict) -> list:
         if iteration == 0:
@@ -137,6 +144,9 @@ def _run(
         return [(name, _output(plan, frames, shapes[name])) for name, plan in delta_rules]
 
     for count, sizes in enumerate(rounds(relations, candidates, recursive=True), start=1):
+        for name, size in sizes.items():
+            if added is not None and size:
+                added[name].append(relations[name].recent)
         if max_facts is not None and sum(r.size() for r in relations.values()) > max_facts:
             return False
         if any(sizes.values()) and max_rounds is not None and count >= max_rounds:

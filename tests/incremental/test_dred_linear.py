@@ -83,7 +83,7 @@ def _assert_maintained(spark, program, plan, before, after, changes_of=None):
     changes = (changes_of or _changes)(spark, program, plan, before, after)
     assert changes is not None
     for name in plan.relations:
-        added, removed = (set(facts) for facts in changes[name])
+        added, removed = (set(arrow.table_rows(facts)) for facts in changes[name])
         assert not added & before[name] and removed <= before[name], name
         assert (before[name] - removed) | added == after[name], name
 
@@ -263,7 +263,8 @@ def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
     new_edb = {"arc": {(1, 2), (3, 1), (1, 3), (2, 4), (4, 1)}}
     program, before, after = _states(TC, old_edb, new_edb)
     inserted, deleted = (
-        set(facts) for facts in _changes(spark, program, program.plans[0], before, after)["tc"]
+        set(arrow.table_rows(facts))
+        for facts in _changes(spark, program, program.plans[0], before, after)["tc"]
     )
     assert inserted == after["tc"] - before["tc"] and deleted == before["tc"] - after["tc"]
     assert (before["tc"] - deleted) | inserted == after["tc"]
