@@ -14,7 +14,11 @@ setting                              meaning (default)
 ``spark.datalog.maxLocalFacts``      facts a task may hold, overriding the estimate from
                                      ``taskMemory`` (unset)
 ``spark.datalog.maxBroadcastRows``   rows a relation read by a partition-local fixpoint may
-                                     have to be broadcast to every task (1,000,000)
+                                     have to be broadcast to every task, and that driver-side
+                                     maintenance reads whole; by default a quarter of
+                                     ``taskMemory`` at the kernel's bytes per value over two
+                                     columns (11,184,810 at ``2g``), and for the tuple
+                                     evaluator at its bytes per value (2,684,354 at ``2g``)
 ``spark.datalog.driverRows``         rows of a change (or a small frame to write) that are
                                      collected and handled in the driver, without a Spark job
                                      of their own (50,000)
@@ -29,9 +33,15 @@ setting                              meaning (default)
 ``spark.datalog.overDeletionShare``  see ``overDeletionMin`` (0.4)
 ``spark.datalog.floodMin``           over-deleted facts (at least half re-derived) beyond which
                                      a stratum stops keeping derivation levels (10,000)
+``spark.datalog.bspMinRows``         rows the relations read by a recursive stratum without a
+                                     decomposition key must exceed together for it to run in
+                                     BSP rounds across all partitions (``eval.bsp``) rather than
+                                     in one task (unset: never; 0: whenever BSP applies). Unset
+                                     by default: on 2 cores at 1M edges BSP rounds measured
+                                     slower than one task and than rounds of Spark joins
 ===================================  ==========================================================
 
-The defaults of the last five were measured on a 2-core machine (``benchmarks/``); they are
+The defaults of ``driverRows`` to ``floodMin`` were measured on a 2-core machine (``benchmarks/``); they are
 settings so that a larger driver or cluster can move them.
 """
 
@@ -46,6 +56,7 @@ from .errors import SettingsError
 TASK_MEMORY_SETTING = "spark.datalog.taskMemory"
 LOCAL_FACTS_SETTING = "spark.datalog.maxLocalFacts"
 BROADCAST_ROWS_SETTING = "spark.datalog.maxBroadcastRows"
+BSP_ROWS_SETTING = "spark.datalog.bspMinRows"
 
 DRIVER_ROWS_SETTING = "spark.datalog.driverRows"
 DRIVER_MERGE_ROWS_SETTING = "spark.datalog.driverMergeRows"
@@ -56,7 +67,6 @@ FLOOD_MIN_SETTING = "spark.datalog.floodMin"
 
 DEFAULT_TASK_MEMORY = "2g"
 DEFAULT_DRIVER_MEMORY = "1g"  # Spark's default spark.driver.memory
-DEFAULT_BROADCAST_ROWS = 1_000_000
 # Bytes of driver memory per stored row a driver merge may read: reading, netting, merging
 # and writing files of two long columns with pyarrow peaked near 200 bytes per row; 512 leaves
 # room for wider rows and the rest of the driver.
@@ -85,13 +95,26 @@ class Settings:
 
     task_memory: int
     max_local_facts: Optional[int]
-    max_broadcast_rows: int
+    max_broadcast_rows: Optional[int]
     driver_rows: int = 50_000
     driver_merge_rows: int = 2**31 // DRIVER_ROW_BYTES
     lookup_broadcast_rows: int = 200_000
     over_deletion_min: int = 200_000
     over_deletion_share: float = 0.4
     flood_min: int = 10_000
+    bsp_min_rows: Optional[int] = None
+
+    def broadcast_rows(self, value_bytes: int) -> int:
+        """Rows of a relation read whole (broadcast to every task, or read into the driver)
+        by an evaluator spending ``value_bytes`` per value: ``maxBroadcastRows`` when set,
+        else what a quarter of the task memory holds in two columns.
+
+        >>> Settings(2**31, None, None).broadcast_rows(KERNEL_VALUE_BYTES)
+        11184810
+        """
+        if self.max_broadcast_rows is not None:
+            return self.max_broadcast_rows
+        return max(1, self.task_memory // (4 * 2 * value_bytes))
 
     def local_facts(self, width: int, value_bytes: int) -> int:
         """Facts of ``width`` values a task may hold in an evaluator spending ``value_bytes``
@@ -113,10 +136,12 @@ def settings_of(spark) -> Settings:
     def count(setting: str, default: int) -> int:
         return _count(get(setting, str(default)), setting)
 
+    bsp = get(BSP_ROWS_SETTING, None)
+    broadcast = get(BROADCAST_ROWS_SETTING, None)
     return Settings(
         task_memory=byte_size(get(TASK_MEMORY_SETTING, python_memory), TASK_MEMORY_SETTING),
         max_local_facts=_count(facts, LOCAL_FACTS_SETTING) if facts else None,
-        max_broadcast_rows=count(BROADCAST_ROWS_SETTING, DEFAULT_BROADCAST_ROWS),
+        max_broadcast_rows=_count(broadcast, BROADCAST_ROWS_SETTING) if broadcast else None,
         driver_rows=count(DRIVER_ROWS_SETTING, defaults.driver_rows),
         driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, driver_memory // DRIVER_ROW_BYTES),
         lookup_broadcast_rows=count(LOOKUP_BROADCAST_ROWS_SETTING, defaults.lookup_broadcast_rows),
@@ -125,6 +150,7 @@ def settings_of(spark) -> Settings:
             get(OVER_DELETION_SHARE_SETTING, str(defaults.over_deletion_share)), OVER_DELETION_SHARE_SETTING
         ),
         flood_min=count(FLOOD_MIN_SETTING, defaults.flood_min),
+        bsp_min_rows=_count(bsp, BSP_ROWS_SETTING) if bsp else None,
     )
 
 

@@ -46,6 +46,14 @@ def test_facts_a_task_holds_follow_its_memory_and_the_facts_width():
     assert explicit.local_facts(2, KERNEL_VALUE_BYTES) == 7
 
 
+def test_broadcast_rows_follow_the_task_memory_unless_set():
+    derived = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=None)
+    assert derived.broadcast_rows(KERNEL_VALUE_BYTES) == 2**31 // (8 * KERNEL_VALUE_BYTES)
+    assert derived.broadcast_rows(TUPLE_VALUE_BYTES) < derived.broadcast_rows(KERNEL_VALUE_BYTES)
+    explicit = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=12)
+    assert explicit.broadcast_rows(KERNEL_VALUE_BYTES) == explicit.broadcast_rows(TUPLE_VALUE_BYTES) == 12
+
+
 def test_the_session_settings_are_read(spark, datalog_settings):
     datalog_settings(taskMemory="64m", maxBroadcastRows=12)
     found = settings_of(spark)

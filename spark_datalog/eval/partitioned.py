@@ -48,6 +48,7 @@ from ..kernel.partition import (
 from ..plan.partitioning import Decomposition
 from ..settings import (
     BROADCAST_ROWS_SETTING,
+    BSP_ROWS_SETTING,
     KERNEL_VALUE_BYTES,
     LOCAL_FACTS_SETTING,
     TASK_MEMORY_SETTING,
@@ -70,7 +71,7 @@ def limits(spark) -> tuple[int, int]:
     may hold): the limits ``spark_datalog.settings`` reads, for the driver-side maintenance
     that still holds facts as tuples."""
     found = settings_of(spark)
-    return found.max_broadcast_rows, found.local_facts(2, TUPLE_VALUE_BYTES)
+    return found.broadcast_rows(TUPLE_VALUE_BYTES), found.local_facts(2, TUPLE_VALUE_BYTES)
 
 
 def evaluate_partitioned(
@@ -81,6 +82,10 @@ def evaluate_partitioned(
     are too many, the kernel refuses a plan, or the executors cannot run the kernel; each is
     logged with its reason). ``run`` is the driver's ``_Run`` (session, settings, candidate
     compilation)."""
+    if not split.key:
+        evaluated = _bsp(run, plan, split, relations)
+        if evaluated is not None:
+            return evaluated
     started = time.perf_counter()
     run._describe(plan, None, "partition-local fixpoint")
     prepared = _prepare(run, plan, split, relations)
@@ -120,11 +125,41 @@ def evaluate_partitioned(
     return split_wide(stored, task.relations), stats
 
 
-def _declined(plan, reason: str, level: int = logging.INFO) -> None:
-    """Log why the stratum runs in rounds of Spark joins instead."""
-    log.log(
-        level, "stratum %d · %s · %s: rounds of Spark joins", plan.index, ", ".join(plan.relations), reason
+def _bsp(run, plan, split: Decomposition, relations: dict) -> Optional[tuple[dict, StratumStats]]:
+    """The stratum (without a decomposition key) evaluated in BSP rounds across all partitions
+    (``eval.bsp``) when ``spark.datalog.bspMinRows`` is set, it can run so and the relations
+    it reads hold more rows than that; else None (one task is tried; the reason is logged)."""
+    from .bsp import bsp_plan, evaluate_bsp
+
+    least = settings_of(run.spark).bsp_min_rows
+    if least is None:
+        return None  # not chosen: the default (the module docstring of spark_datalog.settings)
+    planned = bsp_plan(run, plan, split)
+    if isinstance(planned, str):
+        _declined(plan, planned, what="one task, not BSP rounds")
+        return None
+    rows = 0
+    for name in split.static if least else ():
+        rows += relations[name].limit(least + 1 - rows).count() if rows <= least else 0
+    if least and rows <= least:
+        _declined(
+            plan,
+            f"its relations hold {rows} rows, at most {BSP_ROWS_SETTING}",
+            what="one task, not BSP rounds",
+        )
+        return None
+    log.info(
+        "stratum %d · %s · BSP rounds across %d partitions",
+        plan.index,
+        ", ".join(plan.relations),
+        run.partitions,
     )
+    return evaluate_bsp(run, plan, split, relations, planned)
+
+
+def _declined(plan, reason: str, level: int = logging.INFO, what: str = "rounds of Spark joins") -> None:
+    """Log why the stratum runs in rounds of Spark joins instead."""
+    log.log(level, "stratum %d · %s · %s: %s", plan.index, ", ".join(plan.relations), reason, what)
 
 
 def _prepare(run, plan, split: Decomposition, relations: dict):
@@ -132,9 +167,10 @@ def _prepare(run, plan, split: Decomposition, relations: dict):
     (a string) why the kernel cannot take the stratum."""
     found = settings_of(run.spark)
     width = max(len(run.checked.relations[name].columns) for name in plan.relations)
-    static = _collect_static(split.static, relations, found.max_broadcast_rows)
+    max_rows = found.broadcast_rows(KERNEL_VALUE_BYTES)
+    static = _collect_static(split.static, relations, max_rows)
     if static is None:
-        return f"a relation to broadcast has over {found.max_broadcast_rows} rows ({BROADCAST_ROWS_SETTING})"
+        return f"a relation to broadcast has over {max_rows} rows ({BROADCAST_ROWS_SETTING})"
     task = _task(run, plan, split, found.local_facts(width, KERNEL_VALUE_BYTES))
     refused = unsupported(task, {name: table.schema for name, (table, _) in static.items()})
     if refused is not None:

@@ -47,6 +47,7 @@ class StratumStats:
     partitioned: bool = False  # one job, each partition running its fixpoint (eval.partitioned)
     in_tasks: Optional[float] = None  # partition-local: the slowest task's seconds, start to end
     lazy: bool = False  # non-recursive and only planned: evaluated when its result is read
+    bsp: bool = False  # BSP rounds across all partitions (eval.bsp)
 
     @property
     def rows_per_iteration(self) -> list:
@@ -65,6 +66,8 @@ class StratumStats:
             verb = "planned (evaluated when read)" if self.lazy else "evaluated"
             return f"non-recursive, {verb} in {seconds(self.seconds)}"
         how = "partition-local" if self.partitioned else f"rounds of Spark joins, {self.strategy}"
+        if self.bsp:
+            how = "BSP rounds across partitions"
         facts = ", ".join(f"{n} {'?' if c is None else c} facts" for n, c in self.rows.items())
         text = f"{how}, {self.iterations} iteration{'s' if self.iterations != 1 else ''}, {facts}"
         text += f" in {seconds(self.seconds)}"
@@ -76,6 +79,8 @@ class StratumStats:
         kind = f"recursive, {self.strategy}" if self.recursive else "non-recursive"
         if self.partitioned:
             kind += ", partition-local"
+        if self.bsp:
+            kind += ", BSP rounds"
         sizes = ", ".join(f"{n}={'?' if c is None else c}" for n, c in self.rows.items())
         return (
             f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "

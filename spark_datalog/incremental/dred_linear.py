@@ -595,7 +595,9 @@ def _on_kernel(run: _LinearDRed, levels: Optional[Levels], recompute_if_larger: 
     max_facts = run.settings.local_facts(width, KERNEL_VALUE_BYTES)
     frames = {}
     for name in sorted(set(run.old) - run.own) + list(run.relations):
-        table = run.table(name, max_facts if name in run.own else run.max_rows)
+        table = run.table(
+            name, max_facts if name in run.own else run.settings.broadcast_rows(KERNEL_VALUE_BYTES)
+        )
         if table is None:
             return None
         frames[name] = _kernel_frame(table, schemas[name])

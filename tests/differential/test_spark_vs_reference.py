@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import spark_datalog as sd
 from programs import aggregate_programs, any_program, positive_programs, prem_programs, stratified_programs
 from seed_programs import SEED_PROGRAMS
-from spark_datalog.plan.partitioning import decomposition
+from spark_datalog.plan.partitioning import decomposition, is_linear
 from spark_datalog.spark.types import schema as spark_schema
 
 SPARK_EXAMPLES = int(os.environ.get("SD_SPARK_EXAMPLES", "4"))
@@ -139,3 +139,20 @@ def test_random_decomposable_programs_partition_local_and_in_rounds(spark, case)
     facts. The other random tests draw which of the two paths they take."""
     assert_same(spark, *case)
     assert_same(spark, *case, decompose=False)
+
+
+def _has_keyless_linear_stratum(case) -> bool:
+    return any(
+        plan.recursive and not decomposition(plan).key and is_linear(plan)
+        for plan in sd.Program.parse(case[0]).plans
+    )
+
+
+@spark_settings
+@given(case=st.one_of(any_program(), prem_programs()).filter(_has_keyless_linear_stratum))
+def test_random_programs_in_bsp_rounds(spark, datalog_settings, case):
+    """Programs with a linear recursive stratum that does not decompose, in BSP rounds across
+    partitions wherever they apply (``spark.datalog.bspMinRows=0``, eval.bsp): the reference's
+    facts, min/max in recursion included."""
+    datalog_settings(bspMinRows=0)
+    assert_same(spark, *case)
