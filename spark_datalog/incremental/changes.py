@@ -35,6 +35,7 @@ PRESENCE = "_presence"
 PROBLEM = "_problem"
 _OLD = "_count_old"
 _NULL = "_null"
+_FACT = "_fact"  # the key column of a relation without columns, in the driver
 
 
 def conform_changes(schema, frame: DataFrame) -> DataFrame:
@@ -160,58 +161,75 @@ def assess_in_driver(schema, change, old, on_missing_delete: Optional[str] = Non
     :func:`conform_changes` makes it (collected), ``old`` the state's facts with ``_count``.
     Returns (the assessed rows as a pyarrow Table with :func:`assess`'s columns, its
     ``Tally``), with the same values as Spark computes them (nulls included)."""
-    import pyarrow as pa
+    import polars as pl
 
-    from ..local import arrow
+    from ..kernel.frames import to_frame, to_table
 
-    names = list(schema.column_names)
-    width = len(names)
-    sums: dict = {}  # fact -> [sum of the non-null counts or None, any null]
-    for row in arrow.table_rows(change.select(names + [COUNT, _NULL])):
-        total = sums.setdefault(row[:width], [None, False])
-        if row[width] is not None:
-            total[0] = row[width] + (total[0] or 0)
-        total[1] = total[1] or bool(row[width + 1])
-    old = old.select(names + [COUNT])
-    if width and arrow.is_held(old):  # only the stored rows of the changed facts become tuples
-        wanted = {fact if width > 1 else fact[0] for fact in sums if None not in fact}
-        found = arrow.matching(old, list(range(width)), wanted)
-        old = old if found is None else found
-    stored = {row[:width]: row[width] for row in arrow.table_rows(old)}
-    facts: list = []
-    columns: dict = {COUNT: [], _OLD: [], PRESENCE: [], PROBLEM: []}
-    for fact, (count, null) in sums.items():
-        if count == 0 and not null:
-            continue
-        before = 0 if None in fact else stored.get(fact, 0)  # a null never joins
-        problem = null
-        if on_missing_delete == "error":
-            problem = null or (count is not None and before + count < 0)
-        elif on_missing_delete == "ignore":
-            count = -before if count is None else max(count, -before)  # greatest skips nulls
-        after = None if count is None else before + count
-        presence = 0 if after is None else (1 if before <= 0 < after else -1 if before > 0 >= after else 0)
-        problem = True if count is None else problem
-        if on_missing_delete == "ignore" and count == 0 and not problem:
-            continue
-        facts.append(fact)
-        for column, value in ((COUNT, count), (_OLD, before), (PRESENCE, presence), (PROBLEM, problem)):
-            columns[column].append(value)
-    table = arrow.table(facts, names, [c.type for c in schema.columns])
-    for column, type_ in (
-        (COUNT, pa.int64()),
-        (_OLD, pa.int64()),
-        (PRESENCE, pa.int32()),
-        (PROBLEM, pa.bool_()),
-    ):
-        table = table.append_column(column, pa.array(columns[column], type_))
-    presences = columns[PRESENCE]
-    return table, Tally(
-        rows=len(facts),
-        inserted=sum(1 for p in presences if p > 0),
-        deleted=sum(1 for p in presences if p < 0),
-        problems=sum(1 for p in columns[PROBLEM] if p),
+    names, types = list(schema.column_names), list(schema.types)
+    keys = names or [_FACT]  # a relation without columns: its one fact
+    counted = to_frame(change.select(names + [COUNT, _NULL]), types + ["long", "bool"])
+    summed = (
+        _keyed(counted, names)
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.when(pl.col(COUNT).count() > 0).then(pl.col(COUNT).sum()).alias(COUNT),  # null: all null
+            pl.col(_NULL).any().alias(_NULL),
+        )
+        .filter(pl.col(COUNT).ne_missing(0) | pl.col(_NULL))
     )
+    stored = _keyed(to_frame(old.select(names + [COUNT]), types + ["long"]), names).rename({COUNT: _OLD})
+    joined = summed.join(stored, on=keys, how="left", maintain_order="left")  # a null never joins
+    assessed = joined.select(names + _assessed(on_missing_delete))
+    if on_missing_delete == "ignore":
+        assessed = assessed.filter(pl.col(COUNT).ne_missing(0) | pl.col(PROBLEM))
+    frame = assessed.collect()
+    table = to_table(frame, names + [COUNT, _OLD, PRESENCE, PROBLEM], types + ["long", "long", "int", "bool"])
+    presence = frame.get_column(PRESENCE)
+    tally = Tally(
+        rows=frame.height,
+        inserted=int((presence > 0).sum()),
+        deleted=int((presence < 0).sum()),
+        problems=int(frame.get_column(PROBLEM).sum()),
+    )
+    return table, tally
+
+
+def _keyed(frame, names: list):
+    """``frame`` (lazy), with the key column ``_fact`` when the relation has no columns."""
+    import polars as pl
+
+    return frame.lazy() if names else frame.lazy().with_columns(pl.lit(True).alias(_FACT))
+
+
+def _assessed(on_missing_delete: Optional[str]) -> list:
+    """:func:`assess`'s columns after the facts, as Polars expressions over a summed change
+    joined with the counts before (``_count_old``: null for a fact not stored)."""
+    import polars as pl
+
+    before = pl.col(_OLD).fill_null(0)
+    count, null = pl.col(COUNT), pl.col(_NULL)
+    problem = null
+    if on_missing_delete == "error":
+        problem = null | (count.is_not_null() & (before + count < 0))
+    elif on_missing_delete == "ignore":
+        count = pl.max_horizontal(count, -before)  # as greatest: a null count is -before
+    after = before + count
+    presence = (
+        pl.when(after.is_null())
+        .then(0)
+        .when((before <= 0) & (after > 0))
+        .then(1)
+        .when((before > 0) & (after <= 0))
+        .then(-1)
+        .otherwise(0)
+    )
+    problem = pl.when(count.is_null()).then(True).otherwise(problem)  # a null count
+    return [
+        count.alias(COUNT),
+        before.alias(_OLD),
+        presence.cast(pl.Int32).alias(PRESENCE),
+        problem.alias(PROBLEM),
+    ]
 
 
 def signed(change: DataFrame) -> DataFrame:
@@ -237,15 +255,11 @@ def assessed_presence(schema, inserted, deleted) -> tuple:
     Spark job)."""
     import pyarrow as pa
 
-    from ..local import arrow
+    from ..kernel.frames import rows_table
 
     parts = []
     for facts, sign in ((inserted, 1), (deleted, -1)):
-        table = (
-            facts
-            if isinstance(facts, pa.Table)
-            else arrow.table(list(facts), schema.column_names, schema.types)
-        )
+        table = facts if isinstance(facts, pa.Table) else rows_table(schema.column_names, schema.types, facts)
         rows = table.num_rows
         parts.append(
             table.append_column(COUNT, pa.repeat(pa.scalar(sign, pa.int64()), rows))
@@ -263,12 +277,11 @@ def counted_change(schema, counts: dict) -> "pa.Table":
     a change (collected): a pyarrow Table for :func:`assess_in_driver`."""
     import pyarrow as pa
 
-    from ..local import arrow
+    from ..kernel.frames import rows_table
 
-    facts = list(counts)
-    table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
-    return table.append_column(COUNT, pa.array([counts[f] for f in facts], pa.int64())).append_column(
-        _NULL, pa.array([False] * len(facts), pa.bool_())
+    table = rows_table(schema.column_names, schema.types, list(counts))
+    return table.append_column(COUNT, pa.array(list(counts.values()), pa.int64())).append_column(
+        _NULL, pa.repeat(pa.scalar(False), len(counts))
     )
 
 

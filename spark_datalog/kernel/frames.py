@@ -13,6 +13,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..reference.terms import coerce
+from ..storage.schema import without_columns
 from .expressions import canonical
 from .types import ARROW_TYPES, UNIT, polars_type
 
@@ -52,7 +53,7 @@ def to_table(frame: pl.DataFrame, names: Sequence[str], types: Sequence[str]) ->
     [DataType(int32)]
     """
     if not names:
-        return pa.table({UNIT: pa.nulls(frame.height, pa.bool_())}).select([])
+        return without_columns(frame.height)
     columns = [
         pl.nth(i).cast(polars_type(t)).alias(n) for i, (n, t) in enumerate(zip(names, types, strict=True))
     ]
@@ -62,13 +63,26 @@ def to_table(frame: pl.DataFrame, names: Sequence[str], types: Sequence[str]) ->
 
 
 def facts_table(names: Sequence[str], types: Sequence[str], rows: Iterable[tuple]) -> pa.Table:
-    """The stated facts of a relation (program constants, few) as an Arrow table.
+    """The stated facts of a relation (program constants, few) as an Arrow table; a value
+    its column's type cannot hold raises TypeError.
 
     >>> facts_table(["x"], ["long"], [(3,)]).to_pylist()
     [{'x': 3}]
     """
-    typed = [tuple(coerce(v, t) for v, t in zip(row, types, strict=True)) for row in rows]
+    return rows_table(
+        names, types, [tuple(coerce(v, t) for v, t in zip(row, types, strict=True)) for row in rows]
+    )
+
+
+def rows_table(names: Sequence[str], types: Sequence[str], rows: Iterable[tuple]) -> pa.Table:
+    """Rows (tuples of Python values; None is null, an int in a double column a float) as an
+    Arrow table with the relation's column ``names`` and Datalog ``types``.
+
+    >>> rows_table(["x", "y"], ["double", "string"], [(1, None)]).to_pylist()
+    [{'x': 1.0, 'y': None}]
+    """
+    rows = rows if isinstance(rows, list) else list(rows)
     if not names:
-        return pa.table({UNIT: pa.nulls(len(typed), pa.bool_())}).select([])
-    arrays = [pa.array([row[i] for row in typed], type=ARROW_TYPES[t]) for i, t in enumerate(types)]
-    return pa.Table.from_arrays(arrays, names=list(names))
+        return without_columns(len(rows))
+    schema = {name: polars_type(t) for name, t in zip(names, types, strict=True)}
+    return to_table(pl.DataFrame(rows, schema=schema, orient="row"), names, types)

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 from ..errors import SchemaError
 from . import uris
-from .schema import COUNT_COLUMN, Columns, arrow_schema
+from .schema import COUNT_COLUMN, Columns, arrow_schema, without_columns
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -76,8 +76,6 @@ def collect_arrow(df) -> "pa.Table":
     (Spark's ``toArrow`` returns none for it), so a nullary fact stays true."""
     if df.columns:
         return df.toArrow()
-    from ..local.arrow import without_columns
-
     return without_columns(df.count())
 
 

@@ -100,6 +100,13 @@ def arrow_type(type_name: str) -> "pa.DataType":
     }[type_name]
 
 
+def without_columns(rows: int) -> "pa.Table":
+    """An Arrow table of ``rows`` rows and no columns (a nullary relation's facts)."""
+    import pyarrow as pa
+
+    return pa.table({"_": pa.nulls(rows, pa.bool_())}).drop_columns(["_"])
+
+
 def arrow_schema(columns: Columns, with_counts: bool = True) -> "pa.Schema":
     """The Arrow schema of a stored relation, used to declare the Delta table's schema."""
     import pyarrow as pa

@@ -18,8 +18,8 @@ from hypothesis import settings as hypothesis_settings
 import spark_datalog as sd
 from programs import programs_with_changes, settings
 from spark_datalog.incremental.counting_local import local_counting_changes
-from spark_datalog.local import arrow
 from spark_datalog.kernel.counted import count_derivations
+from spark_datalog.kernel.frames import rows_table
 from spark_datalog.plan.ir import scans
 from spark_datalog.spark.counted import count_derivations as spark_count_derivations
 
@@ -29,7 +29,7 @@ def _counted_table(schema, facts, weight):
     import pyarrow as pa
 
     facts = sorted(facts, key=repr)
-    table = arrow.table(facts, schema.column_names, [c.type for c in schema.columns])
+    table = rows_table(schema.column_names, schema.types, facts)
     return table.append_column("_count", pa.array([weight(f) for f in facts], pa.int64()))
 
 
