@@ -11,14 +11,15 @@ from __future__ import annotations
 import importlib
 import inspect
 
+import pyarrow as pa
 import pytest
 
 import spark_datalog as sd
 from spark_datalog import cli, job
 from spark_datalog.bounds import MAX_ITERATIONS
 from spark_datalog.errors import NonTerminationError
-from spark_datalog.local.compile import compile_plan
-from spark_datalog.local.fixpoint import fixpoint
+from spark_datalog.kernel import fixpoint
+from spark_datalog.kernel.evaluate import evaluate_program
 from spark_datalog.storage.warehouse import Warehouse
 
 COUNTER = """
@@ -62,37 +63,43 @@ def test_reference_stops_at_the_bound():
         sd.reference.evaluate(program, {"start": {(0,)}}, max_iterations=BOUND)
 
 
-def _plan_and_variants(program):
-    plan = next(p for p in program.plans if p.recursive)
-    own = frozenset(plan.relations)
-    return plan, [(r.relation, compile_plan(r.plan, own)) for r in plan.delta_rules]
+def test_kernel_fixpoint_stops_at_the_bound(monkeypatch):
+    rounds = []
+    loop = fixpoint.rounds
+
+    def counted(*arguments):
+        for sizes in loop(*arguments):
+            rounds.append(sizes)
+            yield sizes
+
+    monkeypatch.setattr(fixpoint, "rounds", counted)
+    start = pa.table({"x": pa.array([1], pa.int64()), "d": pa.array([0], pa.int64())})
+    message = rf"stratum \d+ \(d\) did not reach a fixpoint within {BOUND} "
+    with pytest.raises(NonTerminationError, match=message):
+        evaluate_program(sd.Program.parse(DECREASING), {"start": start}, max_iterations=BOUND)
+    assert len(rounds) == BOUND
 
 
-@pytest.mark.parametrize("by_value", [False, True])
-def test_local_fixpoint_stops_at_the_bound_also_value_by_value(by_value):
-    _, variants = _plan_and_variants(sd.Program.parse(DECREASING))
-    outcome = fixpoint({"d": [(1, 0)]}, variants, {}, {"d": ("min", 1)}, max_rounds=BOUND, by_value=by_value)
-    assert outcome.exceeded
-    assert len(outcome.sizes) == BOUND
-
-
-def test_a_bound_does_not_change_what_value_by_value_finds():
-    text = """
+def test_a_bound_does_not_change_what_the_kernel_finds():
+    program = sd.Program.parse(
+        """
     .decl arc(x: long, y: long)
     .decl start(x: long, d: long)
     d(X, min<D>) :- start(X, D).
     d(Y, min<D>) :- d(X, E), arc(X, Y), D = E + 1.
     """
-    _, variants = _plan_and_variants(sd.Program.parse(text))
+    )
     arcs = [(i, (i * 7 + 3) % 40) for i in range(40)] + [(i, i + 1) for i in range(39)]
-    static = {("arc", "full"): arcs}
-    base = {"d": [(0, 0), (17, 0)]}
-    free = fixpoint(base, variants, static, {"d": ("min", 1)}, by_value=True)
-    bounded = fixpoint(base, variants, static, {"d": ("min", 1)}, max_rounds=40, by_value=True)
-    assert not bounded.exceeded
-    assert sorted(bounded.facts["d"]) == sorted(free.facts["d"])
-    too_few = fixpoint(base, variants, static, {"d": ("min", 1)}, max_rounds=2, by_value=True)
-    assert too_few.exceeded
+    inputs = {
+        "arc": pa.table({"x": [a for a, _ in arcs], "y": [b for _, b in arcs]}),
+        "start": pa.table({"x": [0, 17], "d": [0, 0]}),
+    }
+    free = evaluate_program(program, inputs, max_iterations=None)["d"]
+    bounded = evaluate_program(program, inputs, max_iterations=40)["d"]
+    assert sorted(bounded.to_pylist(), key=repr) == sorted(free.to_pylist(), key=repr)
+    assert free.num_rows == 40  # every node is reached
+    with pytest.raises(NonTerminationError):
+        evaluate_program(program, inputs, max_iterations=2)
 
 
 @pytest.mark.parametrize("decompose", [True, False], ids=["partition-local", "rounds"])

@@ -1,4 +1,4 @@
-"""Plans evaluated to a fixpoint by the local backend (see ir_eval.py) must give the facts a
+"""Plans evaluated to a fixpoint by the kernel (see ir_eval.py) must give the facts a
 program means — the seeds' hand-checked programs, random graphs against plain Python, and the
 reference interpreter. Naive evaluation runs the full plans; semi-naive runs the delta variants."""
 
@@ -21,7 +21,7 @@ def _evaluate(program, edb, strategy):
     inputs = {name: set(rows) for name, rows in edb.items()}
     for name, rows in program.facts.items():
         inputs.setdefault(name, set()).update(rows)
-    result = run(plan_program(program), inputs, strategy)
+    result = run(program, plan_program(program), inputs, strategy)
     return {name: result[name] for name in program.idb}
 
 

@@ -1,4 +1,4 @@
-"""Integer overflow without Spark: the reference and the local kernel raise the same
+"""Integer overflow without Spark: the reference and the kernel raise the same
 ArithmeticOverflowError (naming the rule, at the expression's position); results at the bounds
 stay exact; integer literals and CSV values out of their column's range are refused."""
 
@@ -8,7 +8,9 @@ import pytest
 
 import spark_datalog as sd
 from spark_datalog.cli import read_csv_facts
-from spark_datalog.local.compile import compile_plan
+from spark_datalog.kernel.checks import collect_all
+from spark_datalog.kernel.compile import compile_node
+from spark_datalog.kernel.frames import facts_table
 from spark_datalog.overflow import located
 
 LONG_MAX, LONG_MIN = 2**63 - 1, -(2**63)
@@ -43,14 +45,13 @@ def _reference(program, rows):
     return sd.reference.evaluate(program, {"a": set(rows)})
 
 
-def _local(program, rows) -> set:
-    """The rules' rows computed by the local kernel (one non-recursive stratum)."""
+def _kernel(program, rows) -> set:
+    """The rules' rows computed by the kernel (one non-recursive stratum)."""
     (plan,) = program.plans
-    out = set()
-    for rule_plan in plan.rules:
-        compiled = compile_plan(rule_plan.plan, frozenset())
-        out |= set(compiled.rows({("a", "full"): list(rows)}))
-    return out
+    schema = program.checked.relations["a"]
+    frames = {("a", "full"): facts_table(schema.column_names, schema.types, rows)}
+    computed = collect_all([compile_node(rule_plan.plan, frames).frame for rule_plan in plan.rules])
+    return {row for frame in computed for row in frame.rows()}
 
 
 @pytest.mark.parametrize("rule, type_, rows, position", OVERFLOWS)
@@ -65,12 +66,12 @@ def test_the_reference_reports_an_overflow_at_the_expression(rule, type_, rows, 
 
 
 @pytest.mark.parametrize("rule, type_, rows, position", OVERFLOWS)
-def test_the_local_kernel_reports_the_same_overflow(rule, type_, rows, position):
+def test_the_kernel_reports_the_same_overflow(rule, type_, rows, position):
     program = _program(rule, type_)
     with pytest.raises(sd.ArithmeticOverflowError) as expected:
         _reference(program, rows)
     with pytest.raises(ArithmeticError) as raised:
-        _local(program, rows)
+        _kernel(program, rows)
     assert str(located(raised.value, program.checked)) == str(expected.value)
 
 
@@ -78,7 +79,7 @@ def test_the_local_kernel_reports_the_same_overflow(rule, type_, rows, position)
 def test_results_at_the_bounds_are_exact(rule, type_, rows):
     program = _program(rule, type_)
     expected = _reference(program, rows)["b"]
-    assert _local(program, rows) == expected
+    assert _kernel(program, rows) == expected
     assert expected  # something was derived
 
 
