@@ -158,6 +158,7 @@ class StratumSummary:
     iterations: int
     seconds: float
     partitioned: bool = False  # ran as one job of partition-local fixpoints
+    placement: str = ""  # where it ran and why (placement.Placement.explained)
 
 
 @dataclass
@@ -230,6 +231,8 @@ class JobSummary:
                     f"{'(partition-local)' if st.partitioned else '':<17} "
                     f"{st.seconds:8.2f} s"
                 )
+                if st.placement:
+                    lines.append(f"     {st.placement}")
         if self.update is not None:
             lines.append(str(self.update))
         for name, rows in self.rows.items():
@@ -929,6 +932,7 @@ def stratum_summary(stats) -> StratumSummary:
         iterations=stats.iterations,
         seconds=stats.seconds,
         partitioned=getattr(stats, "partitioned", False),
+        placement=stats.placement.explained() if getattr(stats, "placement", None) else "",
     )
 
 

@@ -78,10 +78,12 @@ def stratum_maintained(report, changes: Optional[dict] = None) -> None:
     """An update maintained a stratum: ``report`` is its ``incremental.update.StratumReport``,
     ``changes`` relation -> (facts inserted, facts deleted)."""
     counts = ", ".join(f"{name} +{ins} -{dels}" for name, (ins, dels) in (changes or {}).items())
+    placement = report.placement
     log.info(
-        "%s · %s in %s%s",
+        "%s · %s in %s%s%s",
         _stratum(report.index, report.relations),
         report.method,
         seconds(report.seconds),
         f": {counts}" if counts else "",
+        f"; {placement.explained()}" if placement is not None else "",
     )

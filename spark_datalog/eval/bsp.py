@@ -12,10 +12,11 @@ which the kernel (``kernel.bsp.superstep``) keeps the candidates sent to the par
 new, joins them with the partition's relations and yields the new facts and the next round's
 candidates; only those are shuffled, to the partitions of their join key.
 
-``eval.partitioned`` chooses this path (:func:`bsp_reason` says when it cannot apply): for a
-stratum without a key whose read relations hold more than ``spark.datalog.bspMinRows`` rows.
-Non-linear rules (two recursive atoms) and rules whose read relations share no column with
-the recursive atom run as before (one task or rounds of Spark joins).
+``placement.place_evaluation`` chooses this path for a stratum without a key when
+``spark.datalog.bspMinRows`` is set; :func:`evaluate_bsp` declines it (``placement.Declined``,
+then one task or rounds of Spark joins are tried) when the relations it reads hold at most that
+many rows, or :func:`bsp_plan` cannot place it: non-linear rules (two recursive atoms), rules
+whose read relations share no column with the recursive atom.
 """
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from pyspark.sql import functions as F
 from .. import progress
 from ..kernel.bsp import BUCKET, ROUND, BspTask, superstep
 from ..kernel.partition import TAG, LocalRelation, ReportsParam, unsupported, wide_columns
+from ..placement import Declined
 from ..plan import ir
 from ..plan.partitioning import Decomposition, is_linear
+from ..settings import BSP_ROWS_SETTING, settings_of
 from ..spark.executors import require_executor_package
 from ..spark.types import schema as spark_schema
 from .checkpoint import cut_lineage, release
@@ -161,11 +164,19 @@ def _arrow_schema(slot: LocalRelation):
 
 
 def evaluate_bsp(
-    run, plan, split: Decomposition, relations: dict, planned
-) -> Optional[tuple[dict, StratumStats]]:
-    """(results, stats) of the stratum ``plan`` evaluated in BSP rounds (``planned``: what
-    :func:`bsp_plan` returned), or None when Spark's Python workers cannot import the kernel
-    (logged; the stratum then runs in rounds of Spark joins)."""
+    run, plan, split: Decomposition, relations: dict
+) -> Union[tuple[dict, StratumStats], Declined]:
+    """(results, stats) of the stratum ``plan`` evaluated in BSP rounds, or ``Declined``: it
+    cannot run so (:func:`bsp_plan`), the relations it reads hold at most
+    ``spark.datalog.bspMinRows`` rows, or Spark's Python workers cannot import the kernel."""
+    planned = bsp_plan(run, plan, split)
+    if isinstance(planned, str):
+        return Declined(planned)
+    rows, least = 0, settings_of(run.spark).bsp_min_rows or 0
+    for name in split.static if least else ():
+        rows += relations[name].limit(least + 1 - rows).count() if rows <= least else 0
+    if least and rows <= least:
+        return Declined(f"its relations hold {rows} rows, at most {BSP_ROWS_SETTING}")
     task, keys = planned
     started = time.perf_counter()
     run._describe(plan, None, "BSP rounds: placing relations")
@@ -175,11 +186,7 @@ def evaluate_bsp(
     except Exception as error:  # noqa: BLE001 - only a missing module is handled
         if "ModuleNotFoundError" not in str(error):
             raise
-        log.warning(
-            "stratum %d · Spark's Python workers cannot import spark_datalog: rounds of Spark joins",
-            plan.index,
-        )
-        return None
+        return Declined("Spark's Python workers cannot import spark_datalog")
     stats = StratumStats(plan.index, tuple(plan.relations), True, run.strategy, bsp=True)
     leaves = [candidates]
     try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import reduce
 from typing import Iterator, Mapping, Optional
 
@@ -29,7 +29,9 @@ from pyspark.sql import functions as F
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..bounds import MAX_ITERATIONS
 from ..plan.ir import StratumPlan, computes
+from ..placement import Declined, Placement, logged, place_evaluation
 from ..plan.partitioning import decomposition, stable_positions
+from ..settings import settings_of
 from .. import progress
 from ..spark.compile import aggregate_frame, compile_node
 from ..spark.inputs import empty_frame, facts_frame
@@ -37,6 +39,7 @@ from ..spark.labels import describe, group_id, labelled
 from ..spark.session import session_settings
 from ..spark.types import spark_type
 from .checkpoint import materialise
+from .bsp import evaluate_bsp
 from .partitioned import evaluate_partitioned
 from .state import BestState, SetState
 from .stats import IterationStats, StratumStats, non_termination
@@ -97,10 +100,9 @@ def evaluate(
     stats = []
     try:
         for plan in stratum_plans:
-            evaluate_stratum = run.recursive if plan.recursive else run.non_recursive
             progress.stratum_started(plan, strategy)
             with labelled(spark, stratum_label(plan), group_id("stratum", plan.index)):
-                results, stratum_stats = evaluate_stratum(plan, relations)
+                results, stratum_stats = run.stratum(plan, relations)
             progress.stratum_finished(stratum_stats)
             relations.update(results)
             stats.append(stratum_stats)
@@ -166,17 +168,31 @@ class _Run:
         )
         return results, stats
 
-    def recursive(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
-        """Rounds until no relation of the stratum gains a fact (or improves a min/max group):
-        in one job of partition-local fixpoints where that applies, else as rounds of Spark
-        joins."""
-        with recursion_settings(self.spark, self.adaptive):
-            split = decomposition(plan) if self.decompose else None
-            if split is not None:
-                evaluated = evaluate_partitioned(self, plan, split, relations)
-                if evaluated is not None:
-                    return evaluated
+    def stratum(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
+        """The stratum's relations and stats, run where ``placement.place_evaluation`` places
+        it: a recursive one in Spark tasks on the kernel where that applies and fits, else as
+        rounds of Spark joins; a placement declined at run time is asked again."""
+        split = decomposition(plan)
+        bsp = settings_of(self.spark).bsp_min_rows is not None
+        history: tuple = ()
+        with recursion_settings(self.spark, self.adaptive) if plan.recursive else nullcontext():
+            while True:
+                placement = place_evaluation(plan, split, self.strategy, self.decompose, bsp, history)
+                ran = self._run_placed(logged(plan, placement), plan, split, relations)
+                if not isinstance(ran, Declined):
+                    ran[1].placement = placement
+                    return ran
+                history = placement.refused(ran)
+
+    def _run_placed(self, placement: Placement, plan: StratumPlan, split, relations: dict):
+        """(results, stats) of the stratum run as ``placement`` says, or ``Declined``."""
+        if placement.where == "plan":
+            return self.non_recursive(plan, relations)
+        if placement.where == "rounds":
             return self._iterate(plan, relations)
+        if placement.where == "bsp":
+            return evaluate_bsp(self, plan, split, relations)
+        return evaluate_partitioned(self, plan, split, relations)
 
     def _iterate(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
         started = time.perf_counter()

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import time
 from functools import reduce
-from typing import Optional
+from typing import Optional, Union
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -45,10 +45,10 @@ from ..kernel.partition import (
     unsupported,
     wide_columns,
 )
+from ..placement import Declined
 from ..plan.partitioning import Decomposition
 from ..settings import (
     BROADCAST_ROWS_SETTING,
-    BSP_ROWS_SETTING,
     KERNEL_VALUE_BYTES,
     LOCAL_FACTS_SETTING,
     TASK_MEMORY_SETTING,
@@ -76,43 +76,35 @@ def limits(spark) -> tuple[int, int]:
 
 def evaluate_partitioned(
     run, plan, split: Decomposition, relations: dict
-) -> Optional[tuple[dict, StratumStats]]:
+) -> Union[tuple[dict, StratumStats], Declined]:
     """(results, stats) of the recursive stratum ``plan`` evaluated by partition-local
-    fixpoints, or None when it should run in rounds instead (a broadcast relation or the facts
-    are too many, the kernel refuses a plan, or the executors cannot run the kernel; each is
-    logged with its reason). ``run`` is the driver's ``_Run`` (session, settings, candidate
+    fixpoints (one task when ``split`` has no key), or ``Declined`` with the reason: a relation
+    to broadcast or the facts are too many, the kernel refuses a plan, or the executors cannot
+    run the kernel. ``run`` is the driver's ``_Run`` (session, settings, candidate
     compilation)."""
-    if not split.key:
-        evaluated = _bsp(run, plan, split, relations)
-        if evaluated is not None:
-            return evaluated
     started = time.perf_counter()
     run._describe(plan, None, "partition-local fixpoint")
     prepared = _prepare(run, plan, split, relations)
     if isinstance(prepared, str):
-        _declined(plan, prepared)
-        return None
+        return Declined(prepared)
     task, static = prepared
     placed = _placed_base(run, plan, split, task, relations)
     if isinstance(placed, str):
-        _declined(plan, placed)
-        return None
+        return Declined(placed)
     stored, reports = None, {}
     if placed is not None:
         ran = _run_stratum_tasks(run, plan, task, static, *placed)
         if ran is None:
-            return None
+            return Declined("Spark's Python workers cannot import spark_datalog")
         stored, reports = ran
     if any(report.overflow for report in reports.values()):
         release(stored)
-        _declined(
-            plan,
+        return Declined(
             f"a partition held more than {task.max_facts} facts ({TASK_MEMORY_SETTING} or "
             f"{LOCAL_FACTS_SETTING}; raise spark.sql.shuffle.partitions to spread a decomposable "
             "stratum wider)",
-            logging.WARNING,
+            warn=True,
         )
-        return None
     stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
     for round_stats in stats.rounds:  # known when the job is done: reported then
         progress.round_finished(plan.index, plan.relations, round_stats, "in tasks")
@@ -123,43 +115,6 @@ def evaluate_partitioned(
         empty = {r.name: empty_frame(run.spark, run.checked.relations[r.name]) for r in task.relations}
         return empty, stats
     return split_wide(stored, task.relations), stats
-
-
-def _bsp(run, plan, split: Decomposition, relations: dict) -> Optional[tuple[dict, StratumStats]]:
-    """The stratum (without a decomposition key) evaluated in BSP rounds across all partitions
-    (``eval.bsp``) when ``spark.datalog.bspMinRows`` is set, it can run so and the relations
-    it reads hold more rows than that; else None (one task is tried; the reason is logged)."""
-    from .bsp import bsp_plan, evaluate_bsp
-
-    least = settings_of(run.spark).bsp_min_rows
-    if least is None:
-        return None  # not chosen: the default (the module docstring of spark_datalog.settings)
-    planned = bsp_plan(run, plan, split)
-    if isinstance(planned, str):
-        _declined(plan, planned, what="one task, not BSP rounds")
-        return None
-    rows = 0
-    for name in split.static if least else ():
-        rows += relations[name].limit(least + 1 - rows).count() if rows <= least else 0
-    if least and rows <= least:
-        _declined(
-            plan,
-            f"its relations hold {rows} rows, at most {BSP_ROWS_SETTING}",
-            what="one task, not BSP rounds",
-        )
-        return None
-    log.info(
-        "stratum %d · %s · BSP rounds across %d partitions",
-        plan.index,
-        ", ".join(plan.relations),
-        run.partitions,
-    )
-    return evaluate_bsp(run, plan, split, relations, planned)
-
-
-def _declined(plan, reason: str, level: int = logging.INFO, what: str = "rounds of Spark joins") -> None:
-    """Log why the stratum runs in rounds of Spark joins instead."""
-    log.log(level, "stratum %d · %s · %s: %s", plan.index, ", ".join(plan.relations), reason, what)
 
 
 def _prepare(run, plan, split: Decomposition, relations: dict):

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..errors import NonTerminationError
+from ..placement import Placement
 
 
 @dataclass
@@ -48,6 +49,7 @@ class StratumStats:
     in_tasks: Optional[float] = None  # partition-local: the slowest task's seconds, start to end
     lazy: bool = False  # non-recursive and only planned: evaluated when its result is read
     bsp: bool = False  # BSP rounds across all partitions (eval.bsp)
+    placement: Optional[Placement] = None  # where it ran and why (placement.place_evaluation)
 
     @property
     def rows_per_iteration(self) -> list:
@@ -73,7 +75,11 @@ class StratumStats:
         text += f" in {seconds(self.seconds)}"
         if self.in_tasks is not None:
             text += f" ({seconds(self.in_tasks)} in tasks)"
-        return text
+        return text + self.why()
+
+    def why(self) -> str:
+        """``; partition-local: <reason>``: where it ran and why, or nothing."""
+        return f"; {self.placement.explained()}" if self.placement is not None else ""
 
     def __str__(self) -> str:
         kind = f"recursive, {self.strategy}" if self.recursive else "non-recursive"
@@ -85,7 +91,7 @@ class StratumStats:
         return (
             f"stratum {self.index} ({', '.join(self.relations)}; {kind}): "
             f"{self.iterations} iteration{'s' if self.iterations != 1 else ''}, "
-            f"{self.seconds:.2f}s, rows {sizes}"
+            f"{self.seconds:.2f}s, rows {sizes}{self.why()}"
         )
 
 

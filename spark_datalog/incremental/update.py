@@ -2,7 +2,9 @@
 
 The strata are maintained in order; each stratum sees the net changes of every relation below
 it (EDB changes, then the changes the lower strata produced), so a deletion below can insert
-above through negation. Per stratum the method is:
+above through negation. Per stratum the method, and where it runs, is what
+``placement.place_update`` decides (asked again, with the reason, when a placement is declined
+at run time; the report keeps the final ``Placement``):
 
 - ``unchanged``: nothing it reads changed (no work, no new version), or only multiplicities
   changed below a stratum that reads sets (recursive or aggregate);
@@ -36,7 +38,7 @@ above through negation. Per stratum the method is:
 
 ``method="counting"`` and ``"dred"`` pick that algorithm where it applies and otherwise the same
 as ``"auto"``: counts must stay derivation counts in non-recursive strata, and counting does not
-terminate on recursive ones. The report says which method each stratum used.
+terminate on recursive ones. The report says which method each stratum used, where and why.
 
 Every change is stored once, together with how it moves the relation's facts (its presence
 changes) and, for EDB changes, whether it deletes absent facts — one Spark job per stratum
@@ -74,11 +76,12 @@ from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
 from ..eval import partitioned
 from ..eval.former_names import refuse_former_names
+from ..placement import Declined, Placement, UpdateCase, logged, place_update
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.labels import describe, group_id, labelled
 from ..spark.limits import check_spark_limits
-from ..settings import settings_of
+from ..settings import BROADCAST_ROWS_SETTING, settings_of
 from ..storage.datafiles import collect_small, is_arrow
 from ..syntax import ast
 from .aggregates import aggregate_changes
@@ -124,10 +127,13 @@ class RelationReport:
 
 @dataclass
 class StratumReport:
+    """How one stratum was maintained: ``method`` (``placement.method``) and why."""
+
     index: int
     relations: tuple
     method: str
     seconds: float
+    placement: Optional[Placement] = None
 
 
 @dataclass
@@ -154,7 +160,10 @@ class UpdateReport:
                 f"{r.version_before} -> {r.version_after}"
             )
         for s in self.strata:
-            lines.append(f"  stratum {s.index} ({', '.join(s.relations)}): {s.method}, {s.seconds:.2f}s")
+            where = "" if s.placement is None else f" · {s.placement.explained()}"
+            lines.append(
+                f"  stratum {s.index} ({', '.join(s.relations)}): {s.method}, {s.seconds:.2f}s{where}"
+            )
         return "\n".join(lines)
 
 
@@ -365,9 +374,10 @@ class _Update:
             started = time.perf_counter()
             label = f"update · stratum {plan.index} · {', '.join(plan.relations)}"
             with labelled(self.spark, label, group_id("update", "stratum", plan.index)):
-                used = self._stratum(plan)
+                placement = self._stratum(plan)
+            seconds = time.perf_counter() - started
             report.strata.append(
-                StratumReport(plan.index, tuple(plan.relations), used, time.perf_counter() - started)
+                StratumReport(plan.index, tuple(plan.relations), placement.method, seconds, placement)
             )
             progress.stratum_maintained(report.strata[-1], self._changes_of(plan))
         with labelled(self.spark, "update · commit", group_id("update", "commit")):
@@ -504,61 +514,62 @@ class _Update:
 
     # -- one stratum ---------------------------------------------------------------------
 
-    def _stratum(self, plan) -> str:
-        """Maintains one stratum; returns the method used (``METHODS``) or "unchanged"."""
+    def _stratum(self, plan) -> Placement:
+        """Maintains one stratum as ``placement.place_update`` places it (asked again when a
+        placement is declined at run time); returns the placement it ran in."""
         positive, negated = _read_predicates(plan)
         reads = (positive | negated) - set(plan.relations)
         changed = {r for r in reads if r in self.deltas}
-        used = self._method(plan, changed)
-        if used == "unchanged":
-            return used
-        results, used = self._maintained(plan, used, reads, changed, negated)
-        self._absorb(results)
-        return used
+        case = self._case(plan, changed)
+        history: tuple = ()
+        while True:
+            placement = logged(plan, place_update(plan, case, history))
+            results = self._maintained(placement, plan, reads, changed, negated)
+            if not isinstance(results, Declined):
+                self._absorb(results)
+                return placement
+            history = placement.refused(results)
 
     def _moved(self, changed: set) -> set:
         """The changed relations whose set of facts changed (not only multiplicities)."""
         return {r for r in changed if r in self.presence and (self.presence[r][2] or self.presence[r][3])}
 
-    def _method(self, plan, changed: set) -> str:
-        """How the stratum is maintained, given the relations it reads that ``changed``."""
-        if self.method == "recompute":
-            return "recompute"
+    def _case(self, plan, changed: set) -> UpdateCase:
+        """What ``place_update`` needs to know of the stratum, given what it reads that ``changed``."""
         moved = self._moved(changed)
-        if not changed:
-            return "unchanged"
-        if not plan.recursive:
-            if not plan.aggregates:
-                return "counting"
-            if not moved and set(plan.relations) <= set(plan.aggregates):
-                return "unchanged"  # aggregates range over sets: they are the same
-            return "groups"
         inserted = {r for r in moved if self.presence[r][2]}
         deleted = {r for r in moved if self.presence[r][3]}
-        regroup = self.decompose and repairs_groups(self.checked, plan)
-        if not (dred_applies(plan, inserted, deleted) or regroup):
-            return "recompute"
-        return "dred" if moved else "unchanged"  # only multiplicities changed below: the same sets
+        return UpdateCase(
+            self.method,
+            bool(changed),
+            bool(moved),
+            self.decompose,
+            linear=linear_dred_applies(plan),
+            regroup=plan.recursive and not dred_applies(plan, inserted, deleted),
+            repairs=repairs_groups(self.checked, plan),
+            held=changed <= set(self.local),
+        )
 
-    def _maintained(self, plan, used: str, reads: set, changed: set, negated: set) -> tuple:
-        """(relation -> changes, the method used in the end) of the stratum by ``used``."""
-        if used == "dred":
-            try:
-                return self._dred(plan, reads, changed), used
-            except RecomputeInstead as reason:
-                log.info("%s: the stratum is recomputed", reason)
-                return self._recompute(plan, reads), "recompute"
-        if used == "recompute":
-            return self._recompute(plan, reads), used
-        results = None
-        if used == "counting" and self.decompose:
-            results = self._counting_in_driver(plan, reads, changed)
-        if results is None:
+    def _maintained(self, placement: Placement, plan, reads: set, changed: set, negated: set):
+        """relation -> changes of the stratum maintained as ``placement`` says (``{}`` when
+        they were absorbed as computed in the driver), or ``Declined``."""
+        method, where = placement.method, placement.where
+        if method == "unchanged":
+            return {}
+        if method == "recompute":
+            return self._recompute(plan, reads)
+        if method == "dred":
+            return self._dred(where, plan, reads, changed)
+        if method == "counting":
+            if where == "driver":
+                return self._counting_in_driver(plan, reads, changed)
             results = self._counting(plan, reads, changed, negated)
-        moved = self._moved(changed)
-        if plan.aggregates and moved:
-            results.update(self._groups(plan, reads, moved))
-        return results, used
+        else:  # groups; the non-aggregate relations of the stratum by counting
+            results = self._counting(plan, reads, changed, negated)
+            moved = self._moved(changed)
+            if moved:
+                results.update(self._groups(plan, reads, moved))
+        return results
 
     def _counting(self, plan, reads, changed, negated) -> dict:
         if set(plan.relations) <= set(plan.aggregates):
@@ -572,12 +583,10 @@ class _Update:
             negation[name] = negation_change(inserted, deleted)
         return counting_changes(self.spark, self.checked, plan, old, new, changes, negation)
 
-    def _counting_in_driver(self, plan, reads, changed) -> Optional[dict]:
-        """``_counting`` in the driver (``.counting_local``) when every change it reads was
-        computed there and every relation it reads, or writes, is small: the changes are stored
-        as they are (no Spark job) and ``{}`` returned. None otherwise."""
-        if not changed <= set(self.local):
-            return None
+    def _counting_in_driver(self, plan, reads, changed):
+        """``_counting`` in the driver (``.counting_local``; every change it reads was computed
+        there): ``{}`` (the changes are stored as they are, no Spark job), or ``Declined`` when
+        a relation it reads, or writes, is too large for the driver."""
         max_rows = partitioned.limits(self.spark)[0]
 
         def stored(name, limit):
@@ -585,8 +594,11 @@ class _Update:
 
         changes = {name: self.local[name].select([*self._columns(name), COUNT]) for name in changed}
         counts = local_counting_changes(self.checked, plan, reads, changes, stored, max_rows)
+        too_large = Declined(
+            f"a relation it reads or writes has over {max_rows} rows ({BROADCAST_ROWS_SETTING})"
+        )
         if counts is None:
-            return None
+            return too_large
         assessed = {}
         for name, facts in counts.items():
             if not facts:
@@ -594,7 +606,7 @@ class _Update:
             schema = self.checked.relations[name]
             old = stored(name, max_rows) if schema.arity else None
             if old is None:
-                return None
+                return too_large
             assessed[name] = assess_in_driver(schema, counted_change(schema, facts), old)
         self._absorb({}, stored=assessed)
         return {}
@@ -606,23 +618,21 @@ class _Update:
         stored = {name: self.old[name] for name in plan.aggregates}
         return aggregate_changes(self.spark, self.checked, plan, old, new, facts, stored)
 
-    def _dred(self, plan, reads, changed) -> dict:
-        """The stratum's changes by DRed: in the driver (linear strata), else in one Spark task
-        on the kernel, else in rounds of Spark joins; ``{}`` when computed in the driver (then
-        stored as they are, no Spark job)."""
+    def _dred(self, where: str, plan, reads, changed):
+        """The stratum's changes by DRed ``where`` the placement says: in the driver (``{}``:
+        stored as they are, no Spark job), in one Spark task on the kernel, or in rounds of
+        Spark joins; ``Declined`` when the driver or the task cannot hold it, or when
+        recomputing costs less."""
         plain = _Lazy()  # the linear path reads none of them when it reads the warehouse
         for name in list(reads) + list(plan.relations):
             plain.promise(name, lambda name=name: self.old[name].select(*self._columns(name)))
         appeared = [n for n in changed if self.presence[n][2]]
         gone = [n for n in changed if self.presence[n][3]]
-        if self.decompose and linear_dred_applies(plan) and self._dred_in_driver(plan, plain, appeared, gone):
-            return {}
-        if not dred_applies(plan, set(appeared), set(gone)):
-            raise RecomputeInstead(
-                f"stratum {plan.index} · {', '.join(plan.relations)} · "
-                "removals reaching min/max relations, too large to repair "
-                "their groups in the driver"
-            )
+        if where == "driver":
+            try:
+                return self._dred_in_driver(plan, plain, appeared, gone)
+            except RecomputeInstead as reason:
+                return Declined(str(reason), recompute=True)
         # every round reads the changed lower relations' new states: those that lost facts are
         # stored (when first read; even a lazy checkpoint ran a job at once here, measured, so
         # the linear path above goes without them), the others are their old facts and the
@@ -634,17 +644,18 @@ class _Update:
                 new[name] = new[name].localCheckpoint(eager=False)
         inserted = {n: self.presence[n][0] for n in appeared}
         deleted = {n: self.presence[n][1] for n in gone}
-        results = None
         arguments = (self.spark, self.checked, plan, plain, new, inserted, deleted, self.max_iterations)
-        if self.decompose:
+        if where == "one task":
             results = local_dred_changes(*arguments)
-        if results is None:
+            if results is None:
+                return Declined("its inputs exceed one task's memory budget (spark.datalog.taskMemory)")
+        else:
             results = dred_changes(*arguments, self.checkpoint_interval)
         return {name: signed_presence(ins, dels) for name, (ins, dels) in results.items()}
 
-    def _dred_in_driver(self, plan, plain, appeared: list, gone: list) -> bool:
-        """Whether the linear DRed in the driver (``.dred_linear``) maintained the stratum; its
-        changes are then absorbed as they are."""
+    def _dred_in_driver(self, plan, plain, appeared: list, gone: list):
+        """``{}`` when the linear DRed in the driver (``.dred_linear``) maintained the stratum
+        (its changes absorbed as they are), else ``Declined``."""
         # presence rows the driver holds are passed as they are (no job to collect them)
         held = [
             {
@@ -673,14 +684,14 @@ class _Update:
             levels=levels,
         )
         if facts is None:
-            return False
+            return Declined("its relations exceed what the driver holds (see the log for which)")
         if levels is not None:
             self.levelled.append((plan, levels))
         stored = {
             name: assessed_presence(self.checked.relations[name], *changes) for name, changes in facts.items()
         }
         self._absorb({}, stored=stored)
-        return True
+        return {}
 
     def _recompute(self, plan, reads) -> dict:
         from ..eval.driver import evaluate

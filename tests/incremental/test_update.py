@@ -239,6 +239,7 @@ def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(
         report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])})
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "recompute"
     assert any("costs less than DRed" in r.getMessage() for r in caplog.records)
+    assert "recompute, " in str(report) and "by evaluating it again: recomputing costs less" in str(report)
     edb = {"arc": [(1, 2), (2, 3), (1, 3)]}
     assert_matches_reference(program, wh, edb)
     assert_counts(wh, "tc", edb)
@@ -256,6 +257,9 @@ def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, capl
         report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])})
     assert any("DRed in rounds" in r.getMessage() for r in caplog.records)
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
+    (placement,) = [s.placement for s in report.strata if s.relations == ("tc",)]
+    assert placement.where == "rounds" and [p.where for p, _ in placement.declined] == ["driver", "one task"]
+    assert "rounds of Spark joins: what runs in memory did not fit (not in the driver: " in str(report)
     assert_matches_reference(program, wh, {"arc": [(2, 3), (1, 3), (3, 1)]})
 
 

@@ -510,7 +510,7 @@ def test_run_job_in_process_with_a_csv_input(spark, tmp_path):
 
     text = out.getvalue()
     assert text.startswith("run first:") and f"(Spark {spark.version}, local[2])" in text
-    assert "(partition-local)" in text
+    assert "(partition-local)" in text and "partition-local: no rule changes column 1 of tc" in text
     assert "... 9 more" in text and "tc(1, 2)" in text
     assert any(
         line.split()[:4] == ["tc", "idb", "12", str(by_name["tc"].version)] for line in text.splitlines()
