@@ -38,7 +38,7 @@ log = logging.getLogger("spark_datalog")
 
 # where a stratum runs -> how the reports say it
 WHERE = {
-    "plan": "as Spark plans",
+    "plan": "Spark plans",
     "partition-local": "partition-local",
     "bsp": "BSP rounds across partitions",
     "one task": "partition-local (one task)",
@@ -104,7 +104,7 @@ def place_evaluation(
     'plan'
     """
     if not plan.recursive:
-        return Placement("evaluate", "plan", "not recursive: one round", history)
+        return Placement("evaluate", "plan", "not recursive, one round", history)
     if strategy != "seminaive":
         return Placement("evaluate", "rounds", f"strategy={strategy!r}", history)
     if not decompose:
