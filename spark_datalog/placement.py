@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Optional
 
 log = logging.getLogger("spark_datalog")
 
@@ -53,11 +54,15 @@ WHERE = {
 class Declined:
     """A placement that did not fit at run time, and why; ``recompute``: recomputing the
     stratum costs less than what was tried (maintenance); ``warn``: logged as a warning (the
-    user may want to raise a setting)."""
+    user may want to raise a setting); ``derived``: relation -> the facts it derived before it
+    stopped (a backend's frames), which the next placement continues from, and ``leaf`` what
+    holds them (released once the stratum is done)."""
 
     reason: str
     recompute: bool = False
     warn: bool = False
+    derived: Optional[dict] = field(default=None, compare=False)
+    leaf: object = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from ..spark.inputs import empty_frame, facts_frame
 from ..spark.labels import describe, group_id, labelled
 from ..spark.session import session_settings
 from ..spark.types import spark_type
-from .checkpoint import materialise
+from .checkpoint import materialise, release
 from .bsp import evaluate_bsp
 from .partitioned import evaluate_partitioned
 from .state import BestState, SetState
@@ -175,26 +175,35 @@ class _Run:
         split = decomposition(plan)
         bsp = settings_of(self.spark).bsp_min_rows is not None
         history: tuple = ()
-        with recursion_settings(self.spark, self.adaptive) if plan.recursive else nullcontext():
-            while True:
-                placement = place_evaluation(plan, split, self.strategy, self.decompose, bsp, history)
-                ran = self._run_placed(logged(plan, placement), plan, split, relations)
-                if not isinstance(ran, Declined):
-                    ran[1].placement = placement
-                    return ran
-                history = placement.refused(ran)
+        derived: Optional[dict] = None
+        leaves: list = []  # what holds the facts of declined placements
+        try:
+            with recursion_settings(self.spark, self.adaptive) if plan.recursive else nullcontext():
+                while True:
+                    placement = place_evaluation(plan, split, self.strategy, self.decompose, bsp, history)
+                    ran = self._run_placed(logged(plan, placement), plan, split, relations, derived)
+                    if not isinstance(ran, Declined):
+                        ran[1].placement = placement
+                        return ran
+                    history = placement.refused(ran)
+                    derived = ran.derived or derived
+                    leaves.append(ran.leaf)
+        finally:
+            for leaf in leaves:
+                release(leaf)
 
-    def _run_placed(self, placement: Placement, plan: StratumPlan, split, relations: dict):
-        """(results, stats) of the stratum run as ``placement`` says, or ``Declined``."""
+    def _run_placed(self, placement: Placement, plan: StratumPlan, split, relations: dict, derived):
+        """(results, stats) of the stratum run as ``placement`` says, or ``Declined``; rounds
+        of Spark joins continue from the facts ``derived`` by a placement declined before."""
         if placement.where == "plan":
             return self.non_recursive(plan, relations)
         if placement.where == "rounds":
-            return self._iterate(plan, relations)
+            return self._iterate(plan, relations, derived)
         if placement.where == "bsp":
             return evaluate_bsp(self, plan, split, relations)
         return evaluate_partitioned(self, plan, split, relations)
 
-    def _iterate(self, plan: StratumPlan, relations: dict) -> tuple[dict, StratumStats]:
+    def _iterate(self, plan: StratumPlan, relations: dict, derived=None) -> tuple[dict, StratumStats]:
         started = time.perf_counter()
         states = {name: self._state(name, plan) for name in plan.relations}
         stats = StratumStats(plan.index, tuple(plan.relations), True, self.strategy)
@@ -202,31 +211,11 @@ class _Run:
         try:
             while True:
                 round_started = time.perf_counter()
-                self._describe(plan, iteration)
-                first = iteration == 0
-                rules = plan.rules if first or self.strategy == "naive" else plan.delta_rules
-                scans = {(name, "full"): frame for name, frame in relations.items()}
-                for name, state in states.items():
-                    scans[(name, "full")] = state.full
-                    scans[(name, "delta")] = state.delta
-                candidates = self._candidates(rules, scans, plan, with_facts=first)
-                stored = {
-                    name: states[name].step(reduce(DataFrame.union, parts))
-                    for name, parts in candidates.items()
-                }
-                flags = {name: states[name].flag for name in stored if states[name].flag}
-                leaves, new, total = materialise(stored, flags) if stored else ({}, {}, {})
-                sizes = {name: new.get(name, 0) for name in plan.relations}
+                sizes = self._round(plan, relations, states, iteration, derived)
                 iteration += 1
-                for name, state in states.items():
-                    if name in leaves:
-                        state.absorb(leaves[name], new[name], total[name])
-                    else:
-                        state.absorb_nothing()
                 if iteration % self.checkpoint_interval == 0:
                     for state in states.values():
                         state.compact(self.reliable)
-
                 seconds = time.perf_counter() - round_started
                 stats.rounds.append(IterationStats(iteration - 1, sizes, seconds))
                 progress.round_finished(plan.index, plan.relations, stats.rounds[-1])
@@ -247,6 +236,32 @@ class _Run:
             stats.seconds = time.perf_counter() - started
             stats.rows = {name: state.rows for name, state in states.items()}
         return results, stats
+
+    def _round(self, plan: StratumPlan, relations: dict, states: dict, iteration: int, derived) -> dict:
+        """One round of Spark joins: its candidates (round 0: every rule, the stated facts and
+        the facts ``derived`` by a placement declined before; later: the semi-naive variants,
+        or every rule when naive) stored into ``states``; returns relation -> its new rows."""
+        self._describe(plan, iteration)
+        first = iteration == 0
+        rules = plan.rules if first or self.strategy == "naive" else plan.delta_rules
+        scans = {(name, "full"): frame for name, frame in relations.items()}
+        for name, state in states.items():
+            scans[(name, "full")] = state.full
+            scans[(name, "delta")] = state.delta
+        candidates = self._candidates(rules, scans, plan, with_facts=first)
+        for name, frame in (derived or {}).items() if first else ():
+            candidates.setdefault(name, []).append(frame)
+        stored = {
+            name: states[name].step(reduce(DataFrame.union, parts)) for name, parts in candidates.items()
+        }
+        flags = {name: states[name].flag for name in stored if states[name].flag}
+        leaves, new, total = materialise(stored, flags) if stored else ({}, {}, {})
+        for name, state in states.items():
+            if name in leaves:
+                state.absorb(leaves[name], new[name], total[name])
+            else:
+                state.absorb_nothing()
+        return {name: new.get(name, 0) for name in plan.relations}
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -17,8 +17,10 @@ memory, so the stratum costs a few jobs however many rounds it takes:
 The other relations the recursive rules read are collected once and broadcast to every task;
 each must have at most ``spark.datalog.maxBroadcastRows`` rows. A task stops when its relations
 hold more facts than its memory budget allows (``spark.datalog.taskMemory``, or
-``spark.datalog.maxLocalFacts``: ``spark_datalog.settings``); the stratum then runs in rounds
-of Spark joins (the work done is lost, the result is the same).
+``spark.datalog.maxLocalFacts``: ``spark_datalog.settings``); every task then yields the facts
+it derived (all of them, or those until it stopped), and the stratum continues from them in
+rounds of Spark joins: they are facts of the fixpoint, so the result is the same, and the rounds
+need only the depth the tasks did not reach.
 Executors need the ``spark_datalog`` package importable, as any Python UDF library: on a
 cluster that is checked once before the first task (``spark.executors``: an ``ExecutorError``
 saying how to ship it); on a local master where the workers cannot import it, rounds are used,
@@ -98,12 +100,14 @@ def evaluate_partitioned(
             return Declined("Spark's Python workers cannot import spark_datalog")
         stored, reports = ran
     if any(report.overflow for report in reports.values()):
-        release(stored)
+        derived = split_wide(stored, task.relations) if stored is not None else None
         return Declined(
             f"a partition held more than {task.max_facts} facts ({TASK_MEMORY_SETTING} or "
             f"{LOCAL_FACTS_SETTING}; raise spark.sql.shuffle.partitions to spread a decomposable "
-            "stratum wider)",
+            "stratum wider); continuing from the facts derived",
             warn=True,
+            derived=derived,
+            leaf=stored,
         )
     stats = _stats(plan, run.strategy, reports, time.perf_counter() - started)
     for round_stats in stats.rounds:  # known when the job is done: reported then

@@ -95,7 +95,9 @@ def run_partition(
     batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: (pyarrow.Table,
-    rows)}``, ``reports`` an accumulator of :class:`ReportsParam`."""
+    rows)}``, ``reports`` an accumulator of :class:`ReportsParam`. It yields the facts the
+    partition derived: all of them, or, when it stopped at its memory budget (``overflow``)
+    or at the round limit, those it derived until then."""
     from pyspark import TaskContext
 
     started = time.perf_counter()
@@ -109,8 +111,7 @@ def run_partition(
     report.task_seconds = time.perf_counter() - started
     context = TaskContext.get()
     reports.add({context.partitionId() if context is not None else 0: report})
-    if report.overflow:
-        return  # incomplete: the driver evaluates the stratum otherwise
+    # an overflowing task's facts are incomplete, but facts: the driver continues from them
     for tag, relation in enumerate(task.relations):
         table = to_table(relations[relation.name].facts(), relation.column_names, relation.column_types)
         yield from wide_batches(table, tag, task.relations)

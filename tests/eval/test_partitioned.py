@@ -194,6 +194,25 @@ def test_workers_without_the_package_fall_back_to_rounds(spark, monkeypatch, cap
     assert as_set(result["tc"]) == expected
 
 
+@pytest.mark.parametrize("text", [TC, SAME_GENERATION], ids=["by key", "one partition"])
+def test_rounds_continue_from_what_the_tasks_derived(spark, caplog, text, datalog_settings):
+    """A task at its memory budget yields what it derived; the rounds of Spark joins start from
+    those facts, so they need fewer rounds than from scratch, and find the same fixpoint."""
+    edges = {(i, i + 1) for i in range(24)} | {(0, 30), (30, 31)}
+    program = sd.Program.parse(text)
+    (name,) = program.strata[0]
+    expected = sd.reference.evaluate(program, {"arc": edges})[name]
+    _, scratch = run(spark, text, {"arc": arcs(spark, edges)}, decompose=False)
+    datalog_settings(maxLocalFacts=len(expected) // 2)
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        result, stats = run(spark, text, {"arc": arcs(spark, edges)})
+    assert as_set(result[name]) == expected
+    assert not stats[0].partitioned and stats[0].placement.where == "rounds"
+    assert "continuing from the facts derived" in str(stats[0].placement)
+    assert stats[0].iterations < scratch[0].iterations, (stats[0].iterations, scratch[0].iterations)
+    assert any(r.levelno == logging.WARNING and "declined" in r.getMessage() for r in caplog.records)
+
+
 def test_an_empty_base_gives_an_empty_relation(spark):
     empty = spark.createDataFrame([], "a long, b long")
     result, stats = run(spark, TC, {"arc": empty})
