@@ -2,8 +2,7 @@
 
 How much a Spark task (or the driver) may hold is a memory budget, not a row count: the number
 of facts a task may hold is ``spark.datalog.taskMemory`` divided by what one fact costs in the
-evaluator that holds it (:data:`KERNEL_VALUE_BYTES` per value in the Polars kernel,
-:data:`TUPLE_VALUE_BYTES` in the tuple evaluator still used by driver-side maintenance).
+evaluator that holds it (:data:`KERNEL_VALUE_BYTES` per value in the Polars kernel).
 
 ===================================  ==========================================================
 setting                              meaning (default)
@@ -73,11 +72,8 @@ DEFAULT_DRIVER_MEMORY = "1g"  # Spark's default spark.driver.memory
 DRIVER_ROW_BYTES = 512
 # Peak bytes per value of a fact while a fixpoint runs. Kernel: 74-90 bytes per two-column fact
 # measured on tc over 3-ary trees (2.8M and 9.2M facts: stable frames, the round's candidates
-# and the anti-join's hash table), rounded up. Tuples: 170 bytes per two-column fact were measured
-# for a set and a list of them; the maintenance paths hold more copies, and 200 per value keeps
-# the 5M two-column facts at 2g that they were tested with.
+# and the anti-join's hash table), rounded up.
 KERNEL_VALUE_BYTES = 48
-TUPLE_VALUE_BYTES = 200
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)b?\s*$", re.I)

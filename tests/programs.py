@@ -32,6 +32,16 @@ COMPARISONS = ("=", "!=", "<", "<=", ">", ">=")
 ARITHMETIC = ("+", "-", "*", "/", "mod")
 
 
+# connected components by minimum label: min in a linear recursion over an undirected graph
+CONNECTED_COMPONENTS = """
+.decl arc(x: long, y: long)
+edge(X, Y) :- arc(X, Y).
+edge(Y, X) :- arc(X, Y).
+cc(X, min<L>) :- edge(X, _), L = X.
+cc(Y, min<L>) :- cc(X, L), edge(X, Y).
+"""
+
+
 def settings(default: int = 25, **kwargs):
     """Hypothesis settings: ``max_examples`` from ``SD_HYPOTHESIS_EXAMPLES`` (else ``default``)."""
     examples = int(os.environ.get("SD_HYPOTHESIS_EXAMPLES", default))

@@ -8,11 +8,12 @@ import spark_datalog as sd
 from spark_datalog.settings import (
     DRIVER_ROW_BYTES,
     KERNEL_VALUE_BYTES,
-    TUPLE_VALUE_BYTES,
     Settings,
     byte_size,
     settings_of,
 )
+
+COSTLIER_VALUE_BYTES = 4 * KERNEL_VALUE_BYTES  # an evaluator spending more per value
 
 
 @pytest.mark.parametrize(
@@ -40,7 +41,7 @@ def test_facts_a_task_holds_follow_its_memory_and_the_facts_width():
     settings = Settings(task_memory=2**30, max_local_facts=None, max_broadcast_rows=10)
     two, four = settings.local_facts(2, KERNEL_VALUE_BYTES), settings.local_facts(4, KERNEL_VALUE_BYTES)
     assert two == 2**30 // (2 * KERNEL_VALUE_BYTES) and four == two // 2
-    assert settings.local_facts(2, TUPLE_VALUE_BYTES) < two  # tuples cost more per value
+    assert settings.local_facts(2, COSTLIER_VALUE_BYTES) < two  # costlier values, fewer facts
     assert settings.local_facts(0, KERNEL_VALUE_BYTES) == 2**30 // KERNEL_VALUE_BYTES
     explicit = Settings(task_memory=2**30, max_local_facts=7, max_broadcast_rows=10)
     assert explicit.local_facts(2, KERNEL_VALUE_BYTES) == 7
@@ -49,9 +50,9 @@ def test_facts_a_task_holds_follow_its_memory_and_the_facts_width():
 def test_broadcast_rows_follow_the_task_memory_unless_set():
     derived = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=None)
     assert derived.broadcast_rows(KERNEL_VALUE_BYTES) == 2**31 // (8 * KERNEL_VALUE_BYTES)
-    assert derived.broadcast_rows(TUPLE_VALUE_BYTES) < derived.broadcast_rows(KERNEL_VALUE_BYTES)
+    assert derived.broadcast_rows(COSTLIER_VALUE_BYTES) < derived.broadcast_rows(KERNEL_VALUE_BYTES)
     explicit = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=12)
-    assert explicit.broadcast_rows(KERNEL_VALUE_BYTES) == explicit.broadcast_rows(TUPLE_VALUE_BYTES) == 12
+    assert explicit.broadcast_rows(KERNEL_VALUE_BYTES) == explicit.broadcast_rows(COSTLIER_VALUE_BYTES) == 12
 
 
 def test_the_session_settings_are_read(spark, datalog_settings):

@@ -54,7 +54,6 @@ from ..settings import (
     KERNEL_VALUE_BYTES,
     LOCAL_FACTS_SETTING,
     TASK_MEMORY_SETTING,
-    TUPLE_VALUE_BYTES,
     settings_of,
 )
 from ..spark.executors import require_executor_package
@@ -66,14 +65,6 @@ from .checkpoint import cut_lineage, materialise, release
 from .stats import IterationStats, StratumStats, non_termination
 
 log = logging.getLogger("spark_datalog")
-
-
-def limits(spark) -> tuple[int, int]:
-    """(rows a broadcast relation may have, facts of two values a task of the tuple evaluator
-    may hold): the limits ``spark_datalog.settings`` reads, for the driver-side maintenance
-    that still holds facts as tuples."""
-    found = settings_of(spark)
-    return found.broadcast_rows(TUPLE_VALUE_BYTES), found.local_facts(2, TUPLE_VALUE_BYTES)
 
 
 def evaluate_partitioned(

@@ -115,6 +115,19 @@ def dred_plans(checked, stratum_plan, inserted: set, deleted: set) -> DredPlans:
         # phase 3: the other way round
         insert_seeds=seeds(inserted, deleted, "inserted", "deleted"),
         facts={name: tuple(checked.facts.get(name, ())) for name in stratum_plan.relations},
+        group_rules=_group_rules(checked, stratum_plan),
+    )
+
+
+def _group_rules(checked, stratum_plan) -> tuple:
+    """(relation, plan) of each rule of a min/max relation read from its head's groups: phase 2
+    of group repair (``kernel.dred``)."""
+    own = frozenset(stratum_plan.relations)
+    aggregates = stratum_plan.aggregates
+    return tuple(
+        (r.relation, rederive_plan(checked, r.rule, own, aggregates[r.relation].position))
+        for r in stratum_plan.rules
+        if r.relation in aggregates
     )
 
 

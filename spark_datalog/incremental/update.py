@@ -74,14 +74,13 @@ from pyspark.sql import functions as F
 from .. import progress
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, WarehouseError
-from ..eval import partitioned
 from ..eval.former_names import refuse_former_names
 from ..placement import Declined, Placement, UpdateCase, logged, place_update
 from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.labels import describe, group_id, labelled
 from ..spark.limits import check_spark_limits
-from ..settings import BROADCAST_ROWS_SETTING, settings_of
+from ..settings import BROADCAST_ROWS_SETTING, KERNEL_VALUE_BYTES, settings_of
 from ..storage.datafiles import collect_small, is_arrow
 from ..syntax import ast
 from .aggregates import aggregate_changes
@@ -277,12 +276,13 @@ def _check_changes(checked, warehouse, changes) -> dict:
         if warehouse.exists(name):
             versions[name] = warehouse.version(name)
             # a small change against a table delta-rs reads: assessed here, one job
-            small = collect_small(change, settings_of(frame.sparkSession).driver_rows)
+            found = settings_of(frame.sparkSession)
+            small = collect_small(change, found.driver_rows)
             old = (
                 None
                 if small is None
                 else warehouse.read_facts(
-                    name, versions[name], partitioned.limits(frame.sparkSession)[0], with_counts=True
+                    name, versions[name], found.broadcast_rows(KERNEL_VALUE_BYTES), with_counts=True
                 )
             )
             if old is not None:
@@ -587,7 +587,7 @@ class _Update:
         """``_counting`` in the driver (``.counting_local``; every change it reads was computed
         there): ``{}`` (the changes are stored as they are, no Spark job), or ``Declined`` when
         a relation it reads, or writes, is too large for the driver."""
-        max_rows = partitioned.limits(self.spark)[0]
+        max_rows = settings_of(self.spark).broadcast_rows(KERNEL_VALUE_BYTES)
 
         def stored(name, limit):
             return self.wh.read_facts(name, self.read_at[name], limit, with_counts=True)

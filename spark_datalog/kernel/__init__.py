@@ -10,9 +10,10 @@ imported; a process cannot change it later. ``local_session()`` sets it for Spar
 workers (``spark.executorEnv.POLARS_MAX_THREADS=1``: one task per core); the kernel itself
 never sets it. ``threads()`` says what the running process got.
 
-:mod:`.partition` is the engine's partition-local fixpoint (a Spark task); :mod:`.counted`
-weighs rule plans with derivation counts (the counting algorithm in the driver); the rest of
-driver-side maintenance still uses ``local/`` (issue 21 continues).
+:mod:`.partition` is the engine's partition-local fixpoint (a Spark task); :mod:`.dred` is DRed
+of one stratum (in one task, or in the driver for a linear stratum: over-deletion, group repair
+of min/max relations, or derivation levels removing the facts, ``incremental.levels``);
+:mod:`.counted` weighs rule plans with derivation counts (the counting algorithm in the driver).
 """
 
 from __future__ import annotations

@@ -9,10 +9,10 @@ example costs a few Spark jobs per stratum, so the example count is small by def
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -21,10 +21,9 @@ from hypothesis import strategies as st
 import spark_datalog as sd
 from programs import prem_programs, programs_with_changes, settings
 from spark_datalog.errors import NonTerminationError
-from spark_datalog.incremental import levels
 from spark_datalog.incremental.dred import dred_applies
 from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes, repairs_groups
-from spark_datalog.local import arrow, compile
+from spark_datalog.kernel.frames import facts_table
 from spark_datalog.plan.ir import scans
 from spark_datalog.spark.inputs import facts_frame
 
@@ -38,6 +37,19 @@ spark_settings = hypothesis_settings(
         HealthCheck.function_scoped_fixture,
     ],
 )
+
+
+def rows_of(table) -> list:
+    """The rows of an Arrow table, as tuples."""
+    if not table.num_columns:
+        return [()] * table.num_rows
+    return list(zip(*(column.to_pylist() for column in table.columns), strict=True))
+
+
+def table_of(checked, name: str, facts) -> "pa.Table":
+    """``facts`` of relation ``name`` as an Arrow table of its columns."""
+    schema = checked.relations[name]
+    return facts_table(schema.column_names, schema.types, sorted(facts, key=repr))
 
 
 def _has_linear_stratum(case) -> bool:
@@ -83,7 +95,7 @@ def _assert_maintained(spark, program, plan, before, after, changes_of=None):
     changes = (changes_of or _changes)(spark, program, plan, before, after)
     assert changes is not None
     for name in plan.relations:
-        added, removed = (set(arrow.table_rows(facts)) for facts in changes[name])
+        added, removed = (set(rows_of(facts)) for facts in changes[name])
         assert not added & before[name] and removed <= before[name], name
         assert (before[name] - removed) | added == after[name], name
 
@@ -109,11 +121,9 @@ def test_linear_dred_of_random_programs_gives_the_new_facts(spark, case):
 def _held_changes(spark, program, plan, before: dict, after: dict):
     """``_changes`` with every relation read from storage and every change given as a pyarrow
     Table, as ``update`` passes them from the embedded warehouse: no Spark job at all."""
-    relations = program.checked.relations
 
     def table(name, facts):
-        schema = relations[name]
-        return arrow.table(sorted(facts, key=repr), schema.column_names, [c.type for c in schema.columns])
+        return table_of(program.checked, name, facts)
 
     lower = _reads(plan)
     names = set(plan.relations) | lower
@@ -126,50 +136,19 @@ def _held_changes(spark, program, plan, before: dict, after: dict):
         dict.fromkeys(names),
         {n: t for n, t in inserted.items() if t.num_rows},
         {n: t for n, t in deleted.items() if t.num_rows},
-        None,  # no round limit: by value
+        None,  # no round limit
         stored=lambda name, limit: table(name, before.get(name, ())),
     )
 
 
-@contextlib.contextmanager
-def _evaluated(columnar: bool):
-    """Plans evaluated as by default (on tuples, small deltas being small, the level plans of
-    ``incremental.levels`` too), or with ``columnar`` over Arrow tables (``local.columnar``),
-    Arrow joins for every delta, and held tables probed by sorted keys from the first probe."""
-    thresholds = (
-        compile.COLUMNAR_ROWS,
-        compile.BULK_JOIN_ROWS,
-        levels.LEVEL_COLUMNAR_ROWS,
-        arrow.SORT_AFTER_PROBES,
-        arrow.SORT_MIN_ROWS,
-    )
-    if columnar:
-        compile.COLUMNAR_ROWS = compile.BULK_JOIN_ROWS = arrow.SORT_MIN_ROWS = 0
-        arrow.SORT_AFTER_PROBES = 1
-    else:
-        levels.LEVEL_COLUMNAR_ROWS = None
-    try:
-        yield
-    finally:
-        (
-            compile.COLUMNAR_ROWS,
-            compile.BULK_JOIN_ROWS,
-            levels.LEVEL_COLUMNAR_ROWS,
-            arrow.SORT_AFTER_PROBES,
-            arrow.SORT_MIN_ROWS,
-        ) = thresholds
-
-
-@pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
-@settings(default=50)
+@settings(default=100)
 @given(case=programs_with_changes().filter(_has_linear_stratum))
-def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, columnar, case):
-    """Relations held as Arrow tables (``arrow.is_held``): the same facts, many examples (no
+def test_linear_dred_from_stored_tables_gives_the_new_facts(spark, case):
+    """Relations read as Arrow tables (as from storage): the same facts, many examples (no
     Spark job)."""
     program, before, after = _states(*case)
-    with _evaluated(columnar):
-        for plan in _maintained_strata(program, before, after):
-            _assert_maintained(spark, program, plan, before, after, _held_changes)
+    for plan in _maintained_strata(program, before, after):
+        _assert_maintained(spark, program, plan, before, after, _held_changes)
 
 
 @st.composite
@@ -201,17 +180,15 @@ def prem_batches(draw):
     return text, old_edb, new_edb
 
 
-@pytest.mark.parametrize("columnar", [False, True], ids=["tuples", "columnar"])
-@settings(default=60)
+@settings(default=120)
 @given(case=prem_batches())
-def test_min_max_recursion_under_removals_recomputes_the_affected_groups(spark, columnar, case):
+def test_min_max_recursion_under_removals_recomputes_the_affected_groups(spark, case):
     """Removals reaching min/max relations: the affected groups get their new best (or
     disappear), the others are unchanged — as the reference computes the new state."""
     program, before, after = _states(*case)
-    with _evaluated(columnar):
-        for plan in program.plans:
-            if repairs_groups(program.checked, plan):
-                _assert_maintained(spark, program, plan, before, after, _held_changes)
+    for plan in program.plans:
+        if repairs_groups(program.checked, plan):
+            _assert_maintained(spark, program, plan, before, after, _held_changes)
 
 
 def test_groups_are_repaired_only_for_linear_integer_min_max_strata():
@@ -263,8 +240,7 @@ def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
     new_edb = {"arc": {(1, 2), (3, 1), (1, 3), (2, 4), (4, 1)}}
     program, before, after = _states(TC, old_edb, new_edb)
     inserted, deleted = (
-        set(arrow.table_rows(facts))
-        for facts in _changes(spark, program, program.plans[0], before, after)["tc"]
+        set(rows_of(facts)) for facts in _changes(spark, program, program.plans[0], before, after)["tc"]
     )
     assert inserted == after["tc"] - before["tc"] and deleted == before["tc"] - after["tc"]
     assert (before["tc"] - deleted) | inserted == after["tc"]
