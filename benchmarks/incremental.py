@@ -39,6 +39,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from spark_datalog.placement import WHERE
+
 from . import workloads as w
 
 HERE = Path(__file__).resolve().parent
@@ -392,9 +394,7 @@ class Bench:
                         "seconds": min(runs),
                         "runs": runs,
                         "jobs": jobs,
-                        "strata": [
-                            [s.index, list(s.relations), s.method, round(s.seconds, 3)] for s in report.strata
-                        ],
+                        "strata": [_stratum_record(s) for s in report.strata],
                         "facts_after": after[output][0],
                         "relations_after": after,
                     }
@@ -592,7 +592,18 @@ def _pct(fraction: float) -> str:
 
 
 def _strata(record: dict) -> str:
-    return ", ".join(f"{'/'.join(s[1])}: {s[2]}" for s in record["strata"])
+    """``tc: dred (in the driver)``: each stratum's method and where it ran (older records
+    have no placement)."""
+    return ", ".join(
+        f"{'/'.join(s[1])}: {s[2]}" + (f" ({s[4]})" if len(s) > 4 else "") for s in record["strata"]
+    )
+
+
+def _stratum_record(report) -> list:
+    """[index, relations, method, seconds, where it ran, where and why] of a ``StratumReport``."""
+    placement = report.placement
+    where = [WHERE[placement.where], placement.explained()] if placement is not None else []
+    return [report.index, list(report.relations), report.method, round(report.seconds, 3), *where]
 
 
 def _time(record) -> str:
