@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Union
 
 import polars as pl
 import pyarrow as pa
@@ -50,6 +50,7 @@ from ..eval.stats import non_termination
 from ..kernel.dred import ROUND, DredOutcome, DredPlans, dred, seed_facts
 from ..kernel.frames import to_table
 from ..plan.partitioning import is_linear
+from ..placement import Declined
 from ..settings import BROADCAST_ROWS_SETTING, KERNEL_VALUE_BYTES, TASK_MEMORY_SETTING, settings_of
 from ..storage.datafiles import collect_arrow, collect_small, is_arrow
 from ..storage.levels import LEVEL
@@ -114,11 +115,11 @@ def linear_dred_changes(
     stored: Optional[Callable] = None,
     recompute_if_larger: bool = False,
     levels: Optional[Levels] = None,
-) -> Optional[dict]:
+) -> Union[dict, Declined]:
     """Relation -> (inserted facts, deleted facts) of the stratum, pyarrow Tables (as
     ``incremental.dred.dred_changes`` computes them as frames, from the same arguments but the
     new states, which it derives from the old ones and the changes; ``inserted`` and
-    ``deleted`` may also give pyarrow Tables), or None when a lower relation or the stratum
+    ``deleted`` may also give pyarrow Tables), or ``placement.Declined`` saying which relation
     holds more than the driver may read (see the module docstring).
     ``stored(relation, max_rows)`` may give a relation's old facts (those of ``old``) as a
     pyarrow Table read straight from storage (``Warehouse.read_facts``), or None: then
@@ -145,10 +146,10 @@ def linear_dred_changes(
         raise ValueError(f"{run.what}: levels given for {sorted(levels.old)}, not its relations")
     state = run.read(levels)
     if state is None:
-        return None
+        return Declined(run.refusal)
     outcome = run.dred(state, recompute_if_larger)
     if outcome is None:
-        return None
+        return Declined(run.refusal)
     if levels is not None:
         _set_levels(run, state, outcome, levels)
     schemas = {name: checked.relations[name] for name in run.relations}
@@ -193,6 +194,7 @@ class _LinearDRed:
             )
         self.settings = settings_of(spark)
         self.what = f"stratum {stratum_plan.index} · {', '.join(self.relations)}"
+        self.refusal = ""  # why the driver cannot hold the DRed, once it cannot
         self.changed_tables = {("inserted", name): _table(frame) for name, frame in inserted.items()}
         self.changed_tables.update({("deleted", name): _table(frame) for name, frame in deleted.items()})
         self.plans: DredPlans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
@@ -209,17 +211,11 @@ class _LinearDRed:
 
     def holds(self, name: str, rows: int, limit: int) -> bool:
         """Whether the driver holds ``rows`` rows of relation ``name`` (at most ``limit``);
-        logged when not."""
+        when not, ``refusal`` says why."""
         if rows <= limit:
             return True
         setting = TASK_MEMORY_SETTING if name in self.own else BROADCAST_ROWS_SETTING
-        log.info(
-            "%s · %s has over %d rows for the driver (%s): DRed by other means",
-            self.what,
-            name,
-            limit,
-            setting,
-        )
+        self.refusal = f"{name} has over {limit} rows for the driver ({setting})"
         return False
 
     def read(self, levels: Optional[Levels]) -> Optional[_State]:
@@ -290,11 +286,8 @@ class _LinearDRed:
                 raise OverDeletion(
                     f"{self.what} · over {max_over} facts over-deleted: recomputing costs less than DRed"
                 )
-            log.info(
-                "%s · over %d facts over-deleted, more than the driver holds: DRed by other means",
-                self.what,
-                max_over,
-            )
+            held = f"more than the driver holds ({TASK_MEMORY_SETTING})"
+            self.refusal = f"over {max_over} facts over-deleted, {held}"
             return None
         if outcome.exceeded:
             assert self.max_iterations is not None  # the phases only stop early under a bound

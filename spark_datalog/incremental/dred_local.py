@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Union
 
 from ..eval.stats import non_termination
 from ..eval import partitioned
@@ -23,6 +23,7 @@ from ..kernel.dred import DredPlans, DredTask, Seed, run_dred
 from ..kernel.partition import LocalRelation
 from ..plan import ir
 from ..plan.translate import plan_rule
+from ..placement import Declined
 from ..settings import KERNEL_VALUE_BYTES, TASK_MEMORY_SETTING, settings_of
 from ..spark.labels import labelled
 from ..syntax import ast
@@ -40,10 +41,10 @@ def local_dred_changes(
     inserted: dict,
     deleted: dict,
     max_iterations: Optional[int] = None,
-) -> Optional[dict]:
+) -> Union[dict, Declined]:
     """Relation -> (inserted facts, deleted facts) of the stratum, as
-    ``incremental.dred.dred_changes`` computes them (same arguments), or None when the stratum
-    is too large for one task (or the executors cannot run it)."""
+    ``incremental.dred.dred_changes`` computes them (same arguments), or ``placement.Declined``
+    when the stratum is too large for one task (or the executors cannot run it)."""
     relations = tuple(stratum_plan.relations)
     plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
     parts = [("old", name, old[name]) for name in relations]
@@ -77,17 +78,10 @@ def local_dred_changes(
             f"stratum {stratum_plan.index} · {', '.join(relations)}",
         )
     if stored is None:
-        return None
+        return Declined("Spark's Python workers cannot import spark_datalog")
     if any(report.overflow for report in reports.values()):
         release(stored)
-        log.info(
-            "stratum %d · %s · more than %d facts for one task (%s): DRed in rounds of Spark joins",
-            stratum_plan.index,
-            ", ".join(relations),
-            max_facts,
-            TASK_MEMORY_SETTING,
-        )
-        return None
+        return Declined(f"more than {max_facts} facts for one task ({TASK_MEMORY_SETTING})", warn=True)
     if any(report.exceeded for report in reports.values()):
         assert max_iterations is not None  # the fixpoints only stop early under a bound
         release(stored)

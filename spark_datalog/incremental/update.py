@@ -647,8 +647,8 @@ class _Update:
         arguments = (self.spark, self.checked, plan, plain, new, inserted, deleted, self.max_iterations)
         if where == "one task":
             results = local_dred_changes(*arguments)
-            if results is None:
-                return Declined("its inputs exceed one task's memory budget (spark.datalog.taskMemory)")
+            if isinstance(results, Declined):
+                return results
         else:
             results = dred_changes(*arguments, self.checkpoint_interval)
         return {name: signed_presence(ins, dels) for name, (ins, dels) in results.items()}
@@ -683,8 +683,8 @@ class _Update:
             recompute_if_larger=self.method == "auto",
             levels=levels,
         )
-        if facts is None:
-            return Declined("its relations exceed what the driver holds (see the log for which)")
+        if isinstance(facts, Declined):
+            return facts
         if levels is not None:
             self.levelled.append((plan, levels))
         stored = {

@@ -9,7 +9,6 @@ example costs a few Spark jobs per stratum, so the example count is small by def
 
 from __future__ import annotations
 
-import logging
 import os
 
 import pyarrow as pa
@@ -22,6 +21,7 @@ import spark_datalog as sd
 from programs import prem_programs, programs_with_changes, settings
 from spark_datalog.errors import NonTerminationError
 from spark_datalog.incremental.dred import dred_applies
+from spark_datalog.placement import Declined
 from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes, repairs_groups
 from spark_datalog.kernel.frames import facts_table
 from spark_datalog.plan.ir import scans
@@ -249,11 +249,12 @@ def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
 def test_over_the_limits_it_declines(spark, caplog, datalog_settings):
     program, before, after = _states(TC, {"arc": {(1, 2), (2, 3)}}, {"arc": {(1, 2)}})
     datalog_settings(maxLocalFacts=2)  # tc holds 3 facts
-    with caplog.at_level(logging.INFO, logger="spark_datalog"):
-        assert _changes(spark, program, program.plans[0], before, after) is None
-    assert any("for the driver" in r.getMessage() for r in caplog.records)
+    declined = _changes(spark, program, program.plans[0], before, after)
+    assert isinstance(declined, Declined)
+    assert declined.reason == "tc has over 2 rows for the driver (spark.datalog.taskMemory)"
     datalog_settings(maxLocalFacts=100, maxBroadcastRows=0)  # the new arc holds 1 row
-    assert _changes(spark, program, program.plans[0], before, after) is None
+    declined = _changes(spark, program, program.plans[0], before, after)
+    assert isinstance(declined, Declined) and "(spark.datalog.maxBroadcastRows)" in declined.reason
 
 
 def test_runaway_recursion_raises(spark):

@@ -255,7 +255,7 @@ def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, capl
     program, wh = bases.copy("tc", tmp_path / "wh")
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
         report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])})
-    assert any("DRed in rounds" in r.getMessage() for r in caplog.records)
+    assert any("facts for one task (spark.datalog.taskMemory)" in r.getMessage() for r in caplog.records)
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
     (placement,) = [s.placement for s in report.strata if s.relations == ("tc",)]
     assert placement.where == "rounds" and [p.where for p, _ in placement.declined] == ["driver", "one task"]
