@@ -30,6 +30,7 @@ from ..analysis.checked import CheckedProgram, RelationSchema
 from ..bounds import MAX_ITERATIONS
 from ..plan.ir import StratumPlan, computes
 from ..placement import Declined, Placement, logged, place_evaluation
+from ..seminaive import Round, bounded, rounds
 from ..plan.partitioning import decomposition, stable_positions
 from ..settings import settings_of
 from .. import progress
@@ -38,11 +39,11 @@ from ..spark.inputs import empty_frame, facts_frame
 from ..spark.labels import describe, group_id, labelled
 from ..spark.session import session_settings
 from ..spark.types import spark_type
-from .checkpoint import materialise, release
+from .checkpoint import release
 from .bsp import evaluate_bsp
 from .partitioned import evaluate_partitioned
-from .state import BestState, SetState
-from .stats import IterationStats, StratumStats, non_termination
+from .state import BestState, SetState, stored_together
+from .stats import IterationStats, StratumStats
 
 log = logging.getLogger("spark_datalog")
 
@@ -204,25 +205,21 @@ class _Run:
         return evaluate_partitioned(self, plan, split, relations)
 
     def _iterate(self, plan: StratumPlan, relations: dict, derived=None) -> tuple[dict, StratumStats]:
+        """The stratum in rounds of Spark joins: the engine's semi-naive loop over the Spark
+        states, their pieces compacted every ``checkpoint_interval`` rounds."""
         started = time.perf_counter()
         states = {name: self._state(name, plan) for name in plan.relations}
         stats = StratumStats(plan.index, tuple(plan.relations), True, self.strategy)
-        iteration = 0
+        found = rounds(states, self._round(plan, relations, derived), True, stored_together)
         try:
-            while True:
-                round_started = time.perf_counter()
-                sizes = self._round(plan, relations, states, iteration, derived)
-                iteration += 1
+            round_started = time.perf_counter()
+            for iteration, sizes in enumerate(bounded(plan, found, self.max_iterations), start=1):
                 if iteration % self.checkpoint_interval == 0:
                     for state in states.values():
                         state.compact(self.reliable)
-                seconds = time.perf_counter() - round_started
-                stats.rounds.append(IterationStats(iteration - 1, sizes, seconds))
+                stats.rounds.append(IterationStats(iteration - 1, sizes, time.perf_counter() - round_started))
                 progress.round_finished(plan.index, plan.relations, stats.rounds[-1])
-                if not any(sizes.values()):
-                    break
-                if self.max_iterations is not None and iteration >= self.max_iterations:
-                    raise non_termination(plan, self.max_iterations, sizes)
+                round_started = time.perf_counter()
             results = {}
             for name, state in states.items():
                 state.finish(self.reliable)
@@ -232,36 +229,30 @@ class _Run:
                 state.release()
             raise
         finally:
-            stats.iterations = iteration
+            stats.iterations = len(stats.rounds)
             stats.seconds = time.perf_counter() - started
             stats.rows = {name: state.rows for name, state in states.items()}
         return results, stats
 
-    def _round(self, plan: StratumPlan, relations: dict, states: dict, iteration: int, derived) -> dict:
-        """One round of Spark joins: its candidates (round 0: every rule, the stated facts and
-        the facts ``derived`` by a placement declined before; later: the semi-naive variants,
-        or every rule when naive) stored into ``states``; returns relation -> its new rows."""
-        self._describe(plan, iteration)
-        first = iteration == 0
-        rules = plan.rules if first or self.strategy == "naive" else plan.delta_rules
-        scans = {(name, "full"): frame for name, frame in relations.items()}
-        for name, state in states.items():
-            scans[(name, "full")] = state.full
-            scans[(name, "delta")] = state.delta
-        candidates = self._candidates(rules, scans, plan, with_facts=first)
-        for name, frame in (derived or {}).items() if first else ():
-            candidates.setdefault(name, []).append(frame)
-        stored = {
-            name: states[name].step(reduce(DataFrame.union, parts)) for name, parts in candidates.items()
-        }
-        flags = {name: states[name].flag for name in stored if states[name].flag}
-        leaves, new, total = materialise(stored, flags) if stored else ({}, {}, {})
-        for name, state in states.items():
-            if name in leaves:
-                state.absorb(leaves[name], new[name], total[name])
-            else:
-                state.absorb_nothing()
-        return {name: new.get(name, 0) for name in plan.relations}
+    def _round(self, plan: StratumPlan, relations: dict, derived) -> Round:
+        """The candidates of each round of Spark joins (round 0: every rule, the stated facts
+        and the facts ``derived`` by a placement declined before; later: the semi-naive
+        variants, or every rule when naive), for ``seminaive.rounds``."""
+
+        def candidates(iteration: int, states: dict) -> list:
+            self._describe(plan, iteration)
+            first = iteration == 0
+            rules = plan.rules if first or self.strategy == "naive" else plan.delta_rules
+            scans = {(name, "full"): frame for name, frame in relations.items()}
+            for name, state in states.items():
+                scans[(name, "full")] = state.full
+                scans[(name, "delta")] = state.delta
+            found = self._candidates(rules, scans, plan, with_facts=first)
+            for name, frame in (derived or {}).items() if first else ():
+                found.setdefault(name, []).append(frame)
+            return [(name, frame) for name, frames in found.items() for frame in frames]
+
+        return candidates
 
     # -- helpers ---------------------------------------------------------------------------
 

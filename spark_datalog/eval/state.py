@@ -1,9 +1,11 @@
 """The facts of one relation accumulated during a recursive stratum.
 
 Like datafrog's variables, a state knows what is stable (``full``) and what the previous round
-added (``delta``). Each round the driver asks it for the frame to store (:meth:`step`, lazy),
-materialises that frame as a leaf together with the other relations' (one Spark job), and hands
-it back (:meth:`absorb`). Two kinds:
+added (``delta``). The states are the Spark backend of the engine's one semi-naive loop
+(``seminaive.Relation``): a round inserts candidate frames (:meth:`insert`), asks each state for
+the frame to store (``pending``: :meth:`step` over the candidates, lazy), materialises those
+frames as leaves together (:func:`stored_together`, one Spark job) and hands each its leaf back
+(``absorb``). Two kinds:
 
 - :class:`SetState` — set semantics. The stored frame is the new rows: distinct candidates not
   known yet. The relation is the union of a compacted base and the (disjoint) deltas since, all
@@ -26,19 +28,68 @@ of pieces a round scans (and stores them reliably when a checkpoint directory is
 from __future__ import annotations
 
 from functools import reduce
-from typing import Optional
+from typing import Optional, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..analysis.checked import RelationSchema
 from ..spark.compile import aggregate_frame, match
-from .checkpoint import cut_lineage, release
+from .checkpoint import cut_lineage, materialise, release
 
 IMPROVED = "__improved"
 
 
-class SetState:
+class _Rounds:
+    """What both states do in the semi-naive loop (``seminaive.Relation``)."""
+
+    flag: Optional[str]
+    _to_add: list
+
+    def step(self, candidates: DataFrame) -> DataFrame:
+        raise NotImplementedError
+
+    def store(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
+        raise NotImplementedError
+
+    def absorb_nothing(self) -> None:
+        raise NotImplementedError
+
+    def insert(self, candidates: DataFrame) -> None:
+        """Add a frame of candidate rows to this round's."""
+        self._to_add.append(candidates)
+
+    def pending(self) -> Optional[tuple]:
+        """(the frame to store, the flag column of its new rows) of this round's candidates, for
+        :func:`stored_together`; None without candidates."""
+        if not self._to_add:
+            return None
+        return self.step(reduce(DataFrame.union, self._to_add)), self.flag
+
+    def absorb(self, stored: Optional[tuple]) -> int:
+        """Take the (leaf, new rows, total rows) :func:`stored_together` made of :meth:`pending`
+        (None: nothing was pending); returns the new rows."""
+        self._to_add = []
+        if stored is None:
+            self.absorb_nothing()
+            return 0
+        leaf, new_rows, total_rows = stored
+        self.store(leaf, new_rows, total_rows)
+        return new_rows
+
+
+def stored_together(pending: Sequence[Optional[tuple]]) -> list:
+    """The Spark states' ``collect`` (``seminaive.rounds``): every pending frame stored as a
+    leaf, with its new and total rows, in one Spark job (``checkpoint.materialise``); None for
+    a state without candidates."""
+    keys = [str(i) for i in range(len(pending))]
+    frames = {key: p[0] for key, p in zip(keys, pending, strict=True) if p is not None}
+    flags = {key: p[1] for key, p in zip(keys, pending, strict=True) if p is not None and p[1]}
+    leaves, new, total = materialise(frames, flags) if frames else ({}, {}, {})
+    return [(leaves[key], new[key], total[key]) if key in leaves else None for key in keys]
+
+
+class SetState(_Rounds):
     """A relation under set semantics: base ∪ pieces, all stored leaves."""
 
     flag: Optional[str] = None  # every stored row is new
@@ -61,6 +112,7 @@ class SetState:
         self._pieces: list = []
         self._delta: Optional[DataFrame] = None
         self._full: Optional[DataFrame] = None  # base ∪ pieces, grown by one union per round
+        self._to_add: list = []
         self.rows = 0  # exact: the pieces are disjoint
 
     @property
@@ -101,7 +153,7 @@ class SetState:
         # leaf sorted too. A relation without columns has nothing to sort.
         return frame.sortWithinPartitions(*self._order) if self.columns else frame
 
-    def absorb(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
+    def store(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
         """Add the stored new rows (disjoint from what is known)."""
         self.rows += new_rows
         if new_rows:
@@ -146,7 +198,7 @@ class SetState:
         self._full = self._base
 
 
-class BestState:
+class BestState(_Rounds):
     """A min/max relation: per group (every other column) only the best value is kept."""
 
     flag: Optional[str] = IMPROVED
@@ -159,6 +211,7 @@ class BestState:
         self._empty = empty
         self._stored: Optional[DataFrame] = None  # the relation plus the IMPROVED flag
         self._unchanged = False  # a round without candidates: no delta, whatever the flags say
+        self._to_add: list = []
         self.rows: Optional[int] = None
 
     @property
@@ -191,7 +244,7 @@ class BestState:
             improved.alias(IMPROVED),
         ).select(*self.columns, IMPROVED)
 
-    def absorb(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
+    def store(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
         """The stored merge replaces the relation; the previous one is no longer read."""
         release(self._stored)
         self._set_stored(stored)

@@ -25,8 +25,9 @@ the fixpoint from the stored best values (a group improves or stays). Removals (
 or facts that appeared under a negation) reaching a PreM stratum are not handled here: the
 caller recomputes that stratum (``dred_applies``).
 
-The semi-naive loop is a small one of its own: the driver's loop starts from empty relations
-with round 0 evaluating every rule, while both phases here start from a given state and seed.
+Both phases run the engine's one semi-naive loop (``seminaive.rounds``) over the Spark states
+(``eval.state``), from a given state and seed: round 0 inserts the seed, later rounds run the
+delta rules that read a relation with new rows.
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ from typing import Mapping, Optional
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from ..eval.stats import non_termination
-from ..eval.checkpoint import cut_lineage, materialise
+from ..eval.checkpoint import cut_lineage
 from ..eval.driver import conform, recursion_settings
-from ..eval.state import IMPROVED, BestState, SetState
+from ..eval.state import IMPROVED, BestState, SetState, stored_together
 from ..plan.translate import plan_rule
+from ..seminaive import bounded, rounds
 from ..spark.compile import compile_node, match
 from ..spark.inputs import empty_frame, facts_frame
 from ..syntax import ast
@@ -144,9 +145,9 @@ def _remaining_states(spark, stratum_plan, schemas, empties, partitions, old, ov
             frame = match(frame, over_deleted[name], list(frame.columns), "left_anti")
         state = _state(spark, stratum_plan, schemas[name], empties[name], partitions)
         if isinstance(state, BestState):  # its stored frame carries the improved flag
-            state.absorb(frame.withColumn(IMPROVED, F.lit(False)), 0, None)
+            state.store(frame.withColumn(IMPROVED, F.lit(False)), 0, None)
         else:  # known non-empty or not, it is the starting state (count 1 keeps it)
-            state.absorb(frame, 1, None)
+            state.store(frame, 1, None)
             state.absorb_nothing()  # not a delta: the first round reads the seed
             state.compact(False)
         states[name] = state
@@ -262,70 +263,57 @@ def _propagate(
     max_iterations: Optional[int],
     checkpoint_interval: int = 10,
 ) -> dict:
-    """Semi-naive rounds from ``seed`` (relation -> candidate frames) until nothing is new.
+    """Semi-naive rounds (the engine's one loop, ``seminaive.rounds``, over the Spark
+    ``states``) from ``seed`` (relation -> candidate frames) until nothing is new.
 
-    New rows are decided and absorbed by ``states`` (``eval.state``). The stratum's atoms read
-    the round's delta and, elsewhere, ``scans`` — or the states themselves when
-    ``full_from_states``. Returns relation -> the new rows found (stored frames; for set
-    relations only). Every ``checkpoint_interval`` rounds the states are compacted, like the
-    driver's; the found pieces are first stored as one frame, since compaction releases them.
+    The stratum's atoms read the round's delta and, elsewhere, ``scans`` — or the states
+    themselves when ``full_from_states``. Returns relation -> the new rows found (stored frames;
+    for set relations only). Every ``checkpoint_interval`` rounds the states are compacted, like
+    the driver's; the found pieces are first stored as one frame, since compaction releases them.
     """
     relations = stratum_plan.relations
     empties = {name: empty_frame(spark, checked.relations[name]) for name in relations}
     reliable = spark.sparkContext.getCheckpointDir() is not None
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
     found: dict = {name: [] for name in relations}
-    candidates = {name: reduce(DataFrame.union, parts) for name, parts in seed.items() if parts}
-    iteration = 0
-    while candidates:
-        deltas = _absorb_round(states, candidates, found)
-        iteration += 1
-        if not deltas:
-            break
-        if max_iterations is not None and iteration >= max_iterations:
-            raise non_termination(stratum_plan, max_iterations, what="incremental iterations")
+    recent: set = set()  # the relations with new rows in the last round
+
+    def candidates(iteration: int, states: dict) -> list:
+        if iteration == 0:
+            return [(name, frame) for name, frames in seed.items() for frame in frames]
+        frames = dict(scans)
+        for name in relations:
+            if full_from_states:
+                frames[(name, "full")] = states[name].full
+            frames[(name, "delta")] = states[name].delta if name in recent else empties[name]
+        return _round_candidates(checked, stratum_plan, frames, recent)
+
+    loop = rounds(states, candidates, True, stored_together)
+    for iteration, sizes in enumerate(
+        bounded(stratum_plan, loop, max_iterations, "incremental iterations"), 1
+    ):
+        recent.clear()
+        recent.update(name for name, size in sizes.items() if size)
+        for name in recent:
+            if isinstance(states[name], SetState):
+                found[name].append(states[name].delta)
         if iteration % checkpoint_interval == 0:
             for name, pieces in found.items():
                 if len(pieces) > 1:
                     found[name] = [cut_lineage(reduce(DataFrame.union, pieces).coalesce(partitions), False)]
             for state in states.values():
                 state.compact(reliable)
-            deltas = {name: states[name].delta for name in deltas}
-        frames = dict(scans)
-        for name in relations:
-            if full_from_states:
-                frames[(name, "full")] = states[name].full
-            frames[(name, "delta")] = deltas[name] if name in deltas else empties[name]
-        candidates = _round_candidates(checked, stratum_plan, frames, deltas)
     return found
 
 
-def _absorb_round(states: dict, candidates: dict, found: dict) -> dict:
-    """Decides the round's ``candidates`` into the ``states`` (one job); appends the new rows of
-    set relations to ``found``; returns relation -> its delta, for the relations with new rows."""
-    stored = {name: states[name].step(frame) for name, frame in candidates.items()}
-    flags = {name: states[name].flag for name in stored if states[name].flag}
-    leaves, new, total = materialise(stored, flags)
-    for name, state in states.items():
-        if name in leaves:
-            state.absorb(leaves[name], new[name], total[name])
-            if new[name] and isinstance(state, SetState):
-                found[name].append(leaves[name])
-        else:
-            state.absorb_nothing()
-    return {name: states[name].delta for name in leaves if new[name]}
-
-
-def _round_candidates(checked, stratum_plan, frames: dict, deltas: dict) -> dict:
-    """Relation -> the candidates of the delta rules that read one of the ``deltas``."""
-    candidates: dict = {}
+def _round_candidates(checked, stratum_plan, frames: dict, recent: set) -> list:
+    """``(relation, candidates)`` of the delta rules that read the delta of a ``recent``
+    relation."""
+    candidates = []
     for rule_plan in stratum_plan.delta_rules:
-        if not any(s.source == "delta" and s.relation in deltas for s in _scans(rule_plan.plan)):
-            continue
-        schema = checked.relations[rule_plan.relation]
-        frame = conform(compile_node(rule_plan.plan, frames), schema)
-        relation = rule_plan.relation
-        candidates[relation] = candidates[relation].union(frame) if relation in candidates else frame
+        if any(s.source == "delta" and s.relation in recent for s in _scans(rule_plan.plan)):
+            schema = checked.relations[rule_plan.relation]
+            candidates.append((rule_plan.relation, conform(compile_node(rule_plan.plan, frames), schema)))
     return candidates
 
 

@@ -25,6 +25,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..seminaive import decide
 from .aggregates import aggregate_frame
 from .checks import collect_all
 from .compile import compile_node
@@ -63,9 +64,7 @@ def superstep(
     relations = {r.name: _known(r, frames[r.name]) for r in own}
     for tag, relation in enumerate(own):
         relations[relation.name].insert(frames[task.slots[task.relations + tag].name].lazy())
-    names = list(relations)
-    collected = collect_all([relations[name].pending() for name in names])
-    sizes = {name: relations[name].absorb(new) for name, new in zip(names, collected, strict=True)}
+    sizes = decide(relations, collect_all)
     candidates = _candidates(task, frames, relations) if any(sizes.values()) else {}
     context = TaskContext.get()
     reports.add({context.partitionId() if context is not None else 0: (sizes, time.perf_counter() - started)})

@@ -1,7 +1,7 @@
 """DRed (delete and re-derive) of one recursive stratum on the kernel, and as one Spark task.
 
 The three phases of ``incremental.dred`` (its docstring has the reasoning), each a run of the
-kernel's one semi-naive loop (:func:`~.fixpoint.rounds`) over :class:`~.relation.Relation`\\ s:
+engine's one semi-naive loop (``seminaive.rounds``) over :class:`~spark_datalog.seminaive.Relation`\\ s:
 
 1. remove: the old facts that may no longer hold, by one of three strategies, all from the
    seeds (rules with one changed lower literal read as the delta, over the old state):
@@ -35,7 +35,9 @@ import polars as pl
 import pyarrow as pa
 
 from .compile import compile_node
-from .fixpoint import conformed, rounds
+from ..seminaive import rounds
+from .checks import collect_all
+from .fixpoint import conformed
 from .frames import facts_table, to_frame, to_table
 from .partition import LocalRelation, PartitionReport, new_relation, split_batches, wide_batches
 from .relation import SetRelation
@@ -235,7 +237,7 @@ def run_rounds(
         frames.update({(name, "delta"): state.recent for name, state in states.items()})
         return [(name, kept(name, rule_output(plan, frames, shapes[name]))) for name, plan in delta_rules]
 
-    for count, sizes in enumerate(rounds(relations, candidates, recursive=True), start=1):
+    for count, sizes in enumerate(rounds(relations, candidates, True, collect_all), start=1):
         for name, size in sizes.items():
             if added is not None and size:
                 added[name].append((count - 1, relations[name].recent))

@@ -1,12 +1,12 @@
-"""One semi-naive loop, and a stratum's plans evaluated to their fixpoint with it.
+"""A stratum's plans evaluated to their fixpoint on the kernel, by the engine's one semi-naive
+loop (``spark_datalog.seminaive``) over the kernel's relations (``.relation``).
 
-:func:`rounds` is the loop, over the :class:`~.relation.Relation` interface: round 0 runs
-every rule in full (and adds the stated facts), each later round runs the semi-naive variants,
-which read the previous round's new facts (``delta``) at one body atom and the relations'
-``full`` facts elsewhere. A round's new facts of every relation are collected together (one
-``collect_all``). Rounds are counted as the Spark driver (``eval.driver``) counts them: a
-recursive stratum still deriving facts in its ``max_iterations``-th round raises the driver's
-``NonTerminationError``. A min/max relation's delta is its improved groups (PreM).
+Round 0 runs every rule in full (and adds the stated facts), each later round runs the
+semi-naive variants, which read the previous round's new facts (``delta``) at one body atom and
+the relations' ``full`` facts elsewhere. A round's new facts of every relation are collected
+together (one ``collect_all``). Rounds are counted as the Spark driver (``eval.driver``) counts
+them: a recursive stratum still deriving facts in its ``max_iterations``-th round raises the
+driver's ``NonTerminationError``. A min/max relation's delta is its improved groups (PreM).
 
 :func:`evaluate_stratum` is the kernel's stratum: Arrow tables in (the relations below it),
 Arrow tables out (its relations, with their schema's names and types).
@@ -14,7 +14,7 @@ Arrow tables out (its relations, with their schema's names and types).
 
 from __future__ import annotations
 
-from typing import Callable, Iterator, Mapping, Optional
+from typing import Mapping, Optional
 
 import polars as pl
 import pyarrow as pa
@@ -22,54 +22,22 @@ import pyarrow as pa
 from ..bounds import MAX_ITERATIONS
 from ..overflow import overflows_located
 from ..plan.ir import StratumPlan
+from ..seminaive import Round, bounded, rounds
 from .checks import collect_all
 from .compile import compile_node
 from .frames import facts_table, to_frame, to_table
 from .relation import AggregateRelation, BestRelation, SetRelation
 from .types import UNIT, polars_type
 
-Round = Callable[[int, dict], list]  # (iteration, relations) -> [(relation name, candidates)]
-
 
 def seminaive(
     plan: StratumPlan, relations: dict, candidates: Round, max_iterations: Optional[int] = MAX_ITERATIONS
 ) -> int:
-    """Run :func:`rounds` to the fixpoint; returns the number of rounds. A recursive stratum
-    still deriving facts in its ``max_iterations``-th round raises ``NonTerminationError``."""
-    from ..eval.stats import non_termination  # here: a Spark task imports this module alone
-
-    if max_iterations is not None and max_iterations < 1:
-        raise ValueError("max_iterations must be positive (or None for no bound)")
-    count = 0
-    for sizes in rounds(relations, candidates, plan.recursive):
-        count += 1
-        if plan.recursive and any(sizes.values()) and max_iterations is not None and count >= max_iterations:
-            raise non_termination(plan, max_iterations, sizes)
-    return count
-
-
-def rounds(relations: dict, candidates: Round, recursive: bool) -> Iterator[dict]:
-    """The semi-naive loop: yields each round's new rows per relation (name -> count) until a
-    round adds none (after one round if not ``recursive``); the caller may stop it earlier.
-    ``candidates(iteration, relations)`` gives the round's ``(relation, frame)`` pairs, which
-    are inserted; ``relations``: name -> Relation.
-
-    >>> from .relation import SetRelation
-    >>> r = {"x": SetRelation({"x": pl.Int64})}
-    >>> list(rounds(r, lambda i, rel: [("x", pl.LazyFrame({"x": [1, 2]}))], True))
-    [{'x': 2}, {'x': 0}]
-    """
-    iteration = 0
-    while True:
-        for name, frame in candidates(iteration, relations):
-            relations[name].insert(frame)
-        names = list(relations)
-        collected = collect_all([relations[name].pending() for name in names])
-        sizes = {name: relations[name].absorb(new) for name, new in zip(names, collected, strict=True)}
-        iteration += 1
-        yield sizes
-        if not recursive or not any(sizes.values()):
-            return
+    """Run the semi-naive loop (``seminaive.rounds``) on the kernel to the fixpoint; returns the
+    number of rounds. A recursive stratum still deriving facts in its ``max_iterations``-th
+    round raises ``NonTerminationError``."""
+    found = rounds(relations, candidates, plan.recursive, collect_all)
+    return sum(1 for _ in bounded(plan, found, max_iterations))
 
 
 def evaluate_stratum(

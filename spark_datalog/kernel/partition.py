@@ -4,7 +4,7 @@
 out use one *wide* schema for all the stratum's relations (:func:`wide_columns`): a relation
 tag, then each relation's columns in turn, null outside the tagged relation's own block. Each
 task takes its partition's round-0 facts as Polars frames (no row ever becomes a Python
-value), runs the kernel's semi-naive :func:`~.fixpoint.rounds` against the broadcast relations,
+value), runs the engine's semi-naive loop (``seminaive.rounds``) against the broadcast relations,
 yields the facts as Arrow batches, and reports its rounds through an accumulator keyed by
 partition, so a recomputed task overwrites its report instead of adding to it.
 """
@@ -21,7 +21,9 @@ import pyarrow.compute as pc
 from pyspark.accumulators import AccumulatorParam
 
 from .compile import compile_node
-from .fixpoint import conformed, rounds
+from ..seminaive import rounds
+from .checks import collect_all
+from .fixpoint import conformed
 from .frames import to_frame, to_table, unit_frame
 from .relation import BestRelation, SetRelation
 from .types import ARROW_TYPES, polars_type
@@ -153,7 +155,7 @@ def run_fixpoint(task: PartitionTask, base: dict, below: dict, relations: dict) 
 
     report = PartitionReport([], [], {}, False, False)
     started = time.perf_counter()
-    for sizes in rounds(relations, candidates, recursive=True):
+    for sizes in rounds(relations, candidates, True, collect_all):
         report.sizes.append(sizes)
         report.seconds.append(time.perf_counter() - started)
         started = time.perf_counter()

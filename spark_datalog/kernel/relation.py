@@ -2,10 +2,10 @@
 
 A relation knows what is ``stable`` (settled in earlier rounds), what is ``recent`` (new in the
 last round: the next round's delta) and what is ``to_add`` (this round's candidates). A round
-inserts candidates, asks every relation what would become recent (:meth:`Relation.pending`, a
-lazy frame), collects them together, and hands each its new facts back (:meth:`Relation.absorb`).
-:class:`Relation` is the interface the loop (:mod:`.fixpoint`) runs on; the classes here are
-the kernel's, over Polars frames:
+inserts candidates, asks every relation what would become recent (``pending``, a
+lazy frame), collects them together, and hands each its new facts back (``absorb``).
+:class:`~spark_datalog.seminaive.Relation` is the interface the engine's one loop
+(``seminaive.rounds``) runs on; the classes here are the kernel's, over Polars frames:
 
 - :class:`SetRelation`: set semantics; recent = distinct candidates not known yet.
 - :class:`BestRelation`: a min/max relation (in recursion: PreM); one row per group with the
@@ -15,7 +15,7 @@ the kernel's, over Polars frames:
 
 from __future__ import annotations
 
-from typing import Optional, Protocol
+from typing import Optional
 
 import polars as pl
 
@@ -23,19 +23,6 @@ from .aggregates import aggregate_frame
 from .types import UNIT
 
 _COMPACT = 8  # stable batches kept apart before they are concatenated into one
-
-
-class Relation(Protocol):
-    """What the semi-naive loop needs of a relation (the Spark backend's states fit it too)."""
-
-    def insert(self, candidates) -> None:
-        """Add candidate rows (one rule's output) to this round's ``to_add``."""
-
-    def pending(self):  # noqa: ANN201 (a lazy frame of the backend)
-        """The rows ``to_add`` makes recent: new facts, or improved groups (lazy)."""
-
-    def absorb(self, recent) -> int:
-        """Take the collected :meth:`pending` rows as ``recent``; returns their number."""
 
 
 class SetRelation:

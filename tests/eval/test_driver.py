@@ -338,17 +338,17 @@ sg(X, Y) :- arc(A, X), sg(A, B), arc(B, Y).
 
 def _round_plans(monkeypatch, stage="executedPlan"):
     """Record the executed plan (or another ``stage`` of the query execution, e.g. ``logical``)
-    of every frame the driver stores (one per relation per round)."""
-    import spark_datalog.eval.driver as driver
+    of every frame the driver's states store (one per relation per round)."""
+    import spark_datalog.eval.state as state
 
     plans = []
-    original = driver.materialise
+    original = state.materialise
 
     def recording(frames, flags=None):
         plans.extend(getattr(frame._jdf.queryExecution(), stage)().toString() for frame in frames.values())
         return original(frames, flags)
 
-    monkeypatch.setattr(driver, "materialise", recording)
+    monkeypatch.setattr(state, "materialise", recording)
     return plans
 
 
