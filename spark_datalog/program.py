@@ -124,14 +124,27 @@ class Program:
             self._plans = plan_program(self.checked)
         return self._plans
 
-    def explain(self, query: Optional[str] = None, magic="auto", warehouse=None) -> str:
-        """A readable text of the IR of every rule and semi-naive variant. With ``query``: how
-        the query is answered (stored read, magic sets or full evaluation, and why), the rules
-        evaluated for it (the rewritten ones under magic sets) and their IR."""
-        from .plan.explain import explain
+    def explain(
+        self, query: Optional[str] = None, magic="auto", warehouse=None, maintenance: bool = False
+    ) -> str:
+        """A readable text of the IR of every rule and semi-naive variant; with
+        ``maintenance``, followed by the plans ``update`` runs (DRed's seeds, counting's terms).
+        With ``query``: how the query is answered (stored read, magic sets or full evaluation,
+        and why), the rules evaluated for it (the rewritten ones under magic sets) and their IR.
+
+        >>> text = Program.parse(".decl q(x: long) p(X) :- q(X).").explain(maintenance=True)
+        >>> text.splitlines()[-5:-3]
+        ['stratum 1: p: counting', '  % p(X) :- q(X).']
+        """
+        from .plan.explain import explain, explain_maintenance
 
         if query is None:
-            return explain(self.plans, self.checked)
+            text = explain(self.plans, self.checked)
+            if maintenance:
+                text += "\nmaintenance (incremental update):\n" + explain_maintenance(
+                    self.plans, self.checked
+                )
+            return text
         from .query.plan import plan_query
 
         plan = plan_query(self, query, magic=magic, warehouse=warehouse)

@@ -42,7 +42,8 @@ from ..spark.inputs import facts_frame
 from ..spark.types import spark_type
 from ..syntax import ast
 from .changes import diff
-from .counting import DELTA, aliased, body_atom, telescoping_frames, term
+from ..plan.maintenance import touched_plans
+from .counting import telescoping_frames
 
 TOUCHED = "@touched"
 
@@ -60,7 +61,7 @@ def aggregate_changes(
     frames = telescoping_frames(old, new, changed)
     touched = {}
     for name in stratum_plan.aggregates:
-        keys = _touched_keys(checked, stratum_plan, name, frames)
+        keys = _touched_keys(checked, stratum_plan, name, frames, set(changed))
         if keys is not None:
             touched[name] = keys
     if not touched:
@@ -77,37 +78,22 @@ def _group_columns(schema: RelationSchema, spec) -> list:
     return [c for i, c in enumerate(schema.column_names) if i != spec.position]
 
 
-def _touched_keys(checked, stratum_plan, name, frames):
+def _touched_keys(checked, stratum_plan, name, frames, changed: set):
     """The group keys (distinct, typed as the group columns) of the contributions to ``name``
-    that may have appeared or disappeared; None when no rule reads a changed relation."""
+    that may have appeared or disappeared through the ``changed`` relations; None when no rule
+    reads one."""
     schema = checked.relations[name]
     group = _group_columns(schema, stratum_plan.aggregates[name])
-    patched = aliased(checked, frames)
-    parts = []
-    for rule_plan in stratum_plan.rules:
-        if rule_plan.relation != name:
-            continue
-        rule = _plain_head(rule_plan.rule)
-        for i, literal in enumerate(rule.body):
-            atom = body_atom(literal)
-            if atom is None or (atom.predicate + DELTA, "delta") not in frames:
-                continue
-            variant, position = term(rule, i, negated_suffix=DELTA)
-            plan = plan_rule(variant, patched, delta_position=position).plan
-            parts.append(compile_node(plan, frames).toDF(*schema.column_names).select(*group))
+    parts = [
+        compile_node(plan, frames).toDF(*schema.column_names).select(*group)
+        for plan in touched_plans(checked, stratum_plan, name, changed)
+    ]
     if not parts:
         return None
     types = {c.name: spark_type(c.type) for c in schema.columns}
     return (
         reduce(DataFrame.union, parts).select(*[F.col(c).cast(types[c]).alias(c) for c in group]).distinct()
     )
-
-
-def _plain_head(rule: ast.Rule) -> ast.Rule:
-    """``rule`` with its head aggregate replaced by the aggregated variable: the touched groups
-    need the contributions' keys, not their distinct assignments."""
-    args = tuple(a.variable if isinstance(a, ast.Aggregate) else a for a in rule.head.args)
-    return dataclasses.replace(rule, head=dataclasses.replace(rule.head, args=args))
 
 
 def _group_change(spark, checked, stratum_plan, name, keys, new, stored) -> DataFrame:

@@ -28,20 +28,18 @@ from __future__ import annotations
 
 import dataclasses
 from functools import reduce
-from typing import Any, Optional
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..analysis.checked import Column, RelationSchema
 from ..plan.scan_atom import fresh_name, is_fresh, scan_atom
-from ..plan.translate import binds_nothing, plan_rule
+from ..plan.maintenance import DELTA, NEG_DELTA, NEW, OLD, aliased, counting_terms
+from ..plan.translate import plan_rule
 from ..spark.compile import compile_node, match
 from ..spark.counted import COUNT, count_derivations
 from ..syntax import ast
 from .changes import net
-
-OLD, NEW, DELTA, NEG_DELTA = "@old", "@new", "@delta", "@negdelta"
 
 
 def telescoping_frames(old: dict, new: dict, deltas: dict) -> dict:
@@ -70,45 +68,40 @@ def counting_changes(
     frames = telescoping_frames(old, new, changes)
     for name, change in negation_changes.items():
         frames[(name + NEG_DELTA, "delta")] = change
-    patched = aliased(checked, frames)
     parts: dict = {}
-    for number, rule_plan in enumerate(stratum_plan.rules):
-        if rule_plan.relation in stratum_plan.aggregates:
-            continue
-        rule = rule_plan.rule
-        for i, literal in enumerate(rule.body):
-            atom = body_atom(literal)
-            if atom is None or atom.predicate not in changes:
-                continue
-            variant, position = term(rule, i)
-            planned_with = patched
-            negated = isinstance(literal, ast.Negation)
-            # a test of existence (``not q(X, _)``, ``q(_, _)``, ``m()``): its change is a factor
-            if binds_nothing(atom) or (negated and not _plain_negation(atom)):
-                alias = f"{atom.predicate}@exists{number}_{i}"
-                key_atom, schema, change = _existence_change(
-                    checked,
-                    atom,
-                    i,
-                    alias,
-                    (old[atom.predicate], new[atom.predicate]),
-                    changes[atom.predicate],
-                    negated,
-                )
-                frames[(alias, "delta")] = change
-                body = variant.body[:i] + (key_atom,) + variant.body[i + 1 :]
-                variant = dataclasses.replace(variant, body=body)
-                relations = dict(patched.relations)
-                relations[alias] = schema
-                planned_with = dataclasses.replace(patched, relations=relations)
-            plan = plan_rule(variant, planned_with, delta_position=position).plan
-            parts.setdefault(rule_plan.relation, []).append(count_derivations(plan, frames, spark))
+    for counted in counting_terms(checked, stratum_plan, changes):
+        plan = (
+            counted.plan
+            if counted.plan is not None
+            else _existence_plan(checked, counted, old, new, changes, frames)
+        )
+        parts.setdefault(counted.relation, []).append(count_derivations(plan, frames, spark))
     result = {}
     for name, frames_of in parts.items():
         columns = checked.relations[name].column_names
         union = reduce(DataFrame.unionByName, [f.toDF(*columns, COUNT) for f in frames_of])
         result[name] = net(union, columns)
     return result
+
+
+def _existence_plan(checked, counted, old: dict, new: dict, changes: dict, frames: dict):
+    """The plan of a term whose literal tests existence (``plan.maintenance.CountingTerm``):
+    the literal replaced by a key atom over an alias whose change (added to ``frames``) is the
+    change of the condition (:func:`_existence_change`)."""
+    i = counted.position
+    original = counted.rule.body[i]
+    atom = dataclasses.replace(original, predicate=original.predicate.rsplit("@", 1)[0])
+    negated = original.predicate.endswith(NEG_DELTA)
+    alias = f"{atom.predicate}@exists{counted.rule_number}_{i}"
+    states = (old[atom.predicate], new[atom.predicate])
+    key_atom, schema, change = _existence_change(
+        checked, atom, i, alias, states, changes[atom.predicate], negated
+    )
+    frames[(alias, "delta")] = change
+    variant = dataclasses.replace(
+        counted.rule, body=counted.rule.body[:i] + (key_atom,) + counted.rule.body[i + 1 :]
+    )
+    return plan_rule(variant, aliased(checked, variant, {alias: schema}), delta_position=i).plan
 
 
 def negation_change(inserted: DataFrame, deleted: DataFrame) -> DataFrame:
@@ -164,51 +157,3 @@ def _existence_change(
         change = change.select(F.lit(True).alias("k0"), COUNT)
     key_schema = RelationSchema(alias, key_columns, "idb")
     return ast.Atom(alias, args), key_schema, change.toDF(*[c.name for c in key_columns], COUNT)
-
-
-def term(rule: ast.Rule, i: int, negated_suffix: str = NEG_DELTA) -> tuple:
-    """Rule ``rule`` rewritten as the i-th term of the telescoping sum; (rule, delta index).
-
-    Atoms before literal i read ``<relation>@new``, after it ``<relation>@old``; literal i
-    becomes a positive atom over ``<relation>@delta`` (``negated_suffix`` for a negated one).
-    """
-    body = []
-    for j, literal in enumerate(rule.body):
-        atom = body_atom(literal)
-        if atom is None:
-            body.append(literal)
-        elif j == i:
-            suffix = negated_suffix if isinstance(literal, ast.Negation) else DELTA
-            body.append(dataclasses.replace(atom, predicate=atom.predicate + suffix))
-        else:
-            renamed = dataclasses.replace(atom, predicate=atom.predicate + (NEW if j < i else OLD))
-            body.append(
-                dataclasses.replace(literal, atom=renamed) if isinstance(literal, ast.Negation) else renamed
-            )
-    return dataclasses.replace(rule, body=tuple(body)), i
-
-
-def body_atom(literal) -> Optional[ast.Atom]:
-    """The atom of a positive or negated body literal, else None."""
-    if isinstance(literal, ast.Atom):
-        return literal
-    if isinstance(literal, ast.Negation):
-        return literal.atom
-    return None
-
-
-def _plain_negation(atom: ast.Atom) -> bool:
-    """No ``_`` among the arguments (so ``not`` tests one fact, and its change joins as a fact)."""
-    return not any(
-        isinstance(v, ast.Variable) and v.anonymous for arg in atom.args for v in ast.term_variables(arg)
-    )
-
-
-def aliased(checked, frames) -> Any:
-    """``checked`` knowing the aliases (``arc@old`` …) of the frames' keys, with their bases'
-    schemas."""
-    relations = dict(checked.relations)
-    for alias, _ in frames:
-        base = alias.rsplit("@", 1)[0]
-        relations[alias] = dataclasses.replace(checked.relations[base], name=alias)
-    return dataclasses.replace(checked, relations=relations)

@@ -24,9 +24,10 @@ from ..kernel.counted import WEIGHT, summed, weighted
 from ..kernel.frames import to_frame
 from ..kernel.types import polars_type
 from ..plan.ir import scans
-from ..plan.translate import binds_nothing, plan_rule
+from ..plan.translate import binds_nothing
 from ..syntax import ast
-from .counting import NEW, aliased, body_atom, telescoping_frames, term
+from ..plan.maintenance import NEW, counting_terms
+from .counting import telescoping_frames
 
 
 def local_counting_changes(
@@ -53,7 +54,7 @@ def local_counting_changes(
             return None
         old[name] = to_frame(table)
     frames = telescoping_frames(old, old, changes)  # the changed new states follow
-    plans = _term_plans(checked, stratum_plan, aliased(checked, frames), changes)
+    plans = _term_plans(stratum_plan, counting_terms(checked, stratum_plan, changes))
     read = {scan.relation for terms in plans.values() for plan in terms for scan in scans(plan)}
     changed = [name for name in changes if name + NEW in read]  # only the new states read
     added = collect_all([_added(old[name], to_frame(changes[name])) for name in changed])
@@ -68,20 +69,13 @@ def local_counting_changes(
     return result
 
 
-def _term_plans(checked, stratum_plan, patched, changes: dict) -> dict:
-    """Relation -> the plans of its telescoping terms, for every non-aggregate relation of the
-    stratum (none: no term)."""
-    plans: dict = {}
-    for rule_plan in stratum_plan.rules:
-        if rule_plan.relation in stratum_plan.aggregates:
-            continue
-        found = plans.setdefault(rule_plan.relation, [])
-        for i, literal in enumerate(rule_plan.rule.body):
-            atom = body_atom(literal)
-            if atom is None or atom.predicate not in changes:
-                continue
-            variant, position = term(rule_plan.rule, i)
-            found.append(plan_rule(variant, patched, delta_position=position).plan)
+def _term_plans(stratum_plan, terms: list) -> dict:
+    """Relation -> the plans of its telescoping ``terms`` (``plan.maintenance.counting_terms``),
+    for every non-aggregate relation of the stratum (none: no term)."""
+    plans: dict = {r.relation: [] for r in stratum_plan.rules if r.relation not in stratum_plan.aggregates}
+    for counted in terms:
+        assert counted.plan is not None  # existence tests were declined
+        plans[counted.relation].append(counted.plan)
     return plans
 
 

@@ -32,7 +32,6 @@ delta rules that read a relation with new rows.
 
 from __future__ import annotations
 
-import dataclasses
 from functools import reduce
 from typing import Mapping, Optional
 
@@ -42,7 +41,7 @@ from pyspark.sql import functions as F
 from ..eval.checkpoint import cut_lineage
 from ..eval.driver import conform, recursion_settings
 from ..eval.state import IMPROVED, BestState, SetState, stored_together
-from ..plan.translate import plan_rule
+from ..plan.maintenance import seed_plans
 from ..seminaive import bounded, rounds
 from ..spark.compile import compile_node, match
 from ..spark.inputs import empty_frame, facts_frame
@@ -206,50 +205,14 @@ def seed_candidates(checked, stratum_plan, scans: dict, positive: dict, negated:
     """Relation -> candidate frames of the rules read with one changed lower literal as delta:
     a positive atom over the ``positive`` facts of its relation, or a negated atom over the
     ``negated`` facts of its relation (as a positive atom; with a ``_`` the negation is kept
-    too, read from ``scans``)."""
+    too, read from ``scans``): the seeds of ``plan.maintenance.seed_plans``."""
     candidates: dict = {}
-    for relation, plan, lower, is_positive in seed_plans(checked, stratum_plan, positive, negated):
+    for seed in seed_plans(checked, stratum_plan, positive, negated):
         frames = dict(scans)
-        frames[(lower, "delta")] = (positive if is_positive else negated)[lower]
-        schema = checked.relations[relation]
-        candidates.setdefault(relation, []).append(conform(compile_node(plan, frames), schema))
+        frames[(seed.lower, "delta")] = (positive if seed.changed == "positive" else negated)[seed.lower]
+        schema = checked.relations[seed.relation]
+        candidates.setdefault(seed.relation, []).append(conform(compile_node(seed.plan, frames), schema))
     return candidates
-
-
-def seed_plans(checked, stratum_plan, positive, negated) -> list:
-    """``(relation, plan, lower, is_positive)`` for every rule of the stratum and every literal
-    of it over a changed lower relation: a positive atom over a relation of ``positive``, or a
-    negated atom over one of ``negated``. The plan derives ``relation`` reading that literal
-    from ``(lower, "delta")`` (a negated one as a positive atom, see
-    :func:`_negation_variant`)."""
-    seeds = []
-    for rule_plan in stratum_plan.rules:
-        rule = rule_plan.rule
-        for i, literal in enumerate(rule.body):
-            if isinstance(literal, ast.Atom) and literal.predicate in positive:
-                lower, is_positive, variant = literal.predicate, True, rule
-            elif isinstance(literal, ast.Negation) and literal.atom.predicate in negated:
-                lower, is_positive = literal.atom.predicate, False
-                variant = _negation_variant(rule, i)
-            else:
-                continue
-            plan = plan_rule(variant, checked, delta_position=i).plan
-            seeds.append((rule_plan.relation, plan, lower, is_positive))
-    return seeds
-
-
-def _negation_variant(rule: ast.Rule, i: int) -> ast.Rule:
-    """``rule`` with the negated literal i read as a positive atom (over the changed facts);
-    a negation with ``_`` stays as well, since one changed fact does not decide it."""
-    literal = rule.body[i]
-    body = rule.body[:i] + (literal.atom,) + rule.body[i + 1 :]
-    if any(
-        isinstance(v, ast.Variable) and v.anonymous
-        for arg in literal.atom.args
-        for v in ast.term_variables(arg)
-    ):
-        body += (literal,)
-    return dataclasses.replace(rule, body=body)
 
 
 def _propagate(

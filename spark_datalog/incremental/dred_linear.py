@@ -47,7 +47,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..eval.stats import non_termination
-from ..kernel.dred import ROUND, DredOutcome, DredPlans, dred, seed_facts
+from ..kernel.dred import ROUND, DredOutcome, dred, seed_facts
 from ..kernel.frames import to_table
 from ..plan.partitioning import is_linear
 from ..placement import Declined
@@ -55,7 +55,7 @@ from ..settings import BROADCAST_ROWS_SETTING, KERNEL_VALUE_BYTES, TASK_MEMORY_S
 from ..storage.datafiles import collect_arrow, collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
-from .dred_local import dred_plans
+from ..plan.maintenance import DredPlans, dred_plans
 from .levels import (
     LevelPlans,
     Levels,

@@ -63,7 +63,7 @@ import polars as pl
 import pyarrow as pa
 
 from ..kernel.compile import compile_node
-from ..kernel.dred import ROUND, DredPlans, rule_output, run_rounds
+from ..kernel.dred import ROUND, rule_output, run_rounds
 from ..kernel.fixpoint import conformed
 from ..kernel.frames import facts_table, to_frame, to_table
 from ..kernel.partition import new_relation
@@ -73,7 +73,7 @@ from ..plan import ir
 from ..plan.partitioning import is_linear
 from ..settings import KERNEL_VALUE_BYTES, settings_of
 from ..storage.levels import LEVEL
-from .dred_local import dred_plans, rederive_plan
+from ..plan.maintenance import DredPlans, dred_plans, rederive_plan
 from .dropping import CANDIDATES, LEVELS, LevelPlans, dropped
 
 __all__ = [

@@ -22,8 +22,8 @@ engine's one semi-naive loop (``seminaive.rounds``) over :class:`~spark_datalog.
 
 :func:`dred` takes and returns Polars frames with the relations' columns; :func:`run_dred` is
 the ``mapInArrow`` function of ``incremental.dred_local``, which sends every input of the
-stratum into one partition. The plans (:class:`DredPlans`) are made by
-``incremental.dred_local.dred_plans``.
+stratum into one partition. The plans (``plan.maintenance.DredPlans``) are made by
+``plan.maintenance.dred_plans``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import polars as pl
 import pyarrow as pa
 
 from .compile import compile_node
+from ..plan.maintenance import DredPlans
 from ..seminaive import rounds
 from .checks import collect_all
 from .fixpoint import conformed
@@ -43,42 +44,6 @@ from .partition import LocalRelation, PartitionReport, new_relation, split_batch
 from .relation import SetRelation
 
 ROUND = "__round"  # the column of ``DredOutcome.added``: the round of phase 3 that added a row
-
-
-@dataclass(frozen=True)
-class Seed:
-    """A rule read with one changed lower literal as its delta: ``plan`` derives ``relation``
-    and reads ``(lower, "delta")``, the facts of ``lower`` that ``changed`` (``"inserted"`` or
-    ``"deleted"``)."""
-
-    relation: str
-    plan: object
-    lower: str
-    changed: str
-
-
-@dataclass(frozen=True)
-class DredPlans:
-    """The plans DRed runs for one stratum (pickled into a Spark task)."""
-
-    relations: tuple  # LocalRelation of each relation of the stratum (columns, types, min/max)
-    rules: tuple  # (relation, IR plan) of every rule, for re-deriving
-    delta_rules: tuple  # (relation, IR plan) of the semi-naive variants
-    over_seeds: tuple  # Seed, phase 1
-    insert_seeds: tuple  # Seed, phase 3
-    facts: dict = field(default_factory=dict)  # relation -> the program's stated facts
-    # (relation, IR plan) of each rule of a min/max relation read from its head's groups
-    # (``(relation, "delta")``, any value there): phase 2 of group repair
-    group_rules: tuple = ()
-
-    @property
-    def names(self) -> tuple:
-        return tuple(relation.name for relation in self.relations)
-
-    @property
-    def regroups(self) -> bool:
-        """Whether removals repair groups (every relation min/max) rather than over-delete."""
-        return all(relation.best is not None for relation in self.relations)
 
 
 @dataclass

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 from pyspark.accumulators import AccumulatorParam
 
 from .compile import compile_node
+from ..plan.ir import LocalRelation
 from ..seminaive import rounds
 from .checks import collect_all
 from .fixpoint import conformed
@@ -30,17 +31,6 @@ from .types import ARROW_TYPES, polars_type
 
 BATCH_ROWS = 65536
 TAG = "__relation"
-
-
-@dataclass(frozen=True)
-class LocalRelation:
-    """A relation of the stratum a task evaluates: its columns and Datalog types, and
-    ``best`` = ``(func, position)`` when it keeps a min/max per group."""
-
-    name: str
-    column_names: tuple
-    column_types: tuple  # Datalog type names
-    best: Optional[tuple] = None
 
 
 @dataclass(frozen=True)

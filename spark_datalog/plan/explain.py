@@ -21,7 +21,7 @@ Each node is one line (its label), its children indented below it.
 from __future__ import annotations
 
 from ..syntax import ast
-from . import ir
+from . import ir, maintenance
 from .partitioning import decomposition
 
 INDENT = "  "
@@ -49,6 +49,68 @@ def explain(stratum_plans, checked=None) -> str:
             lines.append(INDENT + "% " + _rule_text(variant.rule))
             lines += _plan_lines(variant)
     return "\n".join(lines) + "\n"
+
+
+def explain_maintenance(stratum_plans, checked) -> str:
+    """The text of the plans incremental maintenance runs for every stratum
+    (``plan.maintenance``), for a change of every relation each reads: DRed's seeds and
+    group-repair plans for a recursive stratum, the telescoping terms of counting for a
+    non-recursive one, the touched-group plans of its aggregate relations."""
+    lines: list = []
+    for stratum in stratum_plans:
+        lower = sorted(_reads(stratum) - set(stratum.relations))
+        if stratum.recursive:
+            lines.append(_stratum_header(stratum) + ": DRed")
+            lines += _dred_lines(maintenance, checked, stratum, lower)
+            continue
+        lines.append(f"{_stratum_header(stratum)}: {_non_recursive_method(stratum)}")
+        lines += _counting_lines(maintenance, checked, stratum, lower)
+        for name in stratum.aggregates:
+            lines.append(f"{INDENT}touched groups of {name}: the keys of the contributions that changed")
+            for plan in maintenance.touched_plans(checked, stratum, name, lower):
+                lines += explain_node(plan, depth=2)
+    return "\n".join(lines) + "\n"
+
+
+def _non_recursive_method(stratum) -> str:
+    aggregates = set(stratum.aggregates)
+    if not aggregates:
+        return "counting"
+    return "touched groups" if aggregates >= set(stratum.relations) else "counting, touched groups"
+
+
+def _counting_lines(maintenance, checked, stratum, lower: list) -> list:
+    """Each rule's telescoping terms, one per body literal over a lower relation."""
+    lines: list = []
+    rule_number = None
+    for counted in maintenance.counting_terms(checked, stratum, lower):
+        if counted.rule_number != rule_number:
+            rule_number = counted.rule_number
+            lines.append(INDENT + "% " + _rule_text(counted.rule))
+        changed = counted.rule.body[counted.position].predicate.rsplit("@", 1)[0]
+        lines.append(f"{INDENT}term: literal {counted.position + 1} ({changed}) changed")
+        if counted.tests_existence:
+            lines.append(INDENT * 2 + "(an existence test: its key atom is planned with its change)")
+        else:
+            lines += explain_node(counted.plan, depth=2)
+    return lines
+
+
+def _dred_lines(maintenance, checked, stratum, lower: list) -> list:
+    """The seeds of each lower relation read (phase 1 and 3) and the group-repair plans."""
+    lines = [INDENT + "re-derive: the stratum's rules over what remains, kept among the removed facts"]
+    for seed in maintenance.seed_plans(checked, stratum, lower, lower):
+        how = "as the delta" if seed.changed == "positive" else "negated, read as the delta"
+        lines.append(f"{INDENT}seed of {seed.relation}: {seed.lower} {how}")
+        lines += explain_node(seed.plan, depth=1)
+    for name, plan in maintenance.group_rules(checked, stratum):
+        lines.append(f"{INDENT}group repair of {name}: its rules from the repaired groups [delta]")
+        lines += explain_node(plan, depth=1)
+    return lines
+
+
+def _reads(stratum) -> set:
+    return {scan.relation for rule_plan in stratum.rules for scan in ir.scans(rule_plan.plan)}
 
 
 def _plan_lines(rule_plan) -> list:

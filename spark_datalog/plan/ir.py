@@ -301,6 +301,17 @@ def scans(node) -> list:
 
 
 @dataclass(frozen=True)
+class LocalRelation:
+    """A relation as a backend evaluates it (e.g. in a Spark task): its columns and Datalog
+    types, and ``best`` = ``(func, position)`` when it keeps a min/max per group."""
+
+    name: str
+    column_names: tuple
+    column_types: tuple  # Datalog type names
+    best: Optional[tuple] = None
+
+
+@dataclass(frozen=True)
 class RulePlan:
     """The plan of one rule (or one semi-naive variant of it).
 

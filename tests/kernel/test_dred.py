@@ -13,7 +13,7 @@ from hypothesis import given
 import spark_datalog as sd
 from programs import programs_with_changes, settings
 from spark_datalog.incremental.dred import dred_applies
-from spark_datalog.incremental.dred_local import dred_plans
+from spark_datalog.plan.maintenance import dred_plans
 from spark_datalog.kernel.dred import dred
 from spark_datalog.kernel.frames import facts_table, to_frame
 from spark_datalog.plan.ir import scans

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import spark_datalog as sd
 from programs import CONNECTED_COMPONENTS, settings
-from spark_datalog.incremental.dred_local import dred_plans
+from spark_datalog.plan.maintenance import dred_plans
 from spark_datalog.incremental.levels import LevelPlans, bootstrap, dropped, levels_frame
 from spark_datalog.kernel.dred import dred, over_deleted, seed_facts
 from spark_datalog.kernel.fixpoint import evaluate_stratum
