@@ -16,7 +16,7 @@ rounds (``incremental.dred``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
 
 
 class Relation(Protocol):
@@ -32,7 +32,7 @@ class Relation(Protocol):
         """Take the collected :meth:`pending` rows as recent; returns how many are new."""
 
 
-Collect = Callable[[Sequence[Any]], list]  # the relations' pending, computed together
+Collect = Callable[..., list]  # the relations' pending (a sequence), computed together
 Round = Callable[[int, dict], Iterable[tuple]]  # (iteration, relations) -> (name, candidates)
 
 

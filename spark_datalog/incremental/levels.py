@@ -63,7 +63,8 @@ import polars as pl
 import pyarrow as pa
 
 from ..kernel.compile import compile_node
-from ..kernel.dred import ROUND, rule_output, run_rounds
+from ..dred import run_rounds
+from ..kernel.dred import KERNEL, ROUND, rule_output
 from ..kernel.fixpoint import conformed
 from ..kernel.frames import facts_table, to_frame, to_table
 from ..kernel.partition import new_relation
@@ -264,7 +265,7 @@ def bootstrap(checked, stratum_plan, lower: Mapping, max_facts: Optional[int] = 
         return {**lower_full, **{(name, "full"): state.full() for name, state in states.items()}}
 
     added: dict = {name: [] for name in shapes}
-    run_rounds(relations, base, plans.delta_rules, current, shapes, None, max_facts, added)
+    run_rounds(KERNEL, relations, base, plans.delta_rules, current, shapes, None, max_facts, added)
     if max_facts is not None and sum(relation.size() for relation in relations.values()) > max_facts:
         return None
     schemas = {name: checked.relations[name] for name in shapes}
@@ -306,7 +307,9 @@ def tight_levels(
 
     added: dict = {name: [] for name in shapes}
     seeds = {name: [base[name].lazy()] for name in shapes if name in base}
-    run_rounds(relations, seeds, plans.delta_rules, current, shapes, None, added=added, within=dict(targets))
+    run_rounds(
+        KERNEL, relations, seeds, plans.delta_rules, current, shapes, None, added=added, within=dict(targets)
+    )
     if any(relations[name].size() != targets[name].unique().height for name in shapes):
         return None
     return {name: _rounds_levels(added[name], shapes[name], first) for name in shapes}

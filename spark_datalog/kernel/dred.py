@@ -28,37 +28,77 @@ stratum into one partition. The plans (``plan.maintenance.DredPlans``) are made 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable, Iterator, Mapping, Optional
+from dataclasses import dataclass
+from typing import Iterator, Mapping, Optional
 
 import polars as pl
 import pyarrow as pa
 
 from .compile import compile_node
 from ..plan.maintenance import DredPlans
-from ..seminaive import rounds
+from ..dred import DredOutcome, run_rounds, seeded
+from ..dred import dred as one_dred
 from .checks import collect_all
 from .fixpoint import conformed
 from .frames import facts_table, to_frame, to_table
 from .partition import LocalRelation, PartitionReport, new_relation, split_batches, wide_batches
-from .relation import SetRelation
+from .relation import BestRelation, SetRelation
 
 ROUND = "__round"  # the column of ``DredOutcome.added``: the round of phase 3 that added a row
 
 
-@dataclass
-class DredOutcome:
-    """relation -> (inserted facts, deleted facts); whether a phase hit the round limit, or
-    phase 1 removed more than allowed (``overflow``: no changes then); relation -> the facts
-    phase 1 removed (``over``); relation -> the rows phase 3 added with the round that added
-    them (column ``ROUND``); relation -> its final facts."""
+class KernelBackend:
+    """The kernel's frames (Polars) and relations (``.relation``), for the one DRed
+    (``spark_datalog.dred.Backend``)."""
 
-    changes: dict
-    exceeded: bool = False
-    overflow: bool = False
-    over: dict = field(default_factory=dict)
-    added: dict = field(default_factory=dict)
-    final: dict = field(default_factory=dict)
+    collect = staticmethod(collect_all)
+
+    def output(self, plan, frames: Mapping, shape: LocalRelation) -> pl.LazyFrame:
+        return rule_output(plan, frames, shape)
+
+    def relation(
+        self, shape: LocalRelation, known: Optional[pl.DataFrame] = None
+    ) -> SetRelation | BestRelation:
+        return new_relation(shape, known)
+
+    def full(self, relation) -> pl.LazyFrame:
+        return relation.full()
+
+    def recent(self, relation) -> pl.DataFrame:
+        return relation.recent
+
+    def facts(self, relation) -> pl.DataFrame:
+        return relation.facts()
+
+    def size(self, relation) -> int:
+        return relation.size()
+
+    def has_rows(self, frame: pl.DataFrame) -> bool:
+        return frame.height > 0
+
+    def rows(self, frame: pl.DataFrame) -> int:
+        return frame.height
+
+    def union(self, frames: list, shape: LocalRelation) -> pl.DataFrame:
+        return pl.concat(frames, how="vertical") if frames else _empty(shape)
+
+    def within(self, frame: pl.LazyFrame, facts: pl.DataFrame, on: Optional[list] = None) -> pl.LazyFrame:
+        if on == []:  # a min/max relation of one group: any row of it
+            return frame if facts.height else frame.clear()
+        return frame.join(facts.lazy(), on=on or facts.columns, how="semi")
+
+    def without(self, frame: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
+        return frame.join(facts, on=frame.columns, how="anti")
+
+    def stated(self, shape: LocalRelation, rows: tuple) -> pl.LazyFrame:
+        table = facts_table(shape.column_names, shape.column_types, rows)
+        return to_frame(table, shape.column_types).lazy()
+
+    def after_round(self, relations: dict, count: int, added: Optional[dict]) -> None:
+        """Nothing to do between rounds."""
+
+
+KERNEL = KernelBackend()
 
 
 def dred(
@@ -71,61 +111,21 @@ def dred(
     max_over: Optional[int] = None,
     removed: Optional[Mapping[str, pl.DataFrame]] = None,
 ) -> DredOutcome:
-    """The stratum's changes. ``old``: relation -> its old facts; ``lower_old`` /
-    ``lower_new``: lower relation -> its facts before / after; ``changed``: ``("inserted" |
-    "deleted", lower relation)`` -> the facts that appeared / disappeared. Phase 1 over-deletes
-    (or, for min/max relations, finds the ``affected_groups``) unless the caller gives the
-    facts it ``removed`` (relation -> old facts); it stops as soon as more than ``max_over``
-    facts are removed (``overflow``)."""
-    shapes = {relation.name: relation for relation in plans.relations}
-    exceeded = False
+    """The stratum's changes by the one DRed (``spark_datalog.dred.dred``, same arguments) on
+    the kernel; phase 1 of a stratum of min/max relations finds the ``affected_groups`` unless
+    the caller gives what it ``removed``. In the outcome, ``over`` has every relation (empty
+    frames too), ``added`` is relation -> the rows phase 3 added with their round in column
+    ``ROUND``, ``final`` relation -> its final facts."""
     if removed is None and plans.regroups:
         removed = affected_groups(plans, old, lower_old, lower_new, changed)
-    elif removed is None:
-        over_or_none, exceeded = over_deleted(plans, old, lower_old, changed, max_rounds, max_over)
-        if over_or_none is None:
-            return DredOutcome({}, overflow=True)
-        removed = over_or_none
-    if max_over is not None and sum(frame.height for frame in removed.values()) > max_over:
-        return DredOutcome({}, overflow=True)
-    over = {name: removed.get(name, _empty(shape)) for name, shape in shapes.items()}
-    remaining = {name: _without(old[name], over[name]) if over[name].height else old[name] for name in shapes}
-    new_full = {(name, "full"): frame for name, frame in lower_new.items()}
-    remaining_full = {**new_full, **{(name, "full"): frame for name, frame in remaining.items()}}
-    base = _rederived(plans, remaining_full, over, shapes)
-    for name, frames in _seeded(plans.insert_seeds, remaining_full, changed, shapes).items():
-        base.setdefault(name, []).extend(frames)
-    inserting = {name: new_relation(shape, remaining[name]) for name, shape in shapes.items()}
-
-    def current(states: dict) -> dict:
-        return {**new_full, **{(name, "full"): state.full() for name, state in states.items()}}
-
-    added: dict = {name: [] for name in shapes}
-    exceeded |= run_rounds(inserting, base, plans.delta_rules, current, shapes, max_rounds, added=added)
-    added_frames = {name: _rounds_frame(frames, shapes[name]) for name, frames in added.items()}
-    final = {name: relation.facts() for name, relation in inserting.items()}
-    changes = {
-        name: _changes(shape, old[name], over[name], added_frames[name], final[name])
-        for name, shape in shapes.items()
-    }
-    return DredOutcome(changes, exceeded, over=over, added=added_frames, final=final)
-
-
-def over_deleted(
-    plans: DredPlans, old: Mapping, lower_old: Mapping, changed: Mapping, max_rounds, max_over
-) -> tuple:
-    """Phase 1 by over-deletion: (relation -> the old facts with a derivation through a
-    removed fact, or None beyond ``max_over`` of them; whether the round limit was hit)."""
-    shapes = {relation.name: relation for relation in plans.relations}
-    old_full = {(name, "full"): frame for name, frame in {**lower_old, **old}.items()}
-    seeds = _seeded(plans.over_seeds, old_full, changed, shapes)
-    relations = {name: SetRelation(_dtypes(shape)) for name, shape in shapes.items()}
-    exceeded = run_rounds(
-        relations, seeds, plans.delta_rules, lambda _: old_full, shapes, max_rounds, max_over
-    )
-    if max_over is not None and sum(r.size() for r in relations.values()) > max_over:
-        return None, exceeded
-    return {name: relation.facts() for name, relation in relations.items()}, exceeded
+    outcome = one_dred(KERNEL, plans, old, lower_old, lower_new, changed, max_rounds, max_over, removed)
+    if outcome.overflow:
+        return outcome
+    shapes = {shape.name: shape for shape in plans.relations}
+    outcome.over = {name: outcome.over.get(name, _empty(shape)) for name, shape in shapes.items()}
+    outcome.added = {name: _rounds_frame(outcome.added[name], shape) for name, shape in shapes.items()}
+    outcome.final = {name: relation.facts() for name, relation in outcome.final.items()}
+    return outcome
 
 
 def seed_facts(plans: DredPlans, old: Mapping, lower_old: Mapping, changed: Mapping) -> dict:
@@ -133,7 +133,7 @@ def seed_facts(plans: DredPlans, old: Mapping, lower_old: Mapping, changed: Mapp
     ``incremental.levels.dropped`` starts from)."""
     shapes = {relation.name: relation for relation in plans.relations}
     old_full = {(name, "full"): frame for name, frame in {**lower_old, **old}.items()}
-    seeds = _seeded(plans.over_seeds, old_full, changed, shapes)
+    seeds = seeded(KERNEL, plans.over_seeds, old_full, changed, shapes)
     names = list(seeds)
     found = pl.collect_all([pl.concat(seeds[name], how="vertical").unique() for name in names])
     return dict(zip(names, found, strict=True))
@@ -158,59 +158,11 @@ def affected_groups(
     shapes = {relation.name: relation for relation in plans.relations}
     old_full = {(name, "full"): frame for name, frame in {**lower_old, **old}.items()}
     new_full = {**old_full, **{(name, "full"): frame for name, frame in lower_new.items()}}
-    seeds = _seeded(plans.over_seeds, old_full, changed, shapes)
+    seeds = seeded(KERNEL, plans.over_seeds, old_full, changed, shapes)
     relations = {name: SetRelation(_dtypes(shape)) for name, shape in shapes.items()}
     tight = {name: old[name] for name in shapes}
-    run_rounds(relations, seeds, plans.delta_rules, lambda _: new_full, shapes, None, within=tight)
+    run_rounds(KERNEL, relations, seeds, plans.delta_rules, lambda _: new_full, shapes, None, within=tight)
     return {name: relation.facts() for name, relation in relations.items()}
-
-
-def _changes(shape: LocalRelation, old, over, added: pl.DataFrame, final: pl.DataFrame) -> tuple:
-    """(inserted, deleted) of a relation: a set's final facts are what remained plus what phase
-    3 added, its old ones what remained plus ``over``; a min/max group's best may change
-    several times, so its final rows are compared with the old ones."""
-    if shape.best is None:
-        new = added.drop(ROUND)
-        return _without(new, over), _without(over, new)
-    return _without(final, old), _without(old, final)
-
-
-def run_rounds(
-    relations: dict,
-    base: dict,
-    delta_rules,
-    full: Callable,
-    shapes,
-    max_rounds: Optional[int],
-    max_facts: Optional[int] = None,
-    added: Optional[dict] = None,
-    within: Optional[dict] = None,
-) -> bool:
-    """Run rounds from the ``base`` frames (relation -> lazy frames); each later round's delta
-    variants read ``full(states)`` and the recent facts. True when stopped at ``max_rounds``;
-    stops (False) once the relations hold more than ``max_facts``. Each round's new facts are
-    appended to ``added`` (relation -> (round, frame) pairs) when given; with ``within``
-    (relation -> frame), only candidates among its rows are kept."""
-
-    def kept(name: str, frame: pl.LazyFrame) -> pl.LazyFrame:
-        return frame if within is None else _within(frame, within[name])
-
-    def candidates(iteration: int, states: dict) -> list:
-        if iteration == 0:
-            return [(name, kept(name, frame)) for name, frames in base.items() for frame in frames]
-        frames = dict(full(states))
-        frames.update({(name, "delta"): state.recent for name, state in states.items()})
-        return [(name, kept(name, rule_output(plan, frames, shapes[name]))) for name, plan in delta_rules]
-
-    for count, sizes in enumerate(rounds(relations, candidates, True, collect_all), start=1):
-        for name, size in sizes.items():
-            if added is not None and size:
-                added[name].append((count - 1, relations[name].recent))
-        if max_facts is not None and sum(r.size() for r in relations.values()) > max_facts:
-            return False
-        if any(sizes.values()) and max_rounds is not None and count >= max_rounds:
-            return True
-    return False
 
 
 def _rounds_frame(added: list, shape: LocalRelation) -> pl.DataFrame:
@@ -221,58 +173,8 @@ def _rounds_frame(added: list, shape: LocalRelation) -> pl.DataFrame:
     return pl.concat(frames, how="vertical")
 
 
-def _seeded(seeds, frames: Mapping, changed: Mapping, shapes) -> dict:
-    """Relation -> the lazy frames its seeds derive, each reading its changed lower facts as
-    the delta."""
-    found: dict = {}
-    for seed in seeds:
-        delta = changed.get((seed.changed, seed.lower))
-        if delta is None or not delta.height:
-            continue
-        seed_frames = {**frames, (seed.lower, "delta"): delta}
-        found.setdefault(seed.relation, []).append(rule_output(seed.plan, seed_frames, shapes[seed.relation]))
-    return found
-
-
-def _rederived(plans: DredPlans, frames: Mapping, over: Mapping, shapes) -> dict:
-    """Relation -> lazy frames of its removed facts that the rules or stated facts still
-    derive from ``frames`` (what remains and the new lower relations); of a min/max relation,
-    every derivation of a removed row's group."""
-    found: dict = {name: [] for name in shapes}
-    for name, plan in plans.rules:
-        if over[name].height and shapes[name].best is None:
-            found[name].append(_within(rule_output(plan, frames, shapes[name]), over[name]))
-    for name, plan in plans.group_rules:
-        if over[name].height:
-            group_frames = {**frames, (name, "delta"): over[name]}
-            found[name].append(rule_output(plan, group_frames, shapes[name]))
-    for name, rows in plans.facts.items():
-        if name in over and over[name].height and rows:
-            shape = shapes[name]
-            stated = to_frame(facts_table(shape.column_names, shape.column_types, rows), shape.column_types)
-            found[name].append(_within(stated.lazy(), over[name], _group(shape)))
-    return found
-
-
-def _group(shape: LocalRelation) -> Optional[list]:
-    """The columns of a min/max relation's group (None for a set relation: all of them)."""
-    if shape.best is None:
-        return None
-    return [name for i, name in enumerate(shape.column_names) if i != shape.best[1]]
-
-
 def rule_output(plan, frames: Mapping, shape: LocalRelation) -> pl.LazyFrame:
     return conformed(compile_node(plan, frames).frame, shape.column_names, shape.column_types)
-
-
-def _within(frame: pl.LazyFrame, facts: pl.DataFrame, on: Optional[list] = None) -> pl.LazyFrame:
-    if on == []:  # a min/max relation of one group: any row of it
-        return frame if facts.height else frame.clear()
-    return frame.join(facts.lazy(), on=on or facts.columns, how="semi")
-
-
-def _without(frame: pl.DataFrame, facts: pl.DataFrame) -> pl.DataFrame:
-    return frame.join(facts, on=frame.columns, how="anti")
 
 
 def _empty(shape: LocalRelation) -> pl.DataFrame:

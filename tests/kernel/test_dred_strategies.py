@@ -17,7 +17,8 @@ import spark_datalog as sd
 from programs import CONNECTED_COMPONENTS, settings
 from spark_datalog.plan.maintenance import dred_plans
 from spark_datalog.incremental.levels import LevelPlans, bootstrap, dropped, levels_frame
-from spark_datalog.kernel.dred import dred, over_deleted, seed_facts
+from spark_datalog.dred import over_deleted
+from spark_datalog.kernel.dred import KERNEL, dred, seed_facts
 from spark_datalog.kernel.fixpoint import evaluate_stratum
 from spark_datalog.kernel.frames import facts_table, to_frame
 
@@ -87,7 +88,7 @@ def _maintained(text: str, name: str, old_edb: dict, new_edb: dict, by_levels: b
         if not (inserted and plan.aggregates):  # (an insertion may improve a min/max group)
             assert before[name] - after[name] <= lost_rows  # every fact that goes is dropped
         if not inserted:  # under deletions alone, at most what DRed over-deletes
-            over, _ = over_deleted(plans, old, lower_old, changed, None, None)
+            over, _, _ = over_deleted(KERNEL, plans, old, lower_old, changed, None, None)
             assert lost_rows <= set(over[name].rows())
     outcome = dred(plans, old, lower_old, lower_new, changed, removed=removed)
     added, lost = (set(frame.rows()) for frame in outcome.changes[name])
