@@ -28,12 +28,15 @@ from __future__ import annotations
 
 import dataclasses
 from functools import reduce
+from typing import Mapping
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..analysis.checked import Column, RelationSchema
 from ..plan.scan_atom import fresh_name, is_fresh, scan_atom
+from ..counting import counted_changes
+from ..plan import ir
 from ..plan.maintenance import DELTA, NEG_DELTA, NEW, OLD, aliased, counting_terms
 from ..plan.translate import plan_rule
 from ..spark.compile import compile_node, match
@@ -68,20 +71,29 @@ def counting_changes(
     frames = telescoping_frames(old, new, changes)
     for name, change in negation_changes.items():
         frames[(name + NEG_DELTA, "delta")] = change
-    parts: dict = {}
-    for counted in counting_terms(checked, stratum_plan, changes):
-        plan = (
-            counted.plan
-            if counted.plan is not None
-            else _existence_plan(checked, counted, old, new, changes, frames)
-        )
-        parts.setdefault(counted.relation, []).append(count_derivations(plan, frames, spark))
-    result = {}
-    for name, frames_of in parts.items():
-        columns = checked.relations[name].column_names
-        union = reduce(DataFrame.unionByName, [f.toDF(*columns, COUNT) for f in frames_of])
-        result[name] = net(union, columns)
-    return result
+    terms = counting_terms(checked, stratum_plan, changes)
+    return counted_changes(SparkCounting(spark, checked, (old, new, changes)), checked, terms, frames)
+
+
+class SparkCounting:
+    """Spark's counted frames (``spark.counted``), for the one counting
+    (``spark_datalog.counting.Backend``); ``states``: (old, new, changes) as for
+    :func:`counting_changes`, which an existence test's change is made from."""
+
+    def __init__(self, spark, checked, states: tuple):
+        self.spark, self.checked, self.states = spark, checked, states
+
+    def plan_of(self, term, frames: dict) -> ir.Node:
+        if term.plan is not None:
+            return term.plan
+        old, new, changes = self.states
+        return _existence_plan(self.checked, term, old, new, changes, frames)
+
+    def derivations(self, plan, frames: Mapping, schema) -> DataFrame:
+        return count_derivations(plan, dict(frames), self.spark).toDF(*schema.column_names, COUNT)
+
+    def net(self, parts: list, schema) -> DataFrame:
+        return net(reduce(DataFrame.unionByName, parts), schema.column_names)
 
 
 def _existence_plan(checked, counted, old: dict, new: dict, changes: dict, frames: dict):

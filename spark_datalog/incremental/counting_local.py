@@ -14,7 +14,7 @@ Spark).
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Mapping, Optional
 
 import polars as pl
 
@@ -23,9 +23,10 @@ from ..kernel.compile import compile_node
 from ..kernel.counted import WEIGHT, summed, weighted
 from ..kernel.frames import to_frame
 from ..kernel.types import polars_type
-from ..plan.ir import scans
+from ..plan.ir import Node, scans
 from ..plan.translate import binds_nothing
 from ..syntax import ast
+from ..counting import counted_changes
 from ..plan.maintenance import NEW, counting_terms
 from .counting import telescoping_frames
 
@@ -54,39 +55,38 @@ def local_counting_changes(
             return None
         old[name] = to_frame(table)
     frames = telescoping_frames(old, old, changes)  # the changed new states follow
-    plans = _term_plans(stratum_plan, counting_terms(checked, stratum_plan, changes))
-    read = {scan.relation for terms in plans.values() for plan in terms for scan in scans(plan)}
+    terms = counting_terms(checked, stratum_plan, changes)
+    read = {scan.relation for term in terms if term.plan is not None for scan in scans(term.plan)}
     changed = [name for name in changes if name + NEW in read]  # only the new states read
     added = collect_all([_added(old[name], to_frame(changes[name])) for name in changed])
     for name in changes:
         frames.pop((name + NEW, "full"), None)
     frames.update({(name + NEW, "full"): state for name, state in zip(changed, added, strict=True)})
-    names = [name for name, terms in plans.items() if terms]
-    totals = collect_all([_summed_terms(checked.relations[name], plans[name], frames) for name in names])
-    result: dict = {name: {} for name in plans}
-    for name, total in zip(names, totals, strict=True):
+    totals = counted_changes(KernelCounting(), checked, terms, frames)
+    names = list(totals)
+    result: dict = {r.relation: {} for r in stratum_plan.rules if r.relation not in stratum_plan.aggregates}
+    for name, total in zip(names, collect_all([totals[name] for name in names]), strict=True):
         result[name] = {row[:-1]: row[-1] for row in total.rows()}
     return result
 
 
-def _term_plans(stratum_plan, terms: list) -> dict:
-    """Relation -> the plans of its telescoping ``terms`` (``plan.maintenance.counting_terms``),
-    for every non-aggregate relation of the stratum (none: no term)."""
-    plans: dict = {r.relation: [] for r in stratum_plan.rules if r.relation not in stratum_plan.aggregates}
-    for counted in terms:
-        assert counted.plan is not None  # existence tests were declined
-        plans[counted.relation].append(counted.plan)
-    return plans
+class KernelCounting:
+    """The kernel's weighted frames (``kernel.counted``), for the one counting
+    (``spark_datalog.counting.Backend``). Existence tests are declined before."""
 
+    def plan_of(self, term, frames: dict) -> Node:
+        assert term.plan is not None  # existence tests were declined
+        return term.plan
 
-def _summed_terms(schema, plans: list, frames: dict) -> pl.LazyFrame:
-    """The weights of the terms' head tuples (as the relation's columns and types) summed."""
-    head = [
-        pl.nth(i).cast(polars_type(type_)).alias(name)
-        for i, (name, type_) in enumerate(zip(schema.column_names, schema.types, strict=True))
-    ]
-    rows = [compile_node(weighted(plan), frames).frame.select(*head, WEIGHT) for plan in plans]
-    return summed(pl.concat(rows), schema.column_names)
+    def derivations(self, plan, frames: Mapping, schema) -> pl.LazyFrame:
+        head = [
+            pl.nth(i).cast(polars_type(type_)).alias(name)
+            for i, (name, type_) in enumerate(zip(schema.column_names, schema.types, strict=True))
+        ]
+        return compile_node(weighted(plan), dict(frames)).frame.select(*head, WEIGHT)
+
+    def net(self, parts: list, schema) -> pl.LazyFrame:
+        return summed(pl.concat(parts), schema.column_names)
 
 
 def _added(state: pl.DataFrame, change: pl.DataFrame) -> pl.LazyFrame:
