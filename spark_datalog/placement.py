@@ -26,7 +26,8 @@ Maintenance (``incremental.update``): ``unchanged`` when nothing it reads change
 reads are held there); ``groups`` for aggregates; ``dred`` for a recursive one (linear: in the
 driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, when
 removals reach min/max relations that cannot be repaired, or when DRed was declined with
-``recompute=True``.
+``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
+driver is declined without being tried, the reason naming the setting: the next choice runs.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from typing import Optional
+
+from .settings import DRIVER_MEMORY_SETTING
 
 log = logging.getLogger("spark_datalog")
 
@@ -68,7 +71,8 @@ class Declined:
 @dataclass(frozen=True)
 class Placement:
     """How one stratum runs: ``method``, ``where`` (a key of ``WHERE``) and ``reason``;
-    ``declined``: the ``(Placement, Declined)`` pairs tried before it.
+    ``declined``: the ``(Placement, Declined)`` pairs declined before it (tried, or ruled out
+    by a setting: the driver when ``spark.datalog.driverMemory`` is 0).
 
     >>> str(Placement("evaluate", "rounds", "decompose=False"))
     'evaluate, rounds of Spark joins: decompose=False'
@@ -132,7 +136,8 @@ class UpdateCase:
     facts appeared or disappeared there (``moved``; else only multiplicities changed);
     ``regroup``: removals reach min/max relations, which DRed does not maintain (``repairs``:
     the driver can repair their groups); ``held``: the changes it reads are held in the
-    driver; ``decompose``; and whether it is ``linear``."""
+    driver; ``decompose``; whether it is ``linear``; and whether the ``driver`` may maintain
+    strata at all (``spark.datalog.driverMemory`` is not 0)."""
 
     method: str
     changed: bool
@@ -142,6 +147,11 @@ class UpdateCase:
     regroup: bool = False
     repairs: bool = False
     held: bool = False
+    driver: bool = True
+
+
+# the driver, ruled out by the setting (``UpdateCase.driver``)
+NO_DRIVER = Declined(f"{DRIVER_MEMORY_SETTING} is 0")
 
 
 def place_update(plan, case: UpdateCase, history: tuple = ()) -> Placement:
@@ -167,7 +177,10 @@ def place_update(plan, case: UpdateCase, history: tuple = ()) -> Placement:
         return Placement("recompute", "evaluation", reason, history)
     tried = _tried(history)
     if case.decompose and case.linear and "driver" not in tried:
-        return Placement("dred", "driver", "linear: DRed from the stored facts, in memory", history)
+        driver = Placement("dred", "driver", "linear: DRed from the stored facts, in memory", history)
+        if case.driver:
+            return driver
+        history = (*history, (driver, NO_DRIVER))
     if case.regroup:
         return Placement("recompute", "evaluation", "removals reach min/max relations", history)
     if case.decompose and "one task" not in tried:
@@ -183,7 +196,10 @@ def _placed_non_recursive(plan, case: UpdateCase, history: tuple) -> Placement:
             return Placement("unchanged", "nowhere", reason, history)
         return Placement("groups", "plan", "aggregates: the touched groups evaluated again", history)
     if case.held and case.decompose and "driver" not in _tried(history):
-        return Placement("counting", "driver", "the changes it reads are held in the driver", history)
+        driver = Placement("counting", "driver", "the changes it reads are held in the driver", history)
+        if case.driver:
+            return driver
+        history = (*history, (driver, NO_DRIVER))
     return Placement("counting", "plan", "not recursive: derivation counts", history)
 
 

@@ -2,7 +2,9 @@
 
 How much a Spark task (or the driver) may hold is a memory budget, not a row count: the number
 of facts a task may hold is ``spark.datalog.taskMemory`` divided by what one fact costs in the
-evaluator that holds it (:data:`KERNEL_VALUE_BYTES` per value in the Polars kernel).
+evaluator that holds it (:data:`KERNEL_VALUE_BYTES` per value in the Polars kernel); what the
+driver may hold while it maintains a stratum is ``spark.datalog.driverMemory`` divided the same
+way.
 
 ===================================  ==========================================================
 setting                              meaning (default)
@@ -13,11 +15,20 @@ setting                              meaning (default)
 ``spark.datalog.maxLocalFacts``      facts a task may hold, overriding the estimate from
                                      ``taskMemory`` (unset)
 ``spark.datalog.maxBroadcastRows``   rows a relation read by a partition-local fixpoint may
-                                     have to be broadcast to every task, and that driver-side
-                                     maintenance reads whole; by default a quarter of
-                                     ``taskMemory`` at the kernel's bytes per value over two
-                                     columns (11,184,810 at ``2g``), and for the tuple
-                                     evaluator at its bytes per value (2,684,354 at ``2g``)
+                                     have to be broadcast to every task; by default what a
+                                     quarter of ``taskMemory`` holds at the kernel's bytes per
+                                     value over two columns (5,592,405 at ``2g``)
+``spark.datalog.driverMemory``       bytes maintenance in the driver may spend (a linear DRed
+                                     in the driver, counting in the driver, a small change
+                                     assessed there, derivation levels computed there): the
+                                     stratum's facts may take all of it at the kernel's bytes
+                                     per value, each relation it reads whole a quarter (over
+                                     two columns: 5,592,405 rows at ``2g``). ``0``: nothing is
+                                     maintained in the driver (DRed runs in one task or in
+                                     rounds, counting in Spark plans). By default
+                                     ``taskMemory``: the driver holds what one task may
+                                     (``maxLocalFacts`` and ``maxBroadcastRows`` are limits of
+                                     tasks only); Spark's size suffixes
 ``spark.datalog.driverRows``         rows of a change (or a small frame to write) that are
                                      collected and handled in the driver, without a Spark job
                                      of their own (50,000)
@@ -56,6 +67,7 @@ TASK_MEMORY_SETTING = "spark.datalog.taskMemory"
 LOCAL_FACTS_SETTING = "spark.datalog.maxLocalFacts"
 BROADCAST_ROWS_SETTING = "spark.datalog.maxBroadcastRows"
 BSP_ROWS_SETTING = "spark.datalog.bspMinRows"
+DRIVER_MEMORY_SETTING = "spark.datalog.driverMemory"
 
 DRIVER_ROWS_SETTING = "spark.datalog.driverRows"
 DRIVER_MERGE_ROWS_SETTING = "spark.datalog.driverMergeRows"
@@ -99,25 +111,62 @@ class Settings:
     over_deletion_share: float = 0.4
     flood_min: int = 10_000
     bsp_min_rows: Optional[int] = None
+    driver_memory: Optional[int] = None  # None: the task memory
 
     def broadcast_rows(self, value_bytes: int) -> int:
-        """Rows of a relation read whole (broadcast to every task, or read into the driver)
-        by an evaluator spending ``value_bytes`` per value: ``maxBroadcastRows`` when set,
-        else what a quarter of the task memory holds in two columns.
+        """Rows of a relation broadcast to every task by an evaluator spending ``value_bytes``
+        per value: ``maxBroadcastRows`` when set, else what a quarter of the task memory holds
+        in two columns.
 
         >>> Settings(2**31, None, None).broadcast_rows(KERNEL_VALUE_BYTES)
-        11184810
+        5592405
         """
         if self.max_broadcast_rows is not None:
             return self.max_broadcast_rows
-        return max(1, self.task_memory // (4 * 2 * value_bytes))
+        return _quarter_rows(self.task_memory, value_bytes)
 
     def local_facts(self, width: int, value_bytes: int) -> int:
         """Facts of ``width`` values a task may hold in an evaluator spending ``value_bytes``
         per value."""
         if self.max_local_facts is not None:
             return self.max_local_facts
-        return max(1, self.task_memory // (value_bytes * max(width, 1)))
+        return _facts(self.task_memory, width, value_bytes)
+
+    def driver_budget(self) -> int:
+        """Bytes maintenance in the driver may spend (``driverMemory``; by default the task
+        memory); 0: nothing is maintained in the driver.
+
+        >>> Settings(2**31, None, None).driver_budget()
+        2147483648
+        >>> Settings(2**31, None, None, driver_memory=0).driver_budget()
+        0
+        """
+        return self.task_memory if self.driver_memory is None else self.driver_memory
+
+    def driver_read_rows(self, value_bytes: int) -> int:
+        """Rows of a relation maintenance in the driver reads whole (a relation the stratum
+        reads, or the stored state a change is assessed against), at ``value_bytes`` per
+        value: what a quarter of the driver's budget holds in two columns (0 at 0).
+
+        >>> Settings(2**31, None, 7).driver_read_rows(KERNEL_VALUE_BYTES)
+        5592405
+        """
+        return _quarter_rows(self.driver_budget(), value_bytes)
+
+    def driver_facts(self, width: int, value_bytes: int) -> int:
+        """Facts of ``width`` values of the stratum maintenance in the driver may hold, at
+        ``value_bytes`` per value (0 when the driver's budget is 0)."""
+        return _facts(self.driver_budget(), width, value_bytes)
+
+
+def _quarter_rows(memory: int, value_bytes: int) -> int:
+    """Two-column rows a quarter of ``memory`` holds (at least 1; 0 when ``memory`` is 0)."""
+    return max(1, memory // (4 * 2 * value_bytes)) if memory else 0
+
+
+def _facts(memory: int, width: int, value_bytes: int) -> int:
+    """Facts of ``width`` values ``memory`` holds (at least 1; 0 when ``memory`` is 0)."""
+    return max(1, memory // (value_bytes * max(width, 1))) if memory else 0
 
 
 def settings_of(spark) -> Settings:
@@ -125,7 +174,7 @@ def settings_of(spark) -> Settings:
     get = spark.conf.get
     conf = spark.sparkContext.getConf()
     python_memory = conf.get("spark.executor.pyspark.memory", DEFAULT_TASK_MEMORY)
-    driver_memory = byte_size(conf.get("spark.driver.memory", DEFAULT_DRIVER_MEMORY), "spark.driver.memory")
+    jvm_memory = byte_size(conf.get("spark.driver.memory", DEFAULT_DRIVER_MEMORY), "spark.driver.memory")
     facts = get(LOCAL_FACTS_SETTING, None)
     defaults = Settings(0, None, 0)
 
@@ -134,12 +183,14 @@ def settings_of(spark) -> Settings:
 
     bsp = get(BSP_ROWS_SETTING, None)
     broadcast = get(BROADCAST_ROWS_SETTING, None)
+    task_memory = byte_size(get(TASK_MEMORY_SETTING, python_memory), TASK_MEMORY_SETTING)
+    driver = get(DRIVER_MEMORY_SETTING, None)
     return Settings(
-        task_memory=byte_size(get(TASK_MEMORY_SETTING, python_memory), TASK_MEMORY_SETTING),
+        task_memory=task_memory,
         max_local_facts=_count(facts, LOCAL_FACTS_SETTING) if facts else None,
         max_broadcast_rows=_count(broadcast, BROADCAST_ROWS_SETTING) if broadcast else None,
         driver_rows=count(DRIVER_ROWS_SETTING, defaults.driver_rows),
-        driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, driver_memory // DRIVER_ROW_BYTES),
+        driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, jvm_memory // DRIVER_ROW_BYTES),
         lookup_broadcast_rows=count(LOOKUP_BROADCAST_ROWS_SETTING, defaults.lookup_broadcast_rows),
         over_deletion_min=count(OVER_DELETION_MIN_SETTING, defaults.over_deletion_min),
         over_deletion_share=_share(
@@ -147,6 +198,7 @@ def settings_of(spark) -> Settings:
         ),
         flood_min=count(FLOOD_MIN_SETTING, defaults.flood_min),
         bsp_min_rows=_count(bsp, BSP_ROWS_SETTING) if bsp else None,
+        driver_memory=byte_size(driver, DRIVER_MEMORY_SETTING) if driver else task_memory,
     )
 
 

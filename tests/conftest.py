@@ -85,14 +85,18 @@ def spark():
 @pytest.fixture
 def datalog_settings(spark):
     """Sets ``spark.datalog.*`` settings of the shared session for one test, restored after:
-    ``datalog_settings(maxLocalFacts=5)`` (how a test chooses an evaluation path)."""
+    ``datalog_settings(maxLocalFacts=5)`` (how a test chooses an evaluation path);
+    ``datalog_settings(driverMemory=None)`` unsets one (its default applies)."""
     previous: dict = {}
 
     def apply(**values) -> None:
         for key, value in values.items():
             name = f"spark.datalog.{key}"
             previous.setdefault(name, spark.conf.get(name, None))
-            spark.conf.set(name, str(value))
+            if value is None:
+                spark.conf.unset(name)
+            else:
+                spark.conf.set(name, str(value))
 
     yield apply
     for name, value in previous.items():

@@ -126,3 +126,26 @@ def test_unchanged_counting_and_groups():
     assert _update(PLAIN, held=False).where == "plan"
     assert _update(COUNT).method == "groups"
     assert _update(COUNT, moved=False).method == "unchanged"
+
+
+def test_driver_memory_zero_keeps_maintenance_out_of_the_driver_and_says_which_setting():
+    placement = _update(TC, linear=True, driver=False)
+    assert (placement.method, placement.where) == ("dred", "one task")
+    ((ruled_out, refusal),) = placement.declined
+    assert ruled_out.where == "driver" and refusal.reason == "spark.datalog.driverMemory is 0"
+    assert str(placement).endswith("(not in the driver: spark.datalog.driverMemory is 0)")
+    # the next refusal goes on from there, and the driver is not chosen again
+    rounds = _update(TC, placement.refused(Declined("too large for a task")), linear=True, driver=False)
+    assert rounds.where == "rounds" and [p.where for p, _ in rounds.declined] == ["driver", "one task"]
+    # counting of changes held in the driver runs in a Spark plan
+    counting = _update(PLAIN, held=True, driver=False)
+    assert (counting.method, counting.where) == ("counting", "plan")
+    assert "spark.datalog.driverMemory is 0" in str(counting)
+    # min/max removals the driver would repair are recomputed
+    regroup = _update(SSSP, linear=True, regroup=True, repairs=True, driver=False)
+    assert regroup.method == "recompute" and "spark.datalog.driverMemory is 0" in str(regroup)
+    # strata the driver would not run are placed as before, without the setting in their reason
+    assert _update(NON_LINEAR, driver=False) == _update(NON_LINEAR)
+    decomposing = {"linear": True, "decompose": False}
+    assert _update(TC, driver=False, **decomposing) == _update(TC, **decomposing)
+    assert _update(PLAIN, held=False, driver=False) == _update(PLAIN, held=False)

@@ -55,6 +55,46 @@ def test_broadcast_rows_follow_the_task_memory_unless_set():
     assert explicit.broadcast_rows(KERNEL_VALUE_BYTES) == explicit.broadcast_rows(COSTLIER_VALUE_BYTES) == 12
 
 
+def test_the_driver_holds_what_a_task_does_unless_set():
+    derived = Settings(task_memory=2**31, max_local_facts=3, max_broadcast_rows=4)
+    assert derived.driver_budget() == 2**31
+    # the task's estimates, not its explicit counts (those limit tasks only)
+    assert derived.driver_read_rows(KERNEL_VALUE_BYTES) == 2**31 // (8 * KERNEL_VALUE_BYTES) == 5_592_405
+    assert derived.driver_facts(2, KERNEL_VALUE_BYTES) == 2**31 // (2 * KERNEL_VALUE_BYTES)
+    assert derived.driver_facts(4, KERNEL_VALUE_BYTES) == derived.driver_facts(2, KERNEL_VALUE_BYTES) // 2
+    explicit = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=None, driver_memory=2**20)
+    assert explicit.driver_read_rows(KERNEL_VALUE_BYTES) == 2**20 // (8 * KERNEL_VALUE_BYTES)
+    assert explicit.driver_facts(2, KERNEL_VALUE_BYTES) == 2**20 // (2 * KERNEL_VALUE_BYTES)
+    assert explicit.broadcast_rows(KERNEL_VALUE_BYTES) == derived.driver_read_rows(KERNEL_VALUE_BYTES)
+    tiny = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=None, driver_memory=1)
+    assert (tiny.driver_read_rows(KERNEL_VALUE_BYTES), tiny.driver_facts(2, KERNEL_VALUE_BYTES)) == (1, 1)
+    none = Settings(task_memory=2**31, max_local_facts=None, max_broadcast_rows=None, driver_memory=0)
+    assert none.driver_budget() == 0
+    assert (none.driver_read_rows(KERNEL_VALUE_BYTES), none.driver_facts(2, KERNEL_VALUE_BYTES)) == (0, 0)
+
+
+def test_driver_memory_is_read_and_defaults_to_the_task_memory(spark, datalog_settings):
+    datalog_settings(driverMemory=None, taskMemory=None)
+    found = settings_of(spark)
+    assert found.driver_memory == found.task_memory
+    datalog_settings(taskMemory="64m")
+    assert settings_of(spark).driver_memory == 64 * 2**20
+    datalog_settings(driverMemory="512m")
+    found = settings_of(spark)
+    assert (found.task_memory, found.driver_memory) == (64 * 2**20, 512 * 2**20)
+    datalog_settings(driverMemory=0)
+    assert settings_of(spark).driver_budget() == 0
+    datalog_settings(driverMemory=4096)
+    assert settings_of(spark).driver_memory == 4096
+
+
+@pytest.mark.parametrize("value", ["lots", "-1g", "1.5g", "2 gigabytes"])
+def test_a_bad_driver_memory_is_a_settings_error_naming_it(spark, datalog_settings, value):
+    datalog_settings(driverMemory=value)
+    with pytest.raises(sd.SettingsError, match=r"spark\.datalog\.driverMemory: .* is not a size"):
+        settings_of(spark)
+
+
 def test_the_session_settings_are_read(spark, datalog_settings):
     datalog_settings(taskMemory="64m", maxBroadcastRows=12)
     found = settings_of(spark)
@@ -87,6 +127,7 @@ def test_the_maintenance_limits_are_read_and_the_merge_limit_follows_driver_memo
         ("maxLocalFacts", "many"),
         ("maxBroadcastRows", "-3"),
         ("taskMemory", "lots"),
+        ("driverMemory", "lots"),
         ("driverRows", "1e3"),
         ("overDeletionShare", "1.5"),
     ],

@@ -31,10 +31,10 @@ once (by delta-rs from the warehouse, when the caller passes ``stored``: no Spar
 tables and turned into Polars frames without copying; the changed lower facts come as the
 driver holds them (or are collected, one small job per kind), and the rest is joins
 proportional to the seeds, the removed facts (or affected groups) and the facts gained.
-Limits: each lower relation is bounded like a broadcast relation
-(``spark.datalog.maxBroadcastRows``, by default what a quarter of the task memory holds at the
-kernel's bytes per value) and the stratum by the task memory (``spark.datalog.taskMemory``);
-beyond them, or for strata that are not linear, the caller uses another method.
+Limits: the driver's budget, ``spark.datalog.driverMemory`` (by default the task memory): each
+lower relation at most what a quarter of it holds in two columns at the kernel's bytes per
+value, the stratum (and what phase 1 removes) what all of it holds; beyond them, or for strata
+that are not linear, the caller uses another method.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from ..kernel.dred import ROUND, DredOutcome, dred, seed_facts
 from ..kernel.frames import to_table
 from ..plan.partitioning import is_linear
 from ..placement import Declined
-from ..settings import BROADCAST_ROWS_SETTING, KERNEL_VALUE_BYTES, TASK_MEMORY_SETTING, settings_of
+from ..settings import DRIVER_MEMORY_SETTING, KERNEL_VALUE_BYTES, settings_of
 from ..storage.datafiles import collect_arrow, collect_small, is_arrow
 from ..storage.levels import LEVEL
 from .dred import dred_applies
@@ -214,15 +214,14 @@ class _LinearDRed:
         when not, ``refusal`` says why."""
         if rows <= limit:
             return True
-        setting = TASK_MEMORY_SETTING if name in self.own else BROADCAST_ROWS_SETTING
-        self.refusal = f"{name} has over {limit} rows for the driver ({setting})"
+        self.refusal = f"{name} has over {limit} rows for the driver ({DRIVER_MEMORY_SETTING})"
         return False
 
     def read(self, levels: Optional[Levels]) -> Optional[_State]:
         """The frames of the DRed (the stratum's facts from its ``levels`` when stored); None
         when a relation is too large for the driver."""
         width = max(len(self.schemas[name].columns) for name in self.relations)
-        max_facts = self.settings.local_facts(width, KERNEL_VALUE_BYTES)
+        max_facts = self.settings.driver_facts(width, KERNEL_VALUE_BYTES)
         stored_levels = levels.old if levels is not None else None
         frames = {}
         for name in sorted(set(self.old) - self.own) + list(self.relations):
@@ -230,7 +229,7 @@ class _LinearDRed:
                 if not self.holds(name, stored_levels[name].num_rows, max_facts):
                     return None
                 continue
-            limit = max_facts if name in self.own else self.settings.broadcast_rows(KERNEL_VALUE_BYTES)
+            limit = max_facts if name in self.own else self.settings.driver_read_rows(KERNEL_VALUE_BYTES)
             table = self.table(name, limit)
             if table is None:
                 return None
@@ -286,7 +285,7 @@ class _LinearDRed:
                 raise OverDeletion(
                     f"{self.what} · over {max_over} facts over-deleted: recomputing costs less than DRed"
                 )
-            held = f"more than the driver holds ({TASK_MEMORY_SETTING})"
+            held = f"more than the driver holds ({DRIVER_MEMORY_SETTING})"
             self.refusal = f"over {max_over} facts over-deleted, {held}"
             return None
         if outcome.exceeded:

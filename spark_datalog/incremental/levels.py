@@ -332,14 +332,16 @@ def stored_levels(warehouse, fingerprint: str, stratum_plan, versions: dict) -> 
 
 def computed_levels(warehouse, checked, stratum_plan, versions: dict, test: bool = True) -> Optional[dict]:
     """The stratum's facts with levels, evaluated in memory (``bootstrap``) from the tables it
-    reads at ``versions``; None when one is not readable here or too large
-    (``spark.datalog.maxBroadcastRows`` for a lower relation, the task memory at the kernel's
-    bytes per value for the stratum), or, with ``test``, when levels would not pay off there
+    reads at ``versions``; None when one is not readable here or too large for the driver
+    (``spark.datalog.driverMemory``, as for ``dred_linear``: 0 keeps no levels, which only the
+    driver's DRed reads), or, with ``test``, when levels would not pay off there
     (``pays_off``)."""
     settings = settings_of(warehouse.spark)
+    if not settings.driver_budget():
+        return None
     width = max(len(warehouse_schema.columns) for warehouse_schema in _schemas(checked, stratum_plan))
-    max_rows = settings.broadcast_rows(KERNEL_VALUE_BYTES)
-    max_facts = settings.local_facts(width + 1, KERNEL_VALUE_BYTES)
+    max_rows = settings.driver_read_rows(KERNEL_VALUE_BYTES)
+    max_facts = settings.driver_facts(width + 1, KERNEL_VALUE_BYTES)
     tables = {}
     for name in lower_relations(stratum_plan) | set(stratum_plan.relations if test else ()):
         table = warehouse.read_facts(

@@ -11,7 +11,7 @@ at run time; the report keeps the final ``Placement``):
 - ``counting`` (``.counting``): non-recursive strata without aggregates (negated atoms with
   ``_`` included); in the driver (``.counting_local``: no Spark job) when the changes it reads
   were computed there and the relations it reads and writes are readable from storage within
-  ``spark.datalog.maxBroadcastRows`` rows (and no changed relation occurs negated);
+  what ``spark.datalog.driverMemory`` allows (and no changed relation occurs negated);
 - ``groups`` (``.aggregates``): non-recursive strata of an aggregate relation (count, sum, avg,
   min, max): only the groups touched by the changes are evaluated again, from the new state,
   and their rows replace the old ones (any non-aggregate relation of such a stratum would be
@@ -22,7 +22,8 @@ at run time; the report keeps the final ``Placement``):
   pyarrow Tables probed by key (``.dred_linear``: work proportional to the change after that
   read, no Spark job); another whose inputs fit one task runs them there (``.dred_local``: one
   Spark job instead of one or two per round); a larger one, or ``decompose=False``, runs them
-  as rounds of Spark joins. A linear stratum of min/max relations with integer or string values
+  as rounds of Spark joins (``spark.datalog.driverMemory=0`` keeps every stratum out of the
+  driver). A linear stratum of min/max relations with integer or string values
   also takes removals in the driver: the *affected groups* (those whose stored best has a
   derivation through a removed fact or another affected group) are evaluated again from the
   new state and the other groups; the cost is proportional to the affected groups and their
@@ -46,7 +47,8 @@ changes) and, for EDB changes, whether it deletes absent facts — one Spark job
 and aggregate relations, which store count 1 per fact) is the sign of its rows; other changes
 are joined with the relation's old state. Shortcuts keep small updates at one job: an EDB
 change of at most ``spark.datalog.driverRows`` rows is assessed in the driver against its table
-read by delta-rs (``changes.assess_in_driver``: one job, collecting the change), and the
+read by delta-rs (``changes.assess_in_driver``: one job, collecting the change; the table within
+what ``spark.datalog.driverMemory`` allows), and the
 changes computed in the driver (by that, a linear DRed or counting in the driver) stay there
 as pyarrow Tables (``local``): strata above read them without a job, and the warehouse
 commits them without Spark. The Spark frames of the old states and of such changes are made
@@ -80,7 +82,7 @@ from ..spark.counted import COUNT, count_derivations
 from ..spark.inputs import facts_frame, input_frame, require_mapping
 from ..spark.labels import describe, group_id, labelled
 from ..spark.limits import check_spark_limits
-from ..settings import BROADCAST_ROWS_SETTING, KERNEL_VALUE_BYTES, settings_of
+from ..settings import DRIVER_MEMORY_SETTING, KERNEL_VALUE_BYTES, settings_of
 from ..storage.datafiles import collect_small, is_arrow
 from ..syntax import ast
 from .aggregates import aggregate_changes
@@ -192,6 +194,8 @@ def update(
     lets a recursive stratum run DRed in memory (in the driver for linear strata,
     ``incremental.dred_linear``, else in one Spark task, ``incremental.dred_local``) and a
     recomputed stratum use partition-local fixpoints; ``False`` always runs Spark rounds.
+    The session setting ``spark.datalog.driverMemory`` bounds what the driver holds while it
+    maintains a stratum (``0``: nothing is maintained in the driver; see ``settings``).
     """
     _check_arguments(method, on_missing_delete, checkpoint_interval)
     started = time.perf_counter()
@@ -277,12 +281,12 @@ def _check_changes(checked, warehouse, changes) -> dict:
             versions[name] = warehouse.version(name)
             # a small change against a table delta-rs reads: assessed here, one job
             found = settings_of(frame.sparkSession)
-            small = collect_small(change, found.driver_rows)
+            small = collect_small(change, found.driver_rows) if found.driver_budget() else None
             old = (
                 None
                 if small is None
                 else warehouse.read_facts(
-                    name, versions[name], found.broadcast_rows(KERNEL_VALUE_BYTES), with_counts=True
+                    name, versions[name], found.driver_read_rows(KERNEL_VALUE_BYTES), with_counts=True
                 )
             )
             if old is not None:
@@ -333,6 +337,7 @@ class _Update:
         self.max_iterations = max_iterations
         self.checkpoint_interval = checkpoint_interval
         self.decompose = decompose
+        self.settings = settings_of(spark)
         self.read_at: dict = {}  # relation -> the table version its old state was read at
         # the frames below are made on first use: an update whose strata all run in the driver
         # needs none of them (each costs Py4J round trips)
@@ -548,6 +553,7 @@ class _Update:
             regroup=plan.recursive and not dred_applies(plan, inserted, deleted),
             repairs=repairs_groups(self.checked, plan),
             held=changed <= set(self.local),
+            driver=self.settings.driver_budget() > 0,
         )
 
     def _maintained(self, placement: Placement, plan, reads: set, changed: set, negated: set):
@@ -587,7 +593,7 @@ class _Update:
         """``_counting`` in the driver (``.counting_local``; every change it reads was computed
         there): ``{}`` (the changes are stored as they are, no Spark job), or ``Declined`` when
         a relation it reads, or writes, is too large for the driver."""
-        max_rows = settings_of(self.spark).broadcast_rows(KERNEL_VALUE_BYTES)
+        max_rows = self.settings.driver_read_rows(KERNEL_VALUE_BYTES)
 
         def stored(name, limit):
             return self.wh.read_facts(name, self.read_at[name], limit, with_counts=True)
@@ -595,7 +601,7 @@ class _Update:
         changes = {name: self.local[name].select([*self._columns(name), COUNT]) for name in changed}
         counts = local_counting_changes(self.checked, plan, reads, changes, stored, max_rows)
         too_large = Declined(
-            f"a relation it reads or writes has over {max_rows} rows ({BROADCAST_ROWS_SETTING})"
+            f"a relation it reads or writes has over {max_rows} rows for the driver ({DRIVER_MEMORY_SETTING})"
         )
         if counts is None:
             return too_large

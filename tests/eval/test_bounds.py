@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import logging
 
 import pyarrow as pa
 import pytest
@@ -110,24 +111,33 @@ def test_materialize_stops_at_the_bound(spark, decompose):
         program.materialize(spark, inputs={"start": start}, max_iterations=BOUND, decompose=decompose)
 
 
-DRED_PATHS = ("linear dred in the driver", "dred in one task", "dred in rounds")
+# each DRed path, chosen through settings: a linear stratum runs in the driver by default, in
+# one task with spark.datalog.driverMemory=0, in rounds of Spark joins with decompose=False;
+# the log line of the placement chosen for n says where it ran
+DRED_PATHS = {
+    "linear dred in the driver": ({}, True, "in the driver"),
+    "dred in one task": ({"driverMemory": 0}, True, "partition-local (one task)"),
+    "dred in rounds": ({}, False, "rounds of Spark joins"),
+}
 
 
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_update_stops_at_the_bound(spark, tmp_path, monkeypatch, path):
-    if path != DRED_PATHS[0]:
-        update = importlib.import_module("spark_datalog.incremental.update")
-        monkeypatch.setattr(update, "linear_dred_applies", lambda plan: False)
-    decompose = path != DRED_PATHS[2]
+def test_update_stops_at_the_bound(spark, tmp_path, caplog, datalog_settings, path):
+    settings, decompose, where = DRED_PATHS[path]
+    datalog_settings(**settings)
     program = sd.Program.parse(COUNTER)
     wh = Warehouse(spark, str(tmp_path / "wh"))
     empty = spark.createDataFrame([], "x long")
     program.materialize(spark, inputs={"start": empty}, warehouse=wh, decompose=decompose)
     change = spark.createDataFrame([(0, 1)], "x long, _count long")
-    with pytest.raises(NonTerminationError, match=MESSAGE + "incremental iterations"):
+    stopped = pytest.raises(NonTerminationError, match=MESSAGE + "incremental iterations")
+    with caplog.at_level(logging.INFO, logger="spark_datalog"), stopped:
         program.update(
             spark, warehouse=wh, changes={"start": change}, max_iterations=BOUND, decompose=decompose
         )
+    placed = [r.getMessage() for r in caplog.records if " · n · dred, " in r.getMessage()]
+    assert placed and placed[-1].split(" · n · dred, ")[1].startswith(f"{where}: "), placed
+    assert ("(not in the driver: spark.datalog.driverMemory is 0)" in placed[-1]) == bool(settings)
 
 
 def _program_file(tmp_path):

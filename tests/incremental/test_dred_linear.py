@@ -25,6 +25,7 @@ from spark_datalog.placement import Declined
 from spark_datalog.incremental.dred_linear import linear_dred_applies, linear_dred_changes, repairs_groups
 from spark_datalog.kernel.frames import facts_table
 from spark_datalog.plan.ir import scans
+from spark_datalog.settings import KERNEL_VALUE_BYTES
 from spark_datalog.spark.inputs import facts_frame
 
 spark_settings = hypothesis_settings(
@@ -247,14 +248,24 @@ def test_mixed_batch_over_a_cycle_and_two_derivations(spark):
 
 
 def test_over_the_limits_it_declines(spark, caplog, datalog_settings):
-    program, before, after = _states(TC, {"arc": {(1, 2), (2, 3)}}, {"arc": {(1, 2)}})
-    datalog_settings(maxLocalFacts=2)  # tc holds 3 facts
-    declined = _changes(spark, program, program.plans[0], before, after)
+    # a chain of 9 arcs: tc holds 45 facts
+    chain = {(i, i + 1) for i in range(9)}
+    program, before, after = _states(TC, {"arc": chain}, {"arc": chain - {(4, 5)}})
+    plan = program.plans[0]
+    # the limits of tasks do not bound the driver
+    datalog_settings(maxLocalFacts=2, maxBroadcastRows=0)
+    _assert_maintained(spark, program, plan, before, after)
+    # 9 * 384 bytes: arc's 9 rows at 2 * 48 bytes in a quarter, 36 facts of tc in the whole
+    datalog_settings(driverMemory=9 * 4 * 2 * KERNEL_VALUE_BYTES)
+    declined = _changes(spark, program, plan, before, after)
     assert isinstance(declined, Declined)
-    assert declined.reason == "tc has over 2 rows for the driver (spark.datalog.taskMemory)"
-    datalog_settings(maxLocalFacts=100, maxBroadcastRows=0)  # the new arc holds 1 row
-    declined = _changes(spark, program, program.plans[0], before, after)
-    assert isinstance(declined, Declined) and "(spark.datalog.maxBroadcastRows)" in declined.reason
+    assert declined.reason == "tc has over 36 rows for the driver (spark.datalog.driverMemory)"
+    datalog_settings(driverMemory="3k")  # arc: 8 rows, tc: 32 facts
+    declined = _changes(spark, program, plan, before, after)
+    assert isinstance(declined, Declined)
+    assert declined.reason == "arc has over 8 rows for the driver (spark.datalog.driverMemory)"
+    datalog_settings(driverMemory="1m")
+    _assert_maintained(spark, program, plan, before, after)
 
 
 def test_runaway_recursion_raises(spark):

@@ -14,7 +14,7 @@ import spark_datalog as sd
 from spark_datalog.reference import evaluate as reference
 from spark_datalog.storage.warehouse import Warehouse
 
-from .test_update import DRED_PATHS, dred_path
+from .test_update import DRED_PATHS, assert_dred_ran, dred_path
 
 pytestmark = pytest.mark.spark
 
@@ -103,8 +103,8 @@ def stored(wh, name) -> set:
 
 
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_nullary_warehouse_and_updates(spark, tmp_path, monkeypatch, path):
-    decompose = dred_path(monkeypatch, path)
+def test_nullary_warehouse_and_updates(spark, tmp_path, datalog_settings, path):
+    decompose = dred_path(datalog_settings, path)
     program = sd.Program.parse(INPUTS)
     edb = {"e": list(EDGES), "on": [()], "stop": []}
     wh = Warehouse(spark, str(tmp_path / "wh"))
@@ -117,14 +117,18 @@ def test_nullary_warehouse_and_updates(spark, tmp_path, monkeypatch, path):
         ("on", [], [()]),
         ("on", [()], []),
     ]
+    dred = 0
     for name, inserts, deletes in steps:
-        program.update(
+        report = program.update(
             spark,
             warehouse=wh,
             changes={name: change(spark, name, inserts, deletes)},
             decompose=decompose,
         )
+        assert_dred_ran(report, path)
+        dred += sum(stratum.method == "dred" for stratum in report.strata)
         rows = set(edb[name]) - set(deletes) | set(inserts)
         edb[name] = sorted(rows)
         for relation, want in expected(program, edb).items():
             assert stored(wh, relation) == want, (name, inserts, deletes, relation)
+    assert dred  # some stratum was maintained by DRed, where the path says

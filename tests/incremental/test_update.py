@@ -6,7 +6,6 @@ non-recursive strata with a fresh materialization into a second warehouse.
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import shutil
@@ -157,22 +156,35 @@ BASES = {
 
 
 DRED_PATHS = ("linear dred in the driver", "dred in one task", "dred in rounds")
+# where each path maintains a recursive stratum (``placement.Placement.where``)
+DRED_WHERE = dict(zip(DRED_PATHS, ("driver", "one task", "rounds"), strict=True))
 
 
-def dred_path(monkeypatch, path: str) -> bool:
-    """Make ``update`` take one DRed path of ``DRED_PATHS``; returns its ``decompose``."""
-    if path != DRED_PATHS[0]:
-        monkeypatch.setattr(
-            importlib.import_module("spark_datalog.incremental.update"),
-            "linear_dred_applies",
-            lambda plan: False,
-        )
+def dred_path(datalog_settings, path: str) -> bool:
+    """Make ``update`` take one DRed path of ``DRED_PATHS`` through the session's settings (the
+    ``datalog_settings`` fixture, restored after the test); returns its ``decompose``: a linear
+    stratum runs in the driver by default, in one task with ``spark.datalog.driverMemory=0``,
+    and in rounds of Spark joins with ``decompose=False``. Unsets ``driverMemory`` on the other
+    paths, so that the examples of one property may take different paths."""
+    datalog_settings(driverMemory=0 if path == DRED_PATHS[1] else None)
     return path != DRED_PATHS[2]
 
 
+def assert_dred_ran(report, path: str) -> None:
+    """Every stratum of ``report`` maintained by DRed ran where ``path`` says."""
+    for stratum in report.strata:
+        if stratum.method == "dred":
+            assert stratum.placement.where == DRED_WHERE[path], (stratum.relations, str(stratum.placement))
+
+
+def tc_placement(report):
+    (placement,) = [s.placement for s in report.strata if s.relations == ("tc",)]
+    return placement
+
+
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, monkeypatch, path):
-    decompose = dred_path(monkeypatch, path)
+def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path, datalog_settings, path):
+    decompose = dred_path(datalog_settings, path)
     program, wh = bases.copy("tc", tmp_path / "wh")
     # src(1) has two derivations (arc(1,2), arc(1,3)); tc(1,3) two (direct, via 2)
     report = program.update(
@@ -184,9 +196,13 @@ def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path,
     assert stored(wh, "src", counts=True)[(1,)] == 1
     methods = {s.relations: s.method for s in report.strata}
     assert methods[("tc",)] == "dred" and methods[("src",)] == "counting"
+    assert tc_placement(report).where == DRED_WHERE[path]
     assert report.relations["arc"].deleted == 1
     # the cycle 1 -> 3 -> 1 loses its closure when 3 -> 1 goes (no self-support)
-    program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])}, decompose=decompose)
+    report = program.update(
+        spark, wh, changes={"arc": change(spark, "arc", deletes=[(3, 1)])}, decompose=decompose
+    )
+    assert tc_placement(report).where == DRED_WHERE[path]
     edb = {"arc": [(2, 3), (1, 3)]}
     assert_matches_reference(program, wh, edb)
     assert (1, 1) not in stored(wh, "tc") and (3, 3) not in stored(wh, "tc")
@@ -194,8 +210,8 @@ def test_two_derivations_survive_and_cycle_loses_closure(spark, bases, tmp_path,
 
 
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypatch, path):
-    decompose = dred_path(monkeypatch, path)
+def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, datalog_settings, path):
+    decompose = dred_path(datalog_settings, path)
     program, wh = bases.copy("tc", tmp_path / "wh")
     # 10 -> 11 -> 12 -> 13 -> 14 and 10 -> 15 -> 16 -> 13: inserting takes several rounds
     chain = [(10, 11), (11, 12), (12, 13), (13, 14), (10, 15), (15, 16), (16, 13)]
@@ -210,6 +226,7 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypat
     edb = {"arc": TC_EDB["arc"] + chain}
     assert_matches_reference(program, wh, edb)
     assert report.relations["tc"].inserted == 6 + 3 + 2 + 1 + 3 + 2  # from 10, 11, 12, 13, 15, 16
+    assert tc_placement(report).where == DRED_WHERE[path]
     # cutting 11 -> 12 over-deletes tc(10, 12..14) and tc(11, 12..14) over three rounds;
     # tc(10, 13) and tc(10, 14) come back through 15 and 16 (re-derived, then re-inserted)
     report = update(
@@ -225,6 +242,7 @@ def test_dred_on_two_paths_over_several_rounds(spark, bases, tmp_path, monkeypat
     tc = stored(wh, "tc")
     assert {(10, 13), (10, 14), (15, 14)} <= tc and not {(10, 12), (11, 13), (11, 14)} & tc
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
+    assert tc_placement(report).where == DRED_WHERE[path]
     assert (report.relations["tc"].inserted, report.relations["tc"].deleted) == (0, 4)
     assert_counts(wh, "tc", edb)
 
@@ -251,15 +269,17 @@ def test_auto_recomputes_a_stratum_dred_would_mostly_over_delete(
 
 
 def test_dred_too_large_for_one_task_runs_in_rounds(spark, bases, tmp_path, caplog, datalog_settings):
-    datalog_settings(maxLocalFacts=3)
+    # maxLocalFacts limits tasks only: driverMemory=1 (one row) keeps tc out of the driver
+    datalog_settings(maxLocalFacts=3, driverMemory=1)
     program, wh = bases.copy("tc", tmp_path / "wh")
     with caplog.at_level(logging.INFO, logger="spark_datalog"):
         report = program.update(spark, wh, changes={"arc": change(spark, "arc", deletes=[(1, 2)])})
     assert any("facts for one task (spark.datalog.taskMemory)" in r.getMessage() for r in caplog.records)
     assert {s.relations: s.method for s in report.strata}[("tc",)] == "dred"
-    (placement,) = [s.placement for s in report.strata if s.relations == ("tc",)]
+    placement = tc_placement(report)
     assert placement.where == "rounds" and [p.where for p, _ in placement.declined] == ["driver", "one task"]
     assert "rounds of Spark joins: what runs in memory did not fit (not in the driver: " in str(report)
+    assert "rows for the driver (spark.datalog.driverMemory)" in str(placement)
     assert_matches_reference(program, wh, {"arc": [(2, 3), (1, 3), (3, 1)]})
 
 
@@ -407,15 +427,15 @@ def scenarios(draw):
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(scenarios())
-def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, scenario):
+def test_random_batches_equal_recomputation(spark, bases, tmp_path_factory, datalog_settings, scenario):
     """Random insert/delete/mixed batches (deletes of absent facts are dropped) from a base
     warehouse; after each, the facts equal the reference's and the counts a fresh run's."""
     key, batches, method, path = scenario
-    with pytest.MonkeyPatch.context() as monkeypatch:
-        _random_batches(spark, bases, tmp_path_factory, key, batches, method, dred_path(monkeypatch, path))
+    _random_batches(spark, bases, tmp_path_factory, key, batches, method, path, datalog_settings)
 
 
-def _random_batches(spark, bases, tmp_path_factory, key, batches, method, decompose):
+def _random_batches(spark, bases, tmp_path_factory, key, batches, method, path, datalog_settings):
+    decompose = dred_path(datalog_settings, path)
     program, wh = bases.copy(key, tmp_path_factory.mktemp("random") / "wh")
     current = {name: Counter(BASES[key][1][name]) for name in PROGRAMS[key]}
     for batch in batches:
@@ -426,7 +446,8 @@ def _random_batches(spark, bases, tmp_path_factory, key, batches, method, decomp
                 changes[name] = change(spark, name, inserts=sorted(inserts), deletes=sorted(deletes))
             current[name].update(inserts)
             current[name].subtract(deletes)
-        program.update(spark, wh, changes=changes, method=method, decompose=decompose)
+        report = program.update(spark, wh, changes=changes, method=method, decompose=decompose)
+        assert_dred_ran(report, path)
         facts = {n: [f for f, c in current[n].items() if c > 0] for n in current}
         assert_matches_reference(program, wh, facts)
         assert_counts(wh, key, {n: list(current[n].elements()) for n in current})
