@@ -134,7 +134,7 @@ class Program:
 
         >>> text = Program.parse(".decl q(x: long) p(X) :- q(X).").explain(maintenance=True)
         >>> text.splitlines()[-5:-3]
-        ['stratum 1: p: counting', '  % p(X) :- q(X).']
+        ['stratum 0: p: counting', '  % p(X) :- q(X).']
         """
         from .plan.explain import explain, explain_maintenance
 

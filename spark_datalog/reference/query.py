@@ -7,9 +7,10 @@ variables gives ``{(True,)}`` or ``{(False,)}``, like the one-row boolean answer
 
 Example::
 
+    >>> import spark_datalog as sd
     >>> p = sd.Program.parse(".input e. tc(X,Y) :- e(X,Y). tc(X,Z) :- tc(X,Y), e(Y,Z).")
-    >>> answer(p, "tc(1, X)", {"e": {(1, 2), (2, 3)}})
-    {(2,), (3,)}
+    >>> sorted(answer(p, "tc(1, X)", {"e": {(1, 2), (2, 3)}}))
+    [(2,), (3,)]
 """
 
 from __future__ import annotations
