@@ -15,7 +15,7 @@ import pytest
 import spark_datalog as sd
 from spark_datalog.spark.limits import SPARK_MAX_TERM_DEPTH
 from spark_datalog.storage.warehouse import Warehouse
-from incremental.test_update import DRED_PATHS, change, dred_path
+from incremental.test_update import DRED_PATHS, assert_dred_ran, change, dred_path
 
 N = SPARK_MAX_TERM_DEPTH  # operations
 
@@ -88,13 +88,14 @@ def test_a_deep_expression_in_a_recursive_rule_equals_the_reference(spark, decom
 
 
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_an_update_through_a_deep_expression_equals_the_reference(spark, tmp_path, monkeypatch, path):
-    decompose = dred_path(monkeypatch, path)
+def test_an_update_through_a_deep_expression_equals_the_reference(spark, tmp_path, datalog_settings, path):
+    decompose = dred_path(datalog_settings, path)
     program = sd.Program.parse(RECURSIVE + f"s(Y) :- r(X), Y = {_sum(N)}.\n")
     wh = Warehouse(spark, str(tmp_path / "wh"))
     program.materialize(spark, inputs={"e": spark.createDataFrame(ROWS, "x long")}, warehouse=wh)
     changes = {"e": change(spark, "e", inserts=[(300,)], deletes=[(0,)], schema="x long")}
-    program.update(spark, wh, changes=changes, decompose=decompose)
+    report = program.update(spark, wh, changes=changes, decompose=decompose)
+    assert_dred_ran(report, path)
     expected = sd.reference.evaluate(program, {"e": (set(ROWS) - {(0,)}) | {(300,)}})
     for name in ("r", "s"):
         assert {tuple(row) for row in wh.read(name).collect()} == expected[name]

@@ -8,11 +8,14 @@ in one task and in rounds, and by touched groups for a sum.
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 import spark_datalog as sd
+from spark_datalog.placement import WHERE
 from spark_datalog.storage.warehouse import Warehouse
-from incremental.test_update import DRED_PATHS, change, dred_path
+from incremental.test_update import DRED_PATHS, DRED_WHERE, change, dred_path
 
 LONG_MAX, LONG_MIN = 2**63 - 1, -(2**63)
 
@@ -102,8 +105,8 @@ INCREMENTAL = (
 
 
 @pytest.mark.parametrize("path", DRED_PATHS)
-def test_update_raises_the_overflow_the_reference_raises(spark, tmp_path, monkeypatch, path):
-    decompose = dred_path(monkeypatch, path)
+def test_update_raises_the_overflow_the_reference_raises(spark, tmp_path, caplog, datalog_settings, path):
+    decompose = dred_path(datalog_settings, path)
     program = sd.Program.parse(INCREMENTAL)
     seeds, steps = [(0,)], [(0, 1), (1, 1)]
     wh = Warehouse(spark, str(tmp_path / "wh"))
@@ -118,7 +121,10 @@ def test_update_raises_the_overflow_the_reference_raises(spark, tmp_path, monkey
     )
     assert expected[0] == "ArithmeticOverflowError"
     changes = {"step": change(spark, "step", inserts=[new_step], schema="y long, d long")}
-    assert _outcome(lambda: program.update(spark, wh, changes=changes, decompose=decompose)) == expected
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        assert _outcome(lambda: program.update(spark, wh, changes=changes, decompose=decompose)) == expected
+    placed = [r.getMessage() for r in caplog.records if " · t · dred, " in r.getMessage()]
+    assert placed and placed[-1].split(" · t · dred, ")[1].startswith(f"{WHERE[DRED_WHERE[path]]}: "), placed
 
 
 def test_update_of_a_sum_raises_the_overflow_the_reference_raises(spark, tmp_path):
