@@ -53,7 +53,7 @@ from ..plan.partitioning import is_linear
 from ..placement import Declined
 from ..settings import DRIVER_MEMORY_SETTING, KERNEL_VALUE_BYTES, settings_of
 from ..storage.datafiles import collect_arrow, collect_small, is_arrow
-from ..storage.levels import LEVEL
+from ..plan.maintenance import LEVEL
 from .dred import dred_applies
 from ..plan.maintenance import DredPlans, dred_plans
 from .levels import (

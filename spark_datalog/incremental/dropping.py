@@ -14,22 +14,16 @@ is decided. Python loops here run over levels and rules, never over facts.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Mapping, Optional
 
 import polars as pl
 
-from ..analysis.checked import Column, RelationSchema
 from ..kernel.compile import compile_node
 from ..kernel.fixpoint import conformed
 from ..kernel.frames import facts_table, to_frame
 from ..kernel.types import UNIT
-from ..plan.translate import plan_rule
-from ..storage.levels import LEVEL
-from ..syntax import ast
-
-CANDIDATES = "#candidates:"  # (name, "delta"): facts to decide, with their level
-LEVELS = "#levels:"  # (name, "full"): the stratum's old facts with their levels
+from ..plan.maintenance import CANDIDATES, LEVELS, level_plans
+from ..plan.maintenance import LEVEL
 
 
 class LevelPlans:
@@ -43,14 +37,8 @@ class LevelPlans:
         own = frozenset(stratum_plan.relations)
         self.own, self.checked = own, checked
         self.schemas = {name: checked.relations[name] for name in own}
-        self.witnesses, self.successors = [], []  # (head, body or None, plan), (head, plan)
-        for rule_plan in stratum_plan.rules:
-            rule = rule_plan.rule
-            mine = [a.predicate for a in rule.body if isinstance(a, ast.Atom) and a.predicate in own]
-            body = mine[0] if mine else None
-            self.witnesses.append((rule.head.predicate, body, _levelled_plan(checked, rule, own, True)))
-            if body is not None:
-                self.successors.append((rule.head.predicate, _levelled_plan(checked, rule, own, False)))
+        # (head, body or None, plan), (head, plan): made by the translator (plan.maintenance)
+        self.witnesses, self.successors = level_plans(checked, stratum_plan)
 
     def names(self, name: str) -> list:
         """The columns of relation ``name``'s facts."""
@@ -202,56 +190,3 @@ class _Dropping:
             if names == [LEVEL]:  # a relation without columns: its facts hold ``UNIT``
                 found = found.with_columns(pl.lit(True).alias(UNIT)).select(UNIT, LEVEL)
             self.push(head, found)
-
-
-def _levelled_plan(checked, rule: ast.Rule, own: frozenset, from_head: bool):
-    """The IR plan of ``rule`` read from its head (``from_head``: the ``#witness`` plan) or
-    from its fact of the stratum (the ``#successors`` plan), each side with its level: the
-    side read first from ``(CANDIDATES + relation, "delta")``, the other looked up in
-    ``(LEVELS + relation, "full")``, the second's level smaller than the head's."""
-    span = rule.head.span
-    relations = dict(checked.relations)
-
-    def levelled(atom, prefix, level):
-        schema = checked.relations[atom.predicate]
-        name = prefix + atom.predicate
-        relations[name] = RelationSchema(name, schema.columns + (Column(LEVEL, "long"),), "idb")
-        return ast.Atom(name, atom.args + (level,), atom.span)
-
-    # a min/max head is read with its value: only derivations of that value support it
-    rule = dataclasses.replace(
-        rule,
-        head=ast.Atom(
-            rule.head.predicate,
-            tuple(arg.variable if isinstance(arg, ast.Aggregate) else arg for arg in rule.head.args),
-            span,
-        ),
-    )
-    head_level = ast.Variable("_#head_level", span)
-    body_level = ast.Variable("_#body_level", span)
-    mine = [literal for literal in rule.body if isinstance(literal, ast.Atom) and literal.predicate in own]
-    lower = tuple(
-        literal for literal in rule.body if not (isinstance(literal, ast.Atom) and literal.predicate in own)
-    )
-    smaller = ast.Comparison("<", body_level, head_level, span)
-    if from_head:
-        body = (levelled(rule.head, CANDIDATES, head_level),) + lower
-        outputs = rule.head.args
-        types = checked.relations[rule.head.predicate].types
-        if mine:
-            body += (levelled(mine[0], LEVELS, body_level), smaller)
-            outputs += mine[0].args
-            types += checked.relations[mine[0].predicate].types
-    else:
-        body = (
-            (levelled(mine[0], CANDIDATES, body_level),)
-            + lower
-            + (levelled(rule.head, LEVELS, head_level), smaller)
-        )
-        outputs = rule.head.args + (head_level,)
-        types = checked.relations[rule.head.predicate].types + ("long",)
-    relations["#pair"] = RelationSchema(
-        "#pair", tuple(Column(f"c{i}", t) for i, t in enumerate(types)), "idb"
-    )
-    paired = dataclasses.replace(rule, head=ast.Atom("#pair", outputs, span), body=body)
-    return plan_rule(paired, dataclasses.replace(checked, relations=relations), delta_position=0).plan

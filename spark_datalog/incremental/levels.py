@@ -71,11 +71,11 @@ from ..kernel.partition import new_relation
 from ..kernel.relation import SetRelation
 from ..kernel.types import polars_type
 from ..plan import ir
-from ..plan.partitioning import is_linear
 from ..settings import KERNEL_VALUE_BYTES, settings_of
-from ..storage.levels import LEVEL
+from ..plan.maintenance import LEVEL
 from ..plan.maintenance import DredPlans, dred_plans, rederive_plan
-from .dropping import CANDIDATES, LEVELS, LevelPlans, dropped
+from ..plan.maintenance import CANDIDATES, LEVELS, levels_apply
+from .dropping import LevelPlans, dropped
 
 __all__ = [
     "LevelPlans",
@@ -93,22 +93,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("spark_datalog")
-
-
-def levels_apply(checked, stratum_plan) -> bool:
-    """True for a stratum maintained with levels: recursive and linear, its relations all sets
-    or all min/max ones without a double value (whose stored best may differ in the last bit
-    from the same derivation computed again, which would hide a derivation of it)."""
-    if not (stratum_plan.recursive and is_linear(stratum_plan)):
-        return False
-    aggregates = stratum_plan.aggregates
-    return not aggregates or (
-        set(aggregates) == set(stratum_plan.relations)
-        and all(
-            checked.relations[name].columns[spec.position].type != "double"
-            for name, spec in aggregates.items()
-        )
-    )
 
 
 def levels_key(fingerprint: str, versions: dict) -> dict:

@@ -106,6 +106,14 @@ def _dred_lines(maintenance, checked, stratum, lower: list) -> list:
     for name, plan in maintenance.group_rules(checked, stratum):
         lines.append(f"{INDENT}group repair of {name}: its rules from the repaired groups [delta]")
         lines += explain_node(plan, depth=1)
+    if maintenance.levels_apply(checked, stratum):
+        witnesses, successors = maintenance.level_plans(checked, stratum)
+        for head, _, plan in witnesses:
+            lines.append(f"{INDENT}level witness of {head}: its candidates [delta], facts of smaller level")
+            lines += explain_node(plan, depth=1)
+        for head, plan in successors:
+            lines.append(f"{INDENT}level successors of {head}: dropped facts [delta], facts of greater level")
+            lines += explain_node(plan, depth=1)
     return lines
 
 

@@ -9,6 +9,10 @@ makes its own. ``explain(maintenance=True)`` shows them (``plan.explain.explain_
   read what disappeared under a positive atom (appeared under a negation), insertion seeds the
   other way round. Re-derivation runs the rules themselves; a min/max relation's rules are also
   read from the groups being repaired (:func:`rederive_plan`).
+- **Derivation levels** (a linear recursive stratum, :func:`levels_apply`; ``incremental.levels``):
+  per rule its *witness* plan (candidates of its head -> the facts of the stratum with a smaller
+  level its derivations read) and per recursive rule its *successors* plan (dropped facts -> the
+  facts they derive with a greater level), :func:`level_plans`.
 - **Counting** (a non-recursive stratum, :func:`counting_terms`): the telescoping sum of each
   rule, one term per body literal over a changed relation (``incremental.counting`` has the
   formula): atoms before it read ``<relation>@new``, after it ``<relation>@old``, the literal
@@ -23,7 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
 from ..syntax import ast
+from ..analysis.checked import Column, RelationSchema
 from . import ir
+from .partitioning import is_linear
 from .translate import binds_nothing, plan_rule
 
 OLD, NEW, DELTA, NEG_DELTA = "@old", "@new", "@delta", "@negdelta"
@@ -278,3 +284,95 @@ def aliased(checked, rule: ast.Rule, extra: Optional[dict] = None) -> Any:
             relations[atom.predicate] = dataclasses.replace(checked.relations[base], name=atom.predicate)
     relations.update(extra or {})
     return dataclasses.replace(checked, relations=relations)
+
+
+# -- derivation levels ------------------------------------------------------------------------
+
+CANDIDATES = "#candidates:"  # (name, "delta"): facts to decide, with their level
+LEVELS = "#levels:"  # (name, "full"): the stratum's old facts with their levels
+LEVEL = "_level"  # the column of a fact's level (``storage.levels``)
+
+
+def levels_apply(checked, stratum_plan) -> bool:
+    """True for a stratum maintained with levels: recursive and linear, its relations all sets
+    or all min/max ones without a double value (whose stored best may differ in the last bit
+    from the same derivation computed again, which would hide a derivation of it)."""
+    if not (stratum_plan.recursive and is_linear(stratum_plan)):
+        return False
+    aggregates = stratum_plan.aggregates
+    return not aggregates or (
+        set(aggregates) == set(stratum_plan.relations)
+        and all(
+            checked.relations[name].columns[spec.position].type != "double"
+            for name, spec in aggregates.items()
+        )
+    )
+
+
+def level_plans(checked, stratum_plan) -> tuple:
+    """(witnesses, successors) of a levelled stratum: ``(head, body relation or None, plan)``
+    of every rule's ``#witness`` plan and ``(head, plan)`` of every recursive rule's
+    ``#successors`` plan (:func:`levelled_plan`)."""
+    own = frozenset(stratum_plan.relations)
+    witnesses, successors = [], []
+    for rule_plan in stratum_plan.rules:
+        rule = rule_plan.rule
+        mine = [a.predicate for a in rule.body if isinstance(a, ast.Atom) and a.predicate in own]
+        body = mine[0] if mine else None
+        witnesses.append((rule.head.predicate, body, levelled_plan(checked, rule, own, True)))
+        if body is not None:
+            successors.append((rule.head.predicate, levelled_plan(checked, rule, own, False)))
+    return witnesses, successors
+
+
+def levelled_plan(checked, rule: ast.Rule, own: frozenset, from_head: bool) -> ir.Node:
+    """The IR plan of ``rule`` read from its head (``from_head``: the ``#witness`` plan) or
+    from its fact of the stratum (the ``#successors`` plan), each side with its level: the
+    side read first from ``(CANDIDATES + relation, "delta")``, the other looked up in
+    ``(LEVELS + relation, "full")``, the second's level smaller than the head's."""
+    span = rule.head.span
+    relations = dict(checked.relations)
+
+    def levelled(atom, prefix, level):
+        schema = checked.relations[atom.predicate]
+        name = prefix + atom.predicate
+        relations[name] = RelationSchema(name, schema.columns + (Column(LEVEL, "long"),), "idb")
+        return ast.Atom(name, atom.args + (level,), atom.span)
+
+    # a min/max head is read with its value: only derivations of that value support it
+    rule = dataclasses.replace(
+        rule,
+        head=ast.Atom(
+            rule.head.predicate,
+            tuple(arg.variable if isinstance(arg, ast.Aggregate) else arg for arg in rule.head.args),
+            span,
+        ),
+    )
+    head_level = ast.Variable("_#head_level", span)
+    body_level = ast.Variable("_#body_level", span)
+    mine = [literal for literal in rule.body if isinstance(literal, ast.Atom) and literal.predicate in own]
+    lower = tuple(
+        literal for literal in rule.body if not (isinstance(literal, ast.Atom) and literal.predicate in own)
+    )
+    smaller = ast.Comparison("<", body_level, head_level, span)
+    if from_head:
+        body = (levelled(rule.head, CANDIDATES, head_level),) + lower
+        outputs = rule.head.args
+        types = checked.relations[rule.head.predicate].types
+        if mine:
+            body += (levelled(mine[0], LEVELS, body_level), smaller)
+            outputs += mine[0].args
+            types += checked.relations[mine[0].predicate].types
+    else:
+        body = (
+            (levelled(mine[0], CANDIDATES, body_level),)
+            + lower
+            + (levelled(rule.head, LEVELS, head_level), smaller)
+        )
+        outputs = rule.head.args + (head_level,)
+        types = checked.relations[rule.head.predicate].types + ("long",)
+    relations["#pair"] = RelationSchema(
+        "#pair", tuple(Column(f"c{i}", t) for i, t in enumerate(types)), "idb"
+    )
+    paired = dataclasses.replace(rule, head=ast.Atom("#pair", outputs, span), body=body)
+    return plan_rule(paired, dataclasses.replace(checked, relations=relations), delta_position=0).plan

@@ -25,7 +25,6 @@ from .runs import META_DIR
 
 log = logging.getLogger("spark_datalog")
 
-LEVEL = "_level"
 _KEY = b"spark_datalog.levels.key"
 
 

@@ -39,7 +39,7 @@ from spark_datalog.plan.ir import scans
 from spark_datalog.reference.body import head_tuple, order_body, substitutions
 from spark_datalog.reference.relation import Relation
 from spark_datalog.reference.terms import Undefined, coerce
-from spark_datalog.storage.levels import LEVEL
+from spark_datalog.plan.maintenance import LEVEL
 
 from .test_dred_linear import rows_of, table_of
 from .test_update import TC, assert_matches_reference, change, materialized, stored

@@ -6,7 +6,14 @@ from __future__ import annotations
 import spark_datalog as sd
 from spark_datalog.plan import ir
 from spark_datalog.plan.explain import explain_maintenance
-from spark_datalog.plan.maintenance import counting_terms, dred_plans, seed_plans, touched_plans
+from spark_datalog.plan.maintenance import (
+    counting_terms,
+    dred_plans,
+    level_plans,
+    levels_apply,
+    seed_plans,
+    touched_plans,
+)
 
 from .helpers import checked, golden, plans
 
@@ -114,12 +121,49 @@ def test_explain_shows_the_maintenance_plans():
             Join on (Y)
               Scan arc(Y, Z) [delta]
               Scan tc(X, Y)
+          level witness of tc: its candidates [delta], facts of smaller level
+          Project[c0=X, c1=Y]
+            Join on (X, Y)
+              Scan #candidates:tc(X, Y, _#head_level) [delta]
+              Scan arc(X, Y)
+          level witness of tc: its candidates [delta], facts of smaller level
+          Project[c0=X, c1=Z, c2=X, c3=Y]
+            Select(_#body_level < _#head_level)
+              Join on (X, Y)
+                Join on (Z)
+                  Scan #candidates:tc(X, Z, _#head_level) [delta]
+                  Scan arc(Y, Z)
+                Scan #levels:tc(X, Y, _#body_level)
+          level successors of tc: dropped facts [delta], facts of greater level
+          Project[c0=X, c1=Z, c2=_#head_level]
+            Select(_#body_level < _#head_level)
+              Join on (X, Z)
+                Join on (Y)
+                  Scan #candidates:tc(X, Y, _#body_level) [delta]
+                  Scan arc(Y, Z)
+                Scan #levels:tc(X, Z, _#head_level)
     """)
     mixed = explain_maintenance(plans(MIXED), checked(MIXED))
     assert "term: literal 2 (gone) changed" in mixed
     assert "(an existence test: its key atom is planned with its change)" in mixed
     assert "touched groups of n" in mixed
     assert "group repair of sp" in explain_maintenance(plans(SSSP), checked(SSSP))
+
+
+def test_level_plans_only_for_levelled_strata():
+    program, stratum = checked(TC), _stratum(TC, "tc")
+    assert levels_apply(program, stratum)
+    witnesses, successors = level_plans(program, stratum)
+    assert [(head, body) for head, body, _ in witnesses] == [("tc", None), ("tc", "tc")]
+    assert [head for head, _ in successors] == ["tc"]
+    assert all(("#candidates:tc", "delta") in _delta_scans(plan) for _, _, plan in witnesses)
+    nonlinear = """
+        .decl arc(src: long, dst: long)
+        tc(X, Y) :- arc(X, Y).
+        tc(X, Z) :- tc(X, Y), tc(Y, Z).
+    """
+    assert not levels_apply(checked(nonlinear), _stratum(nonlinear, "tc"))
+    assert "level witness" not in explain_maintenance(plans(nonlinear), checked(nonlinear))
 
 
 def test_program_explain_appends_maintenance_when_asked():
