@@ -28,7 +28,7 @@ of pieces a round scans (and stores them reliably when a checkpoint directory is
 from __future__ import annotations
 
 from functools import reduce
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -45,15 +45,10 @@ class _Rounds:
 
     flag: Optional[str]
     _to_add: list
-
-    def step(self, candidates: DataFrame) -> DataFrame:
-        raise NotImplementedError
-
-    def store(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
-        raise NotImplementedError
-
-    def absorb_nothing(self) -> None:
-        raise NotImplementedError
+    # each state defines these (declared here for the type checker only)
+    step: Callable[[DataFrame], DataFrame]
+    store: Callable[[DataFrame, int, Optional[int]], None]
+    absorb_nothing: Callable[[], None]
 
     def insert(self, candidates: DataFrame) -> None:
         """Add a frame of candidate rows to this round's."""
