@@ -6,7 +6,7 @@ feed's files with Spark, against ``DeltaTable.load_cdf``, which reads them in th
     python -m benchmarks.storage_libs [--rows 8000000] [--repeat 3] [--out benchmarks/STORAGE_LIBS.md]
 
 Every timed merge starts from a fresh copy of the same table, written as the engine writes a
-relation (rows sorted on the columns, files of ``ROWS_PER_FILE`` rows). Each cell is the best of
+relation (rows sorted on the columns, files of ``spark.datalog.rowsPerFile`` rows). Each cell is the best of
 ``--repeat`` runs. Both merges must leave the same rows (checked; the run fails otherwise).
 """
 

@@ -35,6 +35,10 @@ setting                              meaning (default)
 ``spark.datalog.driverMergeRows``    rows the stored files a change touches may hold for the
                                      driver to merge them (pyarrow) instead of Spark; by default
                                      ``spark.driver.memory`` / 512 bytes (2,097,152 at ``1g``)
+``spark.datalog.rowsPerFile``        rows of each data file the embedded warehouse writes (131,072):
+                                     a change rewrites the files holding facts it touches, so
+                                     smaller files make small changes cheaper and a table's
+                                     log longer (a ``Warehouse(rows_per_file=...)`` overrides it)
 ``spark.datalog.lookupBroadcastRows`` rows of a change that Spark broadcasts to the scan of the
                                      files it touches (200,000)
 ``spark.datalog.overDeletionMin``    with ``method="auto"``, a linear DRed over-deleting more
@@ -72,6 +76,7 @@ DRIVER_MEMORY_SETTING = "spark.datalog.driverMemory"
 DRIVER_ROWS_SETTING = "spark.datalog.driverRows"
 DRIVER_MERGE_ROWS_SETTING = "spark.datalog.driverMergeRows"
 LOOKUP_BROADCAST_ROWS_SETTING = "spark.datalog.lookupBroadcastRows"
+ROWS_PER_FILE_SETTING = "spark.datalog.rowsPerFile"
 OVER_DELETION_MIN_SETTING = "spark.datalog.overDeletionMin"
 OVER_DELETION_SHARE_SETTING = "spark.datalog.overDeletionShare"
 FLOOD_MIN_SETTING = "spark.datalog.floodMin"
@@ -107,6 +112,7 @@ class Settings:
     driver_rows: int = 50_000
     driver_merge_rows: int = 2**31 // DRIVER_ROW_BYTES
     lookup_broadcast_rows: int = 200_000
+    rows_per_file: int = 1 << 17
     over_deletion_min: int = 200_000
     over_deletion_share: float = 0.4
     flood_min: int = 10_000
@@ -172,9 +178,10 @@ def _facts(memory: int, width: int, value_bytes: int) -> int:
 def settings_of(spark) -> Settings:
     """The session's :class:`Settings`."""
     get = spark.conf.get
-    conf = spark.sparkContext.getConf()
-    python_memory = conf.get("spark.executor.pyspark.memory", DEFAULT_TASK_MEMORY)
-    jvm_memory = byte_size(conf.get("spark.driver.memory", DEFAULT_DRIVER_MEMORY), "spark.driver.memory")
+    # the session's conf holds the SparkConf's entries too (reading them there is one Py4J
+    # call, against ~8 ms for a copy of the SparkConf)
+    python_memory = get("spark.executor.pyspark.memory", DEFAULT_TASK_MEMORY)
+    jvm_memory = byte_size(get("spark.driver.memory", DEFAULT_DRIVER_MEMORY), "spark.driver.memory")
     facts = get(LOCAL_FACTS_SETTING, None)
     defaults = Settings(0, None, 0)
 
@@ -192,6 +199,7 @@ def settings_of(spark) -> Settings:
         driver_rows=count(DRIVER_ROWS_SETTING, defaults.driver_rows),
         driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, jvm_memory // DRIVER_ROW_BYTES),
         lookup_broadcast_rows=count(LOOKUP_BROADCAST_ROWS_SETTING, defaults.lookup_broadcast_rows),
+        rows_per_file=_positive(count(ROWS_PER_FILE_SETTING, defaults.rows_per_file), ROWS_PER_FILE_SETTING),
         over_deletion_min=count(OVER_DELETION_MIN_SETTING, defaults.over_deletion_min),
         over_deletion_share=_share(
             get(OVER_DELETION_SHARE_SETTING, str(defaults.over_deletion_share)), OVER_DELETION_SHARE_SETTING
@@ -209,6 +217,12 @@ def _share(text: str, setting: str) -> float:
         value = -1.0
     if not 0.0 <= value <= 1.0:
         raise SettingsError(f"{setting}: {text!r} is not a share (a number from 0 to 1)")
+    return value
+
+
+def _positive(value: int, setting: str) -> int:
+    if value < 1:
+        raise SettingsError(f"{setting}: {value} is not a positive count (1 or more)")
     return value
 
 

@@ -108,7 +108,9 @@ def test_the_maintenance_limits_are_read_and_the_merge_limit_follows_driver_memo
     driver = byte_size(spark.sparkContext.getConf().get("spark.driver.memory", "1g"))
     assert found.driver_merge_rows == driver // DRIVER_ROW_BYTES
     assert (found.driver_rows, found.over_deletion_share, found.flood_min) == (50_000, 0.4, 10_000)
+    assert found.rows_per_file == 131_072
     datalog_settings(
+        rowsPerFile=6,
         driverRows=7,
         driverMergeRows=8,
         lookupBroadcastRows=9,
@@ -119,6 +121,7 @@ def test_the_maintenance_limits_are_read_and_the_merge_limit_follows_driver_memo
     found = settings_of(spark)
     assert (found.driver_rows, found.driver_merge_rows, found.lookup_broadcast_rows) == (7, 8, 9)
     assert (found.over_deletion_min, found.over_deletion_share, found.flood_min) == (10, 0.5, 11)
+    assert found.rows_per_file == 6
 
 
 @pytest.mark.parametrize(
@@ -129,6 +132,7 @@ def test_the_maintenance_limits_are_read_and_the_merge_limit_follows_driver_memo
         ("taskMemory", "lots"),
         ("driverMemory", "lots"),
         ("driverRows", "1e3"),
+        ("rowsPerFile", "0"),
         ("overDeletionShare", "1.5"),
     ],
 )

@@ -52,8 +52,10 @@ class SetRelation:
     def pending(self) -> pl.LazyFrame:
         if not self.to_add:
             return self.recent.clear().lazy()
-        candidates = pl.concat(self.to_add, how="vertical", rechunk=False).unique()
-        return candidates.join(self.full(), on=self.columns, how="anti")
+        candidates = pl.concat(self.to_add, how="vertical", rechunk=False)
+        # known facts out first, then duplicates: the other order let Polars build the
+        # anti-join's table on the known facts (a 13-fact round over 9.2M known: 0.5 s, not 15 ms)
+        return candidates.join(self.full(), on=self.columns, how="anti").unique()
 
     def absorb(self, recent: pl.DataFrame) -> int:
         if self.recent.height:

@@ -28,12 +28,15 @@ from .schema import COUNT_COLUMN, Columns, arrow_schema, without_columns
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# At most this many rows per data file. A change rewrites the files holding facts it touches,
-# so a file is the unit of rewrite cost: at ~1M rows (about 8 MB for two long columns) reading,
-# merging and writing one file takes ~0.3 s with pyarrow, about a Spark job's fixed cost, while a
-# 100M-fact relation still has only ~100 files (a small log, and files not so small that Spark
-# scans suffer: it packs small files into 128 MB splits anyway).
-ROWS_PER_FILE = 1 << 20
+# Rows per data file: ``spark.datalog.rowsPerFile`` (``settings``, 131,072 by default). A change
+# rewrites the files holding facts it touches, so a file is the unit of rewrite cost, and the facts
+# of one small change are often spread (deleting one edge of a tree removes a fact of every
+# ancestor: 12 files of tc over the 3-ary tree of depth 12). Measured there (9.2M facts,
+# ``benchmarks/results/scale-incremental-tc-tree3-12.md``): at 1M rows per file (about 8 MB for
+# two long columns) the 1-edge delete rewrote 8.4M rows in 2.6 s; at 131,072 rows, 1.6M rows in
+# 0.4 s; at 65,536, 0.8M rows in 0.2 s. Materializing took the same time at each size. Spark
+# packs small files into 128 MB splits, so scans do not suffer; 131,072 keeps a 100M-fact
+# relation at ~800 files.
 # How many rows are collected, merged in the driver or broadcast: ``spark_datalog.settings``
 # (driverRows, driverMergeRows, lookupBroadcastRows).
 # Longer strings get no maximum in the statistics (Delta readers truncate to 32 characters too).

@@ -30,7 +30,7 @@ run log (``DeltaTable.merge``). Two things stay here:
   merge writes every row it touches into one unsorted file: after one change spread over an
   8M-fact relation, the relation is a single 8M-row file, so every later change rewrites all of
   it (1.0 s for a 2,000-fact change against 0.2 s here, which rewrites one sorted file of
-  ``ROWS_PER_FILE`` rows; 0.7 s against 0.2 s before any spread change). Its predicate is SQL
+  1M rows, the file size then; 0.7 s against 0.2 s before any spread change). Its predicate is SQL
   text, which would have to quote the program's column names (delta-rs folds unquoted names
   to lower case), and it runs in this process only, where a change larger than the driver needs
   Spark. Where the merge wins: a change spread over every file of a large relation is merged
@@ -589,8 +589,9 @@ class EmbeddedBackend:
 
     @property
     def file_rows(self) -> int:
-        """At most this many rows per written data file (``datafiles.ROWS_PER_FILE`` default)."""
-        return self.rows_per_file or datafiles.ROWS_PER_FILE
+        """At most this many rows per written data file (``spark.datalog.rowsPerFile`` unless
+        the warehouse was given ``rows_per_file``)."""
+        return self.rows_per_file or settings_of(self.spark).rows_per_file
 
     def replace(
         self, name: str, columns: Columns, df, txn: tuple, metadata: dict, new_schema: bool = False

@@ -59,7 +59,7 @@ class Warehouse:
     when missing; the warehouse's location defaults to the database's): ``spark.table(
     "reasoning.tc")`` reads one (see ``storage.catalog``; native path only).
     ``rows_per_file`` bounds the rows of each data file the embedded path writes (default
-    ``datafiles.ROWS_PER_FILE``, about a million): a change rewrites only the files holding
+    ``spark.datalog.rowsPerFile``, 131,072): a change rewrites only the files holding
     facts it touches, so smaller files make small changes cheaper and the table's log longer.
 
     Example::

@@ -156,6 +156,18 @@ def test_full_write_is_sorted_in_bounded_files_with_statistics(spark, tmp_path, 
     assert counts(wh.read("tc", with_counts=True)) == expected_counts([])
 
 
+def test_files_are_as_large_as_the_session_setting_unless_the_warehouse_says(
+    spark, tmp_path, datalog_settings
+):
+    datalog_settings(rowsPerFile=40)
+    wh = Warehouse(spark, str(tmp_path / "wh"), backend="embedded")
+    with wh.run(FP, run_id="full") as run:
+        wh.replace("tc", TC, frame(spark, GRID, TC), run)
+    assert [stats_of(a)["numRecords"] for a in commit(wh, 0)["add"]] == [40] * 5
+    own = clustered(spark, tmp_path / "own")  # rows_per_file=PER_FILE (20) wins
+    assert [stats_of(a)["numRecords"] for a in commit(own, 0)["add"]] == [PER_FILE] * 10
+
+
 def test_both_writers_write_the_same_file_schema_and_statistics(spark, tmp_path, datalog_settings):
     columns = (("n", "int"), ("w", "double"), ("ok", "bool"), ("s", "string"))
     long = "z" * 40
