@@ -364,6 +364,24 @@ def net_rows(table, columns: Columns) -> "pa.Table":
     return summed.filter(pc.not_equal(summed.column(COUNT_COLUMN), 0)).cast(arrow_schema(columns))
 
 
+def batched(files: list, rows: int) -> list:
+    """``files`` (log entries with ``num_records``) in consecutive batches of at most ``rows``
+    rows together; a file of more rows is a batch of its own.
+
+    >>> [len(b) for b in batched([{"num_records": n} for n in (3, 3, 5, 1)], 6)]
+    [2, 2]
+    """
+    batches: list = []
+    total = 0
+    for f in files:
+        if not batches or total + f["num_records"] > rows:
+            batches.append([])
+            total = 0
+        batches[-1].append(f)
+        total += f["num_records"]
+    return batches
+
+
 def merge_rows(stored: list, change, columns: Columns) -> tuple:
     """Merge a net ``change`` into the ``stored`` tables (the rows of candidate files).
 

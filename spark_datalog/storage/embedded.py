@@ -658,9 +658,12 @@ class EmbeddedBackend:
 
         A change given as a pyarrow Table (computed in this process), or a Spark frame of at most
         ``spark.datalog.driverRows`` rows (one Spark job, collecting it), is netted, merged with
-        the candidate files' rows and written with pyarrow on the driver, without Spark, when
-        those files hold at most ``spark.datalog.driverMergeRows`` rows. A larger one is netted,
-        looked up in the candidate files, merged and written by Spark. ``new_facts_only=True``
+        the candidate files' rows and written with pyarrow on the driver, without Spark, in
+        batches of files of at most ``spark.datalog.driverMergeRows`` rows; of a collected
+        frame, only when the candidate files hold at most that many rows together (a Table was
+        computed from the relation in this process, so its files are the driver's work anyway).
+        Otherwise the change is netted, looked up in the candidate files, merged and written by
+        Spark. ``new_facts_only=True``
         promises that no fact of the change has a stored row (not even one with a count <= 0):
         when every net count is positive the change is then only appended, without looking at
         the table's files. ``netted=True`` promises one row per
@@ -696,15 +699,30 @@ class EmbeddedBackend:
             )
         found = datafiles.candidates(files, local, columns)
         sizes = [f["num_records"] for f in found]
-        if None in sizes or sum(sizes) > limits.driver_merge_rows:
+        if None in sizes or (not arrow and sum(sizes) > limits.driver_merge_rows):
             from pyspark.sql import functions as F
 
             change = F.broadcast(self.spark.createDataFrame(local, schema=spark_schema(columns)))
             return self._apply_spark(name, columns, table, found, change, txn, metadata, pruned=True)
-        stored = [datafiles.read_rows(_absolute(self.table_uri(name), f["path"]), columns) for f in found]
-        touched, merged = datafiles.merge_rows(stored, local, columns)
-        written = self._write_files(name, columns, merged, txn)
-        return self._commit_files(name, columns, table, txn, metadata, written, [found[i] for i in touched])
+        written, touched = self._merge_in_driver(name, columns, found, local, txn, limits.driver_merge_rows)
+        return self._commit_files(name, columns, table, txn, metadata, written, touched)
+
+    def _merge_in_driver(
+        self, name: str, columns: Columns, found: list, change, txn: tuple, batch_rows: int
+    ) -> tuple:
+        """Merge a net ``change`` (Arrow) into the candidate files ``found`` with pyarrow, a
+        batch of files of at most ``batch_rows`` rows at a time (one file when it is larger);
+        (the files written, the files they replace). A fact is stored in one file at most, so
+        the facts a batch holds leave the change, and what no batch held is written last."""
+        written: list = []
+        touched: list = []
+        for batch in datafiles.batched(found, batch_rows):
+            stored = [datafiles.read_rows(_absolute(self.table_uri(name), f["path"]), columns) for f in batch]
+            held, merged = datafiles.merge_rows(stored, change, columns)
+            written += self._write_files(name, columns, merged[:-1], txn)
+            touched += [batch[i] for i in held]
+            change = merged[-1]
+        return written + self._write_files(name, columns, change, txn), touched
 
     def _apply_spark(
         self,

@@ -246,6 +246,26 @@ def test_change_merged_with_spark_when_candidates_are_too_many_for_the_driver(
     assert counts(wh.read("tc", with_counts=True)) == expected_counts(change)
 
 
+def test_a_change_computed_in_the_driver_is_merged_there_in_batches_of_files(
+    spark, tmp_path, datalog_settings
+):
+    wh = clustered(spark, tmp_path)
+    datalog_settings(driverMergeRows=30)  # files of 20 rows: one file per batch
+    change = [(x, y, -1) for x in range(0, 40, 3) for y in (0, 8)] + [(5, 3, 1), (100, 0, 2), (7, 4, 2)]
+    table = pa.table(
+        {"x": [c[0] for c in change], "y": [c[1] for c in change], COUNT_COLUMN: [c[2] for c in change]}
+    )
+    with spark_jobs(spark) as jobs:
+        result = apply(wh, table)
+    assert jobs[0] == 0  # no Spark job: read, merged and written with pyarrow
+    assert (result.files_removed, result.rows_removed) == (10, 200)
+    assert counts(wh.read("tc", with_counts=True)) == expected_counts(change)
+    log = commit(wh, 1)
+    for add in log["add"]:
+        assert_stats(wh, add, TC)
+    assert sum(stats_of(a)["numRecords"] for a in log["add"]) == len(expected_counts(change))
+
+
 def test_inserting_new_facts_adds_files_and_removes_none(spark, tmp_path, path, monkeypatch):
     wh = clustered(spark, tmp_path)
     change = [(5, 3, 1), (21, 7, 1), (100, 0, 2)]  # (5, 3), (21, 7) lie inside files' bounds
