@@ -32,9 +32,11 @@ setting                              meaning (default)
 ``spark.datalog.driverRows``         rows of a change (or a small frame to write) that are
                                      collected and handled in the driver, without a Spark job
                                      of their own (50,000)
-``spark.datalog.driverMergeRows``    rows the stored files a change touches may hold for the
-                                     driver to merge them (pyarrow) instead of Spark; by default
-                                     ``spark.driver.memory`` / 512 bytes (2,097,152 at ``1g``)
+``spark.datalog.driverMergeRows``    rows of stored files the driver merges a change into at a
+                                     time (pyarrow); a change collected from Spark is merged
+                                     there only when the files it touches hold at most this
+                                     many rows (else by Spark). By default ``driverMemory`` /
+                                     512 bytes (4,194,304 at ``2g``)
 ``spark.datalog.rowsPerFile``        rows of each data file the embedded warehouse writes (131,072):
                                      a change rewrites the files holding facts it touches, so
                                      smaller files make small changes cheaper and a table's
@@ -82,7 +84,6 @@ OVER_DELETION_SHARE_SETTING = "spark.datalog.overDeletionShare"
 FLOOD_MIN_SETTING = "spark.datalog.floodMin"
 
 DEFAULT_TASK_MEMORY = "2g"
-DEFAULT_DRIVER_MEMORY = "1g"  # Spark's default spark.driver.memory
 # Bytes of driver memory per stored row a driver merge may read: reading, netting, merging
 # and writing files of two long columns with pyarrow peaked near 200 bytes per row; 512 leaves
 # room for wider rows and the rest of the driver.
@@ -178,10 +179,9 @@ def _facts(memory: int, width: int, value_bytes: int) -> int:
 def settings_of(spark) -> Settings:
     """The session's :class:`Settings`."""
     get = spark.conf.get
-    # the session's conf holds the SparkConf's entries too (reading them there is one Py4J
+    # the session's conf holds the SparkConf's entries too (reading one there is one Py4J
     # call, against ~8 ms for a copy of the SparkConf)
     python_memory = get("spark.executor.pyspark.memory", DEFAULT_TASK_MEMORY)
-    jvm_memory = byte_size(get("spark.driver.memory", DEFAULT_DRIVER_MEMORY), "spark.driver.memory")
     facts = get(LOCAL_FACTS_SETTING, None)
     defaults = Settings(0, None, 0)
 
@@ -192,12 +192,13 @@ def settings_of(spark) -> Settings:
     broadcast = get(BROADCAST_ROWS_SETTING, None)
     task_memory = byte_size(get(TASK_MEMORY_SETTING, python_memory), TASK_MEMORY_SETTING)
     driver = get(DRIVER_MEMORY_SETTING, None)
+    driver_memory = byte_size(driver, DRIVER_MEMORY_SETTING) if driver else task_memory
     return Settings(
         task_memory=task_memory,
         max_local_facts=_count(facts, LOCAL_FACTS_SETTING) if facts else None,
         max_broadcast_rows=_count(broadcast, BROADCAST_ROWS_SETTING) if broadcast else None,
         driver_rows=count(DRIVER_ROWS_SETTING, defaults.driver_rows),
-        driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, jvm_memory // DRIVER_ROW_BYTES),
+        driver_merge_rows=count(DRIVER_MERGE_ROWS_SETTING, driver_memory // DRIVER_ROW_BYTES),
         lookup_broadcast_rows=count(LOOKUP_BROADCAST_ROWS_SETTING, defaults.lookup_broadcast_rows),
         rows_per_file=_positive(count(ROWS_PER_FILE_SETTING, defaults.rows_per_file), ROWS_PER_FILE_SETTING),
         over_deletion_min=count(OVER_DELETION_MIN_SETTING, defaults.over_deletion_min),
@@ -206,7 +207,7 @@ def settings_of(spark) -> Settings:
         ),
         flood_min=count(FLOOD_MIN_SETTING, defaults.flood_min),
         bsp_min_rows=_count(bsp, BSP_ROWS_SETTING) if bsp else None,
-        driver_memory=byte_size(driver, DRIVER_MEMORY_SETTING) if driver else task_memory,
+        driver_memory=driver_memory,
     )
 
 

@@ -105,8 +105,9 @@ def test_the_session_settings_are_read(spark, datalog_settings):
 
 def test_the_maintenance_limits_are_read_and_the_merge_limit_follows_driver_memory(spark, datalog_settings):
     found = settings_of(spark)
-    driver = byte_size(spark.sparkContext.getConf().get("spark.driver.memory", "1g"))
-    assert found.driver_merge_rows == driver // DRIVER_ROW_BYTES
+    assert found.driver_merge_rows == found.driver_budget() // DRIVER_ROW_BYTES > 0
+    datalog_settings(driverMemory="64m")
+    assert settings_of(spark).driver_merge_rows == 64 * 2**20 // DRIVER_ROW_BYTES
     assert (found.driver_rows, found.over_deletion_share, found.flood_min) == (50_000, 0.4, 10_000)
     assert found.rows_per_file == 131_072
     datalog_settings(

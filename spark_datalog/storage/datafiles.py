@@ -126,7 +126,7 @@ def write_with_spark(
         )
     location = uris.join(table_uri, folder)
     (
-        rows.sortWithinPartitions(*names)
+        (rows.sortWithinPartitions(*names) if names else rows)
         .write.mode("errorifexists")
         .option("maxRecordsPerFile", rows_per_file)
         .parquet(uris.for_spark(location))

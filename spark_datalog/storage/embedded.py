@@ -763,8 +763,10 @@ class EmbeddedBackend:
                 *[F.col(c).alias(f"__s{i}") for i, (c, _) in enumerate(columns)],
                 F.col("_metadata.file_path").alias("__file"),
             )
-            key = reduce(
-                lambda a, b: a & b, [stored[f"__s{i}"].eqNullSafe(net[c]) for i, (c, _) in enumerate(columns)]
+            key = reduce(  # a relation without columns: its one fact matches itself
+                lambda a, b: a & b,
+                [stored[f"__s{i}"].eqNullSafe(net[c]) for i, (c, _) in enumerate(columns)],
+                F.lit(True),
             )
             holders = stored.join(net, key, "left_semi").select("__file").distinct().collect()
             touched = [by_key[uris.location_key(row["__file"])] for row in holders]
