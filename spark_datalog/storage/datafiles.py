@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 # ancestor: 12 files of tc over the 3-ary tree of depth 12). Measured there (9.2M facts,
 # ``benchmarks/results/scale-incremental-tc-tree3-12.md``): at 1M rows per file (about 8 MB for
 # two long columns) the 1-edge delete rewrote 8.4M rows in 2.6 s; at 131,072 rows, 1.6M rows in
-# 0.4 s; at 65,536, 0.8M rows in 0.2 s. Materializing took the same time at each size. Spark
-# packs small files into 128 MB splits, so scans do not suffer; 131,072 keeps a 100M-fact
+# 0.4 s; at 65,536, 0.8M rows in 0.2 s. Materializing took 31-33 s at each size (one run each; an
+# A/B of old and new code hinted at ~1 s more for 131,072, within this machine's noise). Spark
+# packs small files into 128 MB splits when it scans; 131,072 keeps a 100M-fact
 # relation at ~800 files.
 # How many rows are collected, merged in the driver or broadcast: ``spark_datalog.settings``
 # (driverRows, driverMergeRows, lookupBroadcastRows).
