@@ -61,7 +61,7 @@ from ..spark.inputs import empty_frame
 from ..spark.types import schema as spark_schema
 from ..spark.types import spark_type
 from ..storage.datafiles import collect_small
-from .checkpoint import cut_lineage, materialise, release
+from .checkpoint import keep, materialise, release
 from .stats import IterationStats, StratumStats, non_termination
 
 log = logging.getLogger("spark_datalog")
@@ -164,7 +164,9 @@ def _run_stratum_tasks(run, plan, task: PartitionTask, static: dict, partitioned
             partitioned,
             lambda batches, accumulator: run_partition(batches, task, broadcast, accumulator),
             task.relations,
-            run.reliable,
+            # a reliable checkpoint only when recomputing would need the round-0 leaf released
+            # below; else the lineage (the inputs, one job) recomputes a lost cached block
+            run.reliable and stored_base is not None,
             f"stratum {plan.index} · {names}",
         )
     finally:
@@ -203,7 +205,7 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
 
 def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str) -> tuple:
     """``(stored, reports)``: ``function(batches, accumulator)`` run on every partition of the
-    wide ``frame`` by ``mapInArrow``, its wide output stored with its lineage cut, and the
+    wide ``frame`` by ``mapInArrow``, its wide output kept (``checkpoint.keep``), and the
     ``kernel.partition.PartitionReport`` of every partition. ``(None, {})`` when Spark's Python
     workers on a local master cannot import the local backend (logged as a warning naming
     ``what``); on a cluster that is an ``ExecutorError`` before any task runs
@@ -216,7 +218,7 @@ def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str) 
         spark_schema([c for c, _ in columns], [t for _, t in columns]),
     )
     try:
-        stored = cut_lineage(output, reliable)
+        stored = keep(output, reliable)
     except Exception as error:  # noqa: BLE001 - only a missing module is handled
         if "ModuleNotFoundError" not in str(error):
             raise

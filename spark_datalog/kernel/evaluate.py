@@ -10,14 +10,18 @@ import pyarrow as pa
 from ..bounds import MAX_ITERATIONS
 from .fixpoint import evaluate_stratum
 from .frames import facts_table, to_frame, to_table
+from .index import DEFAULT, IndexPolicy
 
 
 def evaluate_program(
-    program, inputs: Mapping[str, pa.Table], max_iterations: Optional[int] = MAX_ITERATIONS
+    program,
+    inputs: Mapping[str, pa.Table],
+    max_iterations: Optional[int] = MAX_ITERATIONS,
+    index: IndexPolicy = DEFAULT,
 ) -> dict:
     """The relations ``program`` (an ``sd.Program``) returns, as Arrow tables, from ``inputs``
     (EDB relation -> Arrow table; a missing one is empty), planned as the Spark path plans it
-    (``program.plans``).
+    (``program.plans``); ``index``: when relations index their known facts.
 
     >>> import spark_datalog as sd
     >>> p = sd.Program.parse(".input e\\ntc(X, Y) :- e(X, Y).\\ntc(X, Z) :- tc(X, Y), e(Y, Z).")
@@ -28,7 +32,7 @@ def evaluate_program(
     checked = program.checked
     relations = {name: _edb(checked, name, inputs.get(name)) for name in checked.edb}
     for plan in program.plans:
-        relations.update(evaluate_stratum(plan, checked, relations, max_iterations))
+        relations.update(evaluate_stratum(plan, checked, relations, max_iterations, index))
     return {name: relations[name] for name in checked.returned if name in relations}
 
 

@@ -26,6 +26,7 @@ from ..seminaive import Round, bounded, rounds
 from .checks import collect_all
 from .compile import compile_node
 from .frames import facts_table, to_frame, to_table
+from .index import DEFAULT, IndexPolicy
 from .relation import AggregateRelation, BestRelation, SetRelation
 from .types import UNIT, polars_type
 
@@ -41,14 +42,19 @@ def seminaive(
 
 
 def evaluate_stratum(
-    plan: StratumPlan, checked, inputs: Mapping[str, pa.Table], max_iterations: Optional[int] = MAX_ITERATIONS
+    plan: StratumPlan,
+    checked,
+    inputs: Mapping[str, pa.Table],
+    max_iterations: Optional[int] = MAX_ITERATIONS,
+    index: IndexPolicy = DEFAULT,
 ) -> dict:
     """The relations of ``plan`` (a stratum of ``checked``, a CheckedProgram) as Arrow tables,
     from ``inputs``: relation -> Arrow table for every relation the stratum reads. An overflow
-    is raised as the ``ArithmeticOverflowError`` the reference raises."""
+    is raised as the ``ArithmeticOverflowError`` the reference raises. ``index``: when its
+    relations index their known facts (``kernel.index``)."""
     schemas = checked.relations
     below = {name: to_frame(table, schemas[name].types) for name, table in inputs.items()}
-    relations = {name: _relation(plan, schemas[name]) for name in plan.relations}
+    relations = {name: _relation(plan, schemas[name], index) for name in plan.relations}
     facts = {name: _facts(schemas[name], checked.facts.get(name)) for name in plan.relations}
 
     def candidates(iteration: int, states: dict) -> list:
@@ -69,11 +75,11 @@ def evaluate_stratum(
     return {name: to_table(relations[name].facts(), *_names_types(schemas[name])) for name in plan.relations}
 
 
-def _relation(plan: StratumPlan, schema):
+def _relation(plan: StratumPlan, schema, index: IndexPolicy):
     dtypes = {c.name: polars_type(c.type) for c in schema.columns}
     spec = plan.aggregates.get(schema.name)
     if spec is None:
-        return SetRelation(dtypes)
+        return SetRelation(dtypes, policy=index)
     if spec.func in ("min", "max"):
         return BestRelation(dtypes, spec.position, spec.func)
     if plan.recursive:

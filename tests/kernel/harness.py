@@ -7,6 +7,7 @@ import math
 import spark_datalog as sd
 from spark_datalog.kernel.evaluate import evaluate_program
 from spark_datalog.kernel.frames import facts_table
+from spark_datalog.kernel.index import DEFAULT, IndexPolicy
 
 NAN = "NaN"  # NaN as a value sets can compare (NaN != NaN)
 
@@ -23,13 +24,14 @@ def rows(table) -> set:
     return {tuple(_value(v) for v in row) for row in zip(*columns, strict=True)}
 
 
-def kernel_result(program, edb: dict, max_iterations: int = 500) -> dict:
-    """Kernel results (relation -> set of tuples) from EDB sets of tuples."""
+def kernel_result(program, edb: dict, max_iterations: int = 500, index: IndexPolicy = DEFAULT) -> dict:
+    """Kernel results (relation -> set of tuples) from EDB sets of tuples; ``index``: when its
+    relations index their known facts."""
     inputs = {}
     for name, tuples in edb.items():
         schema = program.relations[name]
         inputs[name] = facts_table(schema.column_names, schema.types, tuples)
-    result = evaluate_program(program, inputs, max_iterations)
+    result = evaluate_program(program, inputs, max_iterations, index)
     return {name: rows(table) for name, table in result.items()}
 
 
@@ -46,11 +48,12 @@ def outcome(run):
         return type(error).__name__, error.line, error.column, error.message.partition(" (in rule ")[2]
 
 
-def assert_same(text: str, edb: dict, max_iterations: int = 500) -> None:
-    """The kernel's outcome on ``text`` and ``edb`` is the reference's."""
+def assert_same(text: str, edb: dict, max_iterations: int = 500, index: IndexPolicy = DEFAULT) -> None:
+    """The kernel's outcome on ``text`` and ``edb`` is the reference's (``index``: the kernel
+    relations' index policy)."""
     program = sd.Program.parse(text)
     expected = outcome(lambda: reference_result(program, edb, max_iterations))
-    actual = outcome(lambda: kernel_result(program, edb, max_iterations))
+    actual = outcome(lambda: kernel_result(program, edb, max_iterations, index))
     if expected[0] == "NonTerminationError":  # the messages count rows differently
         assert actual[0] == expected[0], f"{text}\nEDB {edb}\nkernel: {actual}"
         return

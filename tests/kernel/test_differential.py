@@ -3,7 +3,9 @@
 Programs and inputs come from ``tests/programs.py`` (positive, with negation, with aggregates,
 with min/max in recursion) and the seed programs; the kernel runs the plans the Spark path runs
 (``Program.plans``) stratum by stratum. Results must be equal exactly (doubles included, NaN
-as one value), and an error must be the reference's (class, position, rule).
+as one value), and an error must be the reference's (class, position, rule). The seed programs
+and random programs with negation run again with every known-facts check made by the relations'
+hash index (``kernel.index``), which the default policy uses only on large relations.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from hypothesis import given
 from kernel.harness import assert_same
 from programs import aggregate_programs, positive_programs, prem_programs, settings, stratified_programs
 from seed_programs import SEED_PROGRAMS
+from spark_datalog.kernel.index import ALWAYS
 
 
 @pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=str)
@@ -43,3 +46,14 @@ def test_random_programs_with_aggregates(case):
 @given(case=prem_programs())
 def test_random_programs_with_min_max_in_recursion(case):
     assert_same(*case)
+
+
+@pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=str)
+def test_seed_programs_with_every_check_by_the_index(seed):
+    assert_same(seed.text, seed.edb, index=ALWAYS)
+
+
+@settings(default=40)
+@given(case=stratified_programs())
+def test_random_programs_with_every_check_by_the_index(case):
+    assert_same(*case, index=ALWAYS)
