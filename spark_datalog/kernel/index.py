@@ -32,7 +32,7 @@ class IndexPolicy:
     the relation knows at least ``few`` times more (None: always few); the known facts are
     indexed once the anti-joins of rounds that derived few facts have read them ``after``
     times over (None: never), and they are at least ``min_known``. Building the index costs
-    12-45 anti-join passes (numpy's sort of the hashes, 375K to 9M facts), and checking a
+    7-45 anti-join passes (numpy's sort of the hashes, 375K to 9M facts), and checking a
     round by it costs ~1 ms more than an anti-join over fewer than ~100K facts (measured with
     ``benchmarks/profile_chain.py``), so it is built only where it pays back: never for the
     few rounds of large deltas of a tree or a dense graph, soon in a long chain of rounds that
