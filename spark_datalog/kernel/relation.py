@@ -68,7 +68,11 @@ class SetRelation:
         self.known_at_pending = self.size()
         # known facts out first, then duplicates: the other order let Polars build the
         # anti-join's table on the known facts (a 13-fact round over 9.2M known: 0.5 s, not 15 ms)
-        return candidates.join(self.full(), on=self.columns, how="anti").unique()
+        return self._not_known(candidates).unique()
+
+    def _not_known(self, candidates: pl.LazyFrame) -> pl.LazyFrame:
+        """``candidates`` without the known facts (a hash anti-join: a pass over them)."""
+        return candidates.join(self.full(), on=self.columns, how="anti")
 
     def absorb(self, recent: pl.DataFrame) -> int:
         found = None
@@ -87,7 +91,7 @@ class SetRelation:
         computed): by the index, unless they are many."""
         assert self.index is not None
         if not self.policy.are_few(candidates.height, self.size()):
-            return candidates.lazy().join(self.full(), on=self.columns, how="anti").collect(), None
+            return self._not_known(candidates.lazy()).collect(), None
         rows = pl.concat([*self.stable, self.recent], how="vertical", rechunk=False)
         wanted = hashes(candidates, self.columns)
         new = ~self.index.known(candidates, rows, wanted)
