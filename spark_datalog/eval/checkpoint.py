@@ -58,6 +58,12 @@ def keep(frame: DataFrame, reliable: bool) -> DataFrame:
     return kept
 
 
+def is_stored(frame: DataFrame) -> bool:
+    """Whether Spark's cache holds ``frame``'s plan (cached through this or an equal frame)."""
+    level = frame.storageLevel
+    return bool(level.useMemory or level.useDisk or level.useOffHeap)
+
+
 def release(frame: Optional[DataFrame]) -> None:
     """Free the storage behind ``frame`` (a cached frame or a checkpoint leaf) without blocking.
     The frame must not be read afterwards."""

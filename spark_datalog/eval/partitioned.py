@@ -38,6 +38,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .. import progress
+from ..kernel.frames import distinct_rows
 from ..kernel.partition import (
     TAG,
     LocalRelation,
@@ -48,6 +49,7 @@ from ..kernel.partition import (
     wide_columns,
 )
 from ..placement import Declined
+from ..plan import ir
 from ..plan.partitioning import Decomposition
 from ..settings import (
     BROADCAST_ROWS_SETTING,
@@ -118,7 +120,7 @@ def _prepare(run, plan, split: Decomposition, relations: dict):
     found = settings_of(run.spark)
     width = max(len(run.checked.relations[name].columns) for name in plan.relations)
     max_rows = found.broadcast_rows(KERNEL_VALUE_BYTES)
-    static = _collect_static(split.static, relations, max_rows)
+    static = _collect_static(split.static, relations, run.unions, max_rows)
     if static is None:
         return f"a relation to broadcast has over {max_rows} rows ({BROADCAST_ROWS_SETTING})"
     task = _task(run, plan, split, found.local_facts(width, KERNEL_VALUE_BYTES))
@@ -133,13 +135,16 @@ def _placed_base(run, plan, split: Decomposition, task: PartitionTask, relations
     decomposition key or in one partition (``stored``: a leaf to release after the tasks);
     None when there are none; the reason (a string) when they are too many for one task."""
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
-    candidates = run._candidates(split.exit_rules, scans, plan, with_facts=True)
+    rules = [rule_plan for rule_plan in split.exit_rules if not is_read_from_static(rule_plan, split)]
+    candidates = run._candidates(rules, scans, plan, with_facts=True)
     parts = [
         (tag, frame)
         for tag, relation in enumerate(task.relations)
         for frame in candidates.get(relation.name, ())
     ]
     base = wide_frame(parts, task.relations)
+    if base is None and task.exits:  # one task still runs: it derives round 0 itself
+        return empty_wide_frame(run.spark, task.relations).coalesce(1), None
     if base is None:
         return None
     if split.key:
@@ -203,6 +208,12 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
     return reduce(DataFrame.union, frames) if frames else None
 
 
+def empty_wide_frame(spark, relations) -> DataFrame:
+    """A frame without rows in the wide schema of ``relations``."""
+    columns = wide_columns(relations)
+    return spark.createDataFrame([], spark_schema([c for c, _ in columns], [t for _, t in columns]))
+
+
 def run_tasks(frame: DataFrame, function, relations, reliable: bool, what: str) -> tuple:
     """``(stored, reports)``: ``function(batches, accumulator)`` run on every partition of the
     wide ``frame`` by ``mapInArrow``, its wide output kept (``checkpoint.keep``), and the
@@ -258,7 +269,20 @@ def _task(run, plan, split: Decomposition, max_facts: int) -> PartitionTask:
             )
         )
     variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
-    return PartitionTask(tuple(relations), variants, run.max_iterations, max_facts)
+    exits = tuple(
+        (rule_plan.relation, rule_plan.plan)
+        for rule_plan in split.exit_rules
+        if is_read_from_static(rule_plan, split)
+    )
+    return PartitionTask(tuple(relations), variants, run.max_iterations, max_facts, exits)
+
+
+def is_read_from_static(rule_plan, split: Decomposition) -> bool:
+    """Whether the round-0 rule ``rule_plan`` of a stratum run in one task is evaluated by the
+    kernel in the task: it reads only relations broadcast to it (``split.static``), so Spark
+    need not compute its facts and move them into the task (cc over 1M edges: 2M round-0
+    facts, 0.35 s to compute and store and 0.6 s to read in the task)."""
+    return not split.key and all(scan.relation in split.static for scan in ir.scans(rule_plan.plan))
 
 
 def _missing_module(message: str) -> str:
@@ -268,13 +292,15 @@ def _missing_module(message: str) -> str:
     return "ModuleNotFoundError"
 
 
-def _collect_static(names, relations: dict, max_rows: int) -> Optional[dict]:
+def _collect_static(names, relations: dict, unions: dict, max_rows: int) -> Optional[dict]:
     """relation -> (pyarrow Table, its rows) of each relation to broadcast, or None if one is
     too large. The rows travel beside the table: a pickled table without columns (a nullary
-    relation) loses its row count."""
+    relation) loses its row count. A relation with its rules' outputs before Spark's distinct
+    in ``unions`` is collected from them and made a set here, unless they are too many."""
     tables = {}
     for name in names:
-        table = collect_small(relations[name], max_rows)
+        table = collect_small(unions[name], max_rows) if name in unions else None
+        table = distinct_rows(table) if table is not None else collect_small(relations[name], max_rows)
         if table is None:
             return None
         tables[name] = (table, table.num_rows)

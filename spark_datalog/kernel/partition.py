@@ -41,6 +41,7 @@ class PartitionTask:
     variants: tuple  # (relation name, IR plan) of the delta variants
     max_rounds: Optional[int]
     max_facts: Optional[int]
+    exits: tuple = ()  # (relation name, IR plan) of round-0 rules read from the static relations
 
 
 @dataclass
@@ -130,14 +131,17 @@ def run_fixpoint(task: PartitionTask, base: dict, below: dict, relations: dict) 
     shapes = {r.name: r for r in task.relations}
 
     def candidates(iteration: int, states: dict) -> list:
-        if iteration == 0:
-            return [(name, frame.lazy()) for name, frame in base.items()]
         frames = {(name, "full"): frame for name, frame in below.items()}
+        if iteration == 0:
+            return [(name, frame.lazy()) for name, frame in base.items()] + derive(task.exits, frames)
         for name, state in states.items():
             frames[(name, "full")] = state.full()
             frames[(name, "delta")] = state.recent
+        return derive(task.variants, frames)
+
+    def derive(variants, frames: dict) -> list:
         found = []
-        for name, plan in task.variants:
+        for name, plan in variants:
             shape = shapes[name]
             frame = compile_node(plan, frames).frame
             found.append((name, conformed(frame, shape.column_names, shape.column_types)))
@@ -211,7 +215,7 @@ def unsupported(task: PartitionTask, below: dict) -> Optional[str]:
         frames[(relation.name, "full")] = empty
         frames[(relation.name, "delta")] = empty
     try:
-        for _, plan in task.variants:
+        for _, plan in task.variants + task.exits:
             compile_node(plan, frames)
     except KernelUnsupported as error:
         return str(error)

@@ -376,3 +376,20 @@ def test_recursive_strata_keep_redundant_aliases_and_the_session_s_excluded_rule
     assert kept_aliases(None) == REMOVE_REDUNDANT_ALIASES
     assert kept_aliases(" a.B, c.D ") == f"a.B,c.D,{REMOVE_REDUNDANT_ALIASES}"
     assert kept_aliases(f"a.B,{REMOVE_REDUNDANT_ALIASES}") == f"a.B,{REMOVE_REDUNDANT_ALIASES}"
+
+
+def test_a_cached_input_is_read_from_its_cache_and_stays_cached(spark):
+    """An input the caller cached is neither cached a second time nor released by the
+    evaluation; an input it did not cache is cached for the evaluation and released after."""
+    cached = spark.createDataFrame([(1, 2), (2, 3)], "src long, dst long").cache()
+    plain = spark.createDataFrame([(1, 2), (2, 3)], "src long, dst long")
+    try:
+        cached.count()
+        result, _ = run(spark, TC, {"arc": cached})
+        assert as_set(result["tc"]) == {(1, 2), (2, 3), (1, 3)}
+        assert cached.storageLevel.useMemory
+        result, _ = run(spark, TC, {"arc": plain})
+        assert as_set(result["tc"]) == {(1, 2), (2, 3), (1, 3)}
+        assert not plain.storageLevel.useMemory and not plain.storageLevel.useDisk
+    finally:
+        cached.unpersist()
