@@ -15,7 +15,9 @@ memory, so the stratum costs a few jobs however many rounds it takes:
   in one job instead of hundreds.
 
 The other relations the recursive rules read are collected once and broadcast to every task;
-each must have at most ``spark.datalog.maxBroadcastRows`` rows. A task stops when its relations
+each must have at most ``spark.datalog.maxBroadcastRows`` rows. A stratum in one task derives
+its round-0 facts in the task from the rules that read only those relations
+(``is_read_from_static``); Spark computes the others' and sends them in. A task stops when its relations
 hold more facts than its memory budget allows (``spark.datalog.taskMemory``, or
 ``spark.datalog.maxLocalFacts``: ``spark_datalog.settings``); every task then yields the facts
 it derived (all of them, or those until it stopped), and the stratum continues from them in
