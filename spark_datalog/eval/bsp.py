@@ -202,7 +202,7 @@ def evaluate_bsp(
 def _placed(run, plan, split: Decomposition, task: BspTask, keys: dict, relations: dict) -> tuple:
     """(statics, candidates): the static slots and the round-0 candidates, each stored
     hash-partitioned on its key."""
-    from .partitioned import wide_frame
+    from .partitioned import empty_wide_frame, wide_frame
 
     tags = {slot.name: tag for tag, slot in enumerate(task.slots)}
     statics = [(tags[s.name], relations[s.name.rsplit("@", 1)[0]]) for s in task.slots[2 * task.relations :]]
@@ -217,14 +217,9 @@ def _placed(run, plan, split: Decomposition, task: BspTask, keys: dict, relation
     for parts in (statics, exits):
         wide = wide_frame(parts, task.slots)
         if wide is None:
-            wide = _empty_wide(run, task)
+            wide = empty_wide_frame(run.spark, task.slots)
         stored.append(_store(run, wide.withColumn(ROUND, F.lit(0)), task, keys))
     return stored[0], stored[1]
-
-
-def _empty_wide(run, task: BspTask) -> DataFrame:
-    columns = wide_columns(task.slots)
-    return run.spark.createDataFrame([], spark_schema([c for c, _ in columns], [t for _, t in columns]))
 
 
 def _store(run, wide: DataFrame, task: BspTask, keys: dict) -> DataFrame:
