@@ -9,15 +9,19 @@ way.
 ===================================  ==========================================================
 setting                              meaning (default)
 ===================================  ==========================================================
-``spark.datalog.taskMemory``         bytes one task may spend on a stratum's facts (the
-                                     session's ``spark.executor.pyspark.memory`` when set,
-                                     else ``2g``); Spark's size suffixes (``k``, ``m``, ``g``)
+``spark.datalog.taskMemory``         bytes one task may spend on a stratum's facts, and in
+                                     one task on the relations Spark sends it (at
+                                     :data:`INPUT_VALUE_BYTES` per value) (the session's
+                                     ``spark.executor.pyspark.memory`` when set, else ``2g``);
+                                     Spark's size suffixes (``k``, ``m``, ``g``)
 ``spark.datalog.maxLocalFacts``      facts a task may hold, overriding the estimate from
                                      ``taskMemory`` (unset)
 ``spark.datalog.maxBroadcastRows``   rows a relation read by a partition-local fixpoint may
-                                     have to be broadcast to every task; by default what a
-                                     quarter of ``taskMemory`` holds at the kernel's bytes per
-                                     value over two columns (5,592,405 at ``2g``)
+                                     have to be broadcast to every task (a larger one is sent
+                                     through Spark to a stratum in one task; a stratum with a
+                                     key runs in rounds); by default what a quarter of
+                                     ``taskMemory`` holds at the kernel's bytes per value over
+                                     two columns (5,592,405 at ``2g``)
 ``spark.datalog.driverMemory``       bytes maintenance in the driver may spend (a linear DRed
                                      in the driver, counting in the driver, a small change
                                      assessed there, derivation levels computed there): the
@@ -92,6 +96,10 @@ DRIVER_ROW_BYTES = 512
 # measured on tc over 3-ary trees (2.8M and 9.2M facts: stable frames, the round's candidates
 # and the anti-join's hash table), rounded up.
 KERNEL_VALUE_BYTES = 48
+# Peak bytes per value of a relation Spark sends into the partition of a stratum in one task:
+# the Arrow batches as they arrive, the relation's block of them, and the set Polars makes of
+# it (cc over R-MAT 4M edges: 8.4M rows of two longs took the task from 125 MB to 1.34 GB).
+INPUT_VALUE_BYTES = 80
 
 _UNITS = {"": 1, "b": 1, "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40, "p": 2**50}
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmgtp]?)b?\s*$", re.I)

@@ -14,11 +14,15 @@ memory, so the stratum costs a few jobs however many rounds it takes:
   task, when its round-0 facts fit one task: small recursive problems finish
   in one job instead of hundreds.
 
-The other relations the recursive rules read are collected once and broadcast to every task;
-each must have at most ``spark.datalog.maxBroadcastRows`` rows. A stratum in one task derives
-its round-0 facts in the task from the rules that read only those relations
-(``is_read_from_static``); Spark computes the others' and sends them in. A task stops when its relations
-hold more facts than its memory budget allows (``spark.datalog.taskMemory``, or
+The other relations the recursive rules read are read whole by every task: collected once
+and broadcast to every task when they have at most ``spark.datalog.maxBroadcastRows`` rows.
+A stratum with a key needs every one broadcast. A stratum in one task gets a larger one from
+Spark in its partition, after its round-0 facts, never through the driver (a relation's rules'
+outputs before Spark's distinct, made a set by the kernel), and its values count against the
+task's memory. A stratum in one task derives its round-0 facts in the task from the rules that
+read only those relations (``is_read_from_static``); Spark computes the others' and sends them
+in. A task stops when its relations hold more facts than its memory budget allows
+(``spark.datalog.taskMemory``, or
 ``spark.datalog.maxLocalFacts``: ``spark_datalog.settings``); every task then yields the facts
 it derived (all of them, or those until it stopped), and the stratum continues from them in
 rounds of Spark joins: they are facts of the fixpoint, so the result is the same, and the rounds
@@ -55,6 +59,7 @@ from ..plan import ir
 from ..plan.partitioning import Decomposition
 from ..settings import (
     BROADCAST_ROWS_SETTING,
+    INPUT_VALUE_BYTES,
     KERNEL_VALUE_BYTES,
     LOCAL_FACTS_SETTING,
     TASK_MEMORY_SETTING,
@@ -117,15 +122,24 @@ def evaluate_partitioned(
 
 
 def _prepare(run, plan, split: Decomposition, relations: dict):
-    """``(task, static)``: what every task needs and the broadcast relations, or the reason
-    (a string) why the kernel cannot take the stratum."""
+    """``(task, static)``: what every task needs and the broadcast relations (a stratum with a
+    key needs all it reads; one task gets those over the limit in its partition instead), or
+    the reason (a string) why the kernel cannot take the stratum."""
     found = settings_of(run.spark)
-    width = max(len(run.checked.relations[name].columns) for name in plan.relations)
     max_rows = found.broadcast_rows(KERNEL_VALUE_BYTES)
-    static = _collect_static(split.static, relations, run.unions, max_rows)
-    if static is None:
+    static = _collect_static(split.static, relations, run.unions, max_rows, bool(split.key))
+    if split.key and len(static) < len(split.static):
         return f"a relation to broadcast has over {max_rows} rows ({BROADCAST_ROWS_SETTING})"
-    task = _task(run, plan, split, found.local_facts(width, KERNEL_VALUE_BYTES))
+    task = _task(run, plan, split, found, tuple(name for name in split.static if name not in static))
+    if task.inputs:
+        names = ", ".join(relation.name for relation in task.inputs)
+        log.info(
+            "stratum %d · over %d rows (%s), sent into the task by Spark: %s",
+            plan.index,
+            max_rows,
+            BROADCAST_ROWS_SETTING,
+            names,
+        )
     refused = unsupported(task, {name: table.schema for name, (table, _) in static.items()})
     if refused is not None:
         return f"the kernel cannot evaluate it ({refused})"
@@ -134,8 +148,9 @@ def _prepare(run, plan, split: Decomposition, relations: dict):
 
 def _placed_base(run, plan, split: Decomposition, task: PartitionTask, relations: dict):
     """``(partitioned, stored)``: the round-0 facts in the wide schema, hash-partitioned on the
-    decomposition key or in one partition (``stored``: a leaf to release after the tasks);
-    None when there are none; the reason (a string) when they are too many for one task."""
+    decomposition key, or in one partition followed by the relations the task reads
+    (``task.inputs``); ``stored``: a leaf to release after the tasks. None when the tasks would
+    derive nothing; the reason (a string) when the round-0 facts are too many for one task."""
     scans = {(relation, "full"): frame for relation, frame in relations.items()}
     rules = [rule_plan for rule_plan in split.exit_rules if not is_read_from_static(rule_plan, split)]
     candidates = run._candidates(rules, scans, plan, with_facts=True)
@@ -144,28 +159,41 @@ def _placed_base(run, plan, split: Decomposition, task: PartitionTask, relations
         for tag, relation in enumerate(task.relations)
         for frame in candidates.get(relation.name, ())
     ]
-    base = wide_frame(parts, task.relations)
-    if base is None and task.exits:  # one task still runs: it derives round 0 itself
-        return empty_wide_frame(run.spark, task.relations).coalesce(1), None
-    if base is None:
-        return None
+    wide = task.relations + task.inputs
+    base = wide_frame(parts, wide)
     if split.key:
+        if base is None:
+            return None
         first = task.relations[0]
         key = [f"r0_{first.column_names[i]}" for i in split.key]
         return base.repartition(run.partitions, *key), None
-    leaves, counts, _ = materialise({"base": base})
-    stored = leaves["base"]
-    if task.max_facts is not None and counts["base"] > task.max_facts:
-        release(stored)
-        return f"{counts['base']} round-0 facts are too many for one task ({TASK_MEMORY_SETTING})"
-    return stored.coalesce(1), stored
+    if base is None and not task.exits:
+        return None
+    stored = None
+    if base is not None:
+        leaves, counts, _ = materialise({"base": base})
+        stored = leaves["base"]
+        if task.max_facts is not None and counts["base"] > task.max_facts:
+            release(stored)
+            return f"{counts['base']} round-0 facts are too many for one task ({TASK_MEMORY_SETTING})"
+    inputs = wide_frame(
+        [
+            (tag, run.unions.get(relation.name, relations[relation.name]))
+            for tag, relation in enumerate(wide)
+            if tag >= len(task.relations)
+        ],
+        wide,
+    )
+    frames = [frame for frame in (stored, inputs) if frame is not None]
+    one = reduce(DataFrame.union, frames) if frames else empty_wide_frame(run.spark, wide)
+    return one.coalesce(1), stored
 
 
 def _run_stratum_tasks(run, plan, task: PartitionTask, static: dict, partitioned, stored_base):
     """``(stored, reports)`` of the tasks over ``partitioned``, or None when the workers cannot
     import the kernel (``run_tasks``)."""
     names = ", ".join(plan.relations)
-    broadcast = run.spark.sparkContext.broadcast(static)
+    broadcast = run.spark.sparkContext.broadcast(static) if static else None
     try:
         stored, reports = run_tasks(
             partitioned,
@@ -177,7 +205,8 @@ def _run_stratum_tasks(run, plan, task: PartitionTask, static: dict, partitioned
             f"stratum {plan.index} · {names}",
         )
     finally:
-        broadcast.unpersist(blocking=False)
+        if broadcast is not None:
+            broadcast.unpersist(blocking=False)
         release(stored_base)
     return None if stored is None else (stored, reports)
 
@@ -257,32 +286,46 @@ def split_wide(stored: DataFrame, relations) -> dict:
     }
 
 
-def _task(run, plan, split: Decomposition, max_facts: int) -> PartitionTask:
-    relations = []
-    for name in plan.relations:
-        schema = run.checked.relations[name]
-        spec = plan.aggregates.get(name)
-        relations.append(
-            LocalRelation(
-                name,
-                tuple(schema.column_names),
-                tuple(column.type for column in schema.columns),
-                (spec.func, spec.position) if spec is not None else None,
-            )
-        )
+def _task(run, plan, split: Decomposition, found, streamed: tuple) -> PartitionTask:
+    """What every task of the stratum needs; ``found``: the session's ``Settings``;
+    ``streamed``: the relations below sent in the partition of a stratum in one task."""
+    relations = tuple(_local_relation(run, name, plan.aggregates.get(name)) for name in plan.relations)
+    width = max(len(relation.column_names) for relation in relations)
     variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
     exits = tuple(
         (rule_plan.relation, rule_plan.plan)
         for rule_plan in split.exit_rules
         if is_read_from_static(rule_plan, split)
     )
-    return PartitionTask(tuple(relations), variants, run.max_iterations, max_facts, exits)
+    inputs = tuple(_local_relation(run, name, None) for name in streamed)
+    return PartitionTask(
+        relations,
+        variants,
+        run.max_iterations,
+        found.local_facts(width, KERNEL_VALUE_BYTES),
+        exits,
+        inputs,
+        frozenset(relation.name for relation in inputs if relation.name in run.unions),
+        # maxLocalFacts counts facts only; a budget from taskMemory holds the inputs too
+        INPUT_VALUE_BYTES / (KERNEL_VALUE_BYTES * width) if found.max_local_facts is None else 0.0,
+    )
+
+
+def _local_relation(run, name: str, spec) -> LocalRelation:
+    """``name`` as the kernel holds it; ``spec``: its min/max aggregate, if any."""
+    schema = run.checked.relations[name]
+    return LocalRelation(
+        name,
+        tuple(schema.column_names),
+        tuple(column.type for column in schema.columns),
+        (spec.func, spec.position) if spec is not None else None,
+    )
 
 
 def is_read_from_static(rule_plan, split: Decomposition) -> bool:
     """Whether the round-0 rule ``rule_plan`` of a stratum run in one task is evaluated by the
-    kernel in the task: it reads only relations broadcast to it (``split.static``), so Spark
-    need not compute its facts and move them into the task (cc over 1M edges: 2M round-0
+    kernel in the task: it reads only relations the task reads whole (``split.static``), so
+    Spark need not compute its facts and move them into the task (cc over 1M edges: 2M round-0
     facts, 0.35 s to compute and store and 0.6 s to read in the task)."""
     return not split.key and all(scan.relation in split.static for scan in ir.scans(rule_plan.plan))
 
@@ -294,18 +337,21 @@ def _missing_module(message: str) -> str:
     return "ModuleNotFoundError"
 
 
-def _collect_static(names, relations: dict, unions: dict, max_rows: int) -> Optional[dict]:
-    """relation -> (pyarrow Table, its rows) of each relation to broadcast, or None if one is
-    too large. The rows travel beside the table: a pickled table without columns (a nullary
-    relation) loses its row count. A relation with its rules' outputs before Spark's distinct
-    in ``unions`` is collected from them and made a set here, unless they are too many."""
+def _collect_static(names, relations: dict, unions: dict, max_rows: int, distinct_too: bool) -> dict:
+    """relation -> (pyarrow Table, its rows) of each relation of ``names`` that has at most
+    ``max_rows`` rows (the others are left out). The rows travel beside the table: a pickled
+    table without columns (a nullary relation) loses its row count. A relation with its rules'
+    outputs before Spark's distinct in ``unions`` is collected from them and made a set here;
+    when they are too many, its distinct relation is collected instead if ``distinct_too``."""
     tables = {}
     for name in names:
         table = collect_small(unions[name], max_rows) if name in unions else None
-        table = distinct_rows(table) if table is not None else collect_small(relations[name], max_rows)
-        if table is None:
-            return None
-        tables[name] = (table, table.num_rows)
+        if table is not None:
+            table = distinct_rows(table)
+        elif distinct_too or name not in unions:
+            table = collect_small(relations[name], max_rows)
+        if table is not None:
+            tables[name] = (table, table.num_rows)
     return tables
 
 

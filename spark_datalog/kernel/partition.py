@@ -4,13 +4,16 @@
 out use one *wide* schema for all the stratum's relations (:func:`wide_columns`): a relation
 tag, then each relation's columns in turn, null outside the tagged relation's own block. Each
 task takes its partition's round-0 facts as Polars frames (no row ever becomes a Python
-value), runs the engine's semi-naive loop (``seminaive.rounds``) against the broadcast relations,
-yields the facts as Arrow batches, and reports its rounds through an accumulator keyed by
-partition, so a recomputed task overwrites its report instead of adding to it.
+value), runs the engine's semi-naive loop (``seminaive.rounds``) against the relations below the
+stratum (broadcast to every task, or, for a stratum in one task, sent in its partition after
+the round-0 facts: ``PartitionTask.inputs``), yields the facts as Arrow batches, and reports its
+rounds through an accumulator keyed by partition, so a recomputed task overwrites its report
+instead of adding to it.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
@@ -42,6 +45,25 @@ class PartitionTask:
     max_rounds: Optional[int]
     max_facts: Optional[int]
     exits: tuple = ()  # (relation name, IR plan) of round-0 rules read from the static relations
+    # LocalRelation of the relations below read whole, sent in the partition after the stratum's
+    # blocks (a stratum in one task); those in ``sets`` arrive with repeated rows (a relation's
+    # rules' outputs before Spark's distinct) and are made sets in the task
+    inputs: tuple = ()
+    sets: frozenset = frozenset()
+    # facts of ``max_facts`` one value of the inputs takes (0: not counted)
+    input_weight: float = 0.0
+
+    def facts_limit(self, input_values: int) -> Optional[int]:
+        """Facts the task may derive when its ``inputs`` hold ``input_values`` values:
+        ``max_facts`` less what they take at ``input_weight``.
+
+        >>> rel = LocalRelation("cc", ("X", "L"), ("long", "long"))
+        >>> PartitionTask((rel,), (), None, 100, input_weight=0.5).facts_limit(40)
+        80
+        """
+        if self.max_facts is None:
+            return None
+        return self.max_facts - math.ceil(input_values * self.input_weight)
 
 
 @dataclass
@@ -88,19 +110,28 @@ def run_partition(
     batches: Iterator[pa.RecordBatch], task: PartitionTask, static, reports
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` function: ``static`` is a broadcast ``{relation: (pyarrow.Table,
-    rows)}``, ``reports`` an accumulator of :class:`ReportsParam`. It yields the facts the
-    partition derived: all of them, or, when it stopped at its memory budget (``overflow``)
-    or at the round limit, those it derived until then."""
+    rows)}`` (or None), ``reports`` an accumulator of :class:`ReportsParam`. It yields the facts
+    the partition derived: all of them, or, when it stopped at its memory budget (``overflow``:
+    its inputs alone may fill it) or at the round limit, those it derived until then."""
     from pyspark import TaskContext
 
     started = time.perf_counter()
-    base = split_batches(batches, task.relations)
+    blocks = split_batches(batches, task.relations + task.inputs)
+    limit = task.facts_limit(sum(blocks[r.name].height * blocks[r.name].width for r in task.inputs))
+    base = {relation.name: blocks[relation.name] for relation in task.relations}
     below = {
         name: to_frame(table) if table.num_columns else unit_frame(rows)
-        for name, (table, rows) in static.value.items()
+        for name, (table, rows) in (static.value.items() if static is not None else ())
     }
+    for relation in task.inputs:
+        frame = blocks.pop(relation.name)
+        # lazily: Polars' lazy unique took half the time of the eager one (8M rows, one thread)
+        below[relation.name] = frame.lazy().unique().collect() if relation.name in task.sets else frame
     relations = {r.name: new_relation(r) for r in task.relations}
-    report = run_fixpoint(task, base, below, relations)
+    if limit is not None and limit <= 0:
+        report = PartitionReport([], [], {name: 0 for name in relations}, False, True)
+    else:
+        report = run_fixpoint(task, base, below, relations, limit)
     report.task_seconds = time.perf_counter() - started
     context = TaskContext.get()
     reports.add({context.partitionId() if context is not None else 0: report})
@@ -124,10 +155,12 @@ def new_relation(relation: LocalRelation, known: Optional[pl.DataFrame] = None) 
     return BestRelation(dtypes, position, func, known)
 
 
-def run_fixpoint(task: PartitionTask, base: dict, below: dict, relations: dict) -> PartitionReport:
+def run_fixpoint(
+    task: PartitionTask, base: dict, below: dict, relations: dict, max_facts: Optional[int]
+) -> PartitionReport:
     """Run the stratum's rounds on ``relations`` (name -> kernel relation) from the round-0
     ``base`` frames, reading the relations ``below`` it; stops at the round limit
-    (``exceeded``) or when the relations hold more than ``task.max_facts`` (``overflow``)."""
+    (``exceeded``) or when the relations hold more than ``max_facts`` (``overflow``)."""
     shapes = {r.name: r for r in task.relations}
 
     def candidates(iteration: int, states: dict) -> list:
@@ -153,7 +186,7 @@ def run_fixpoint(task: PartitionTask, base: dict, below: dict, relations: dict) 
         report.sizes.append(sizes)
         report.seconds.append(time.perf_counter() - started)
         started = time.perf_counter()
-        if task.max_facts is not None and sum(r.size() for r in relations.values()) > task.max_facts:
+        if max_facts is not None and sum(r.size() for r in relations.values()) > max_facts:
             report.overflow = True
             break
         if any(sizes.values()) and task.max_rounds is not None and len(report.sizes) >= task.max_rounds:
@@ -170,19 +203,21 @@ def split_batches(batches: Iterator[pa.RecordBatch], relations) -> dict:
     if not received:
         return {relation.name: new_relation(relation).facts() for relation in relations}
     table = pa.Table.from_batches(received)
+    del received
     frames, start = {}, 1
     for tag, relation in enumerate(relations):
         stop = start + len(relation.column_names)
-        mine = table.filter(pc.equal(table.column(0), tag)) if len(relations) > 1 else table
-        frames[relation.name] = _frame(relation, mine, start, stop)
+        # the block's own columns first: the filter copies only them (not the other blocks' nulls)
+        block = table.select(list(range(start, stop))).rename_columns(list(relation.column_names))
+        mine = block.filter(pc.equal(table.column(0), tag)) if len(relations) > 1 else block
+        frames[relation.name] = _frame(relation, mine)
         start = stop
     return frames
 
 
-def _frame(relation: LocalRelation, table: pa.Table, start: int, stop: int) -> pl.DataFrame:
+def _frame(relation: LocalRelation, block: pa.Table) -> pl.DataFrame:
     if not relation.column_names:
-        return unit_frame(table.num_rows)
-    block = table.select(list(range(start, stop))).rename_columns(list(relation.column_names))
+        return unit_frame(block.num_rows)
     return to_frame(block, relation.column_types)
 
 
@@ -206,10 +241,13 @@ def _schema(relations) -> pa.Schema:
 
 def unsupported(task: PartitionTask, below: dict) -> Optional[str]:
     """Why the kernel cannot evaluate ``task``'s variants (a ``KernelUnsupported`` found by
-    compiling them on empty frames: ``below`` is relation -> its Arrow schema), or None."""
+    compiling them on empty frames: ``below`` is relation -> its Arrow schema, beside the
+    task's ``inputs``), or None."""
     from .types import KernelUnsupported
 
     frames: dict[Any, Any] = {(n, "full"): to_frame(schema.empty_table()) for n, schema in below.items()}
+    for relation in task.inputs:
+        frames[(relation.name, "full")] = new_relation(relation).facts()
     for relation in task.relations:
         empty = new_relation(relation).facts()
         frames[(relation.name, "full")] = empty

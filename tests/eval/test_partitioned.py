@@ -286,14 +286,59 @@ def test_round_zero_rules_reading_only_what_the_task_is_sent_run_in_the_task():
     assert _exits_in_task(TC) == [[False]]  # by key: round 0 is partitioned by Spark
 
 
-def test_a_relation_sent_to_the_task_is_made_a_set_when_its_rules_repeat_rows(spark, datalog_settings):
-    """edge's rules derive every pair twice (arc holds both directions): collected before
-    Spark's distinct that is twice the broadcast limit, so it is collected after it."""
+UNDIRECTED_TC = """
+.decl arc(src: long, dst: long)
+link(X, Y) :- arc(X, Y).
+link(Y, X) :- arc(X, Y).
+tc(X, Y) :- link(X, Y).
+tc(X, Z) :- tc(X, Y), link(Y, Z).
+"""
+
+ONE_TASK = [case for case in CASES if "one partition" in case[0] or "in the task" in case[0]]
+
+
+@pytest.mark.parametrize("name, text, edb", ONE_TASK, ids=[c[0] for c in ONE_TASK])
+def test_one_task_gets_relations_over_the_broadcast_limit_through_spark(
+    spark, datalog_settings, name, text, edb
+):
+    """With nothing small enough to broadcast, a stratum in one task still runs in its task:
+    Spark sends every relation it reads into its partition."""
+    datalog_settings(maxBroadcastRows=1)
+    program, frames = _frames(spark, text, edb)
+    result, stats = run(spark, text, frames)
+    expected = sd.reference.evaluate(program, edb)
+    for plan_stats in stats:
+        if plan_stats.recursive:
+            assert plan_stats.placement.where == "one task", plan_stats.placement
+    for relation, facts in expected.items():
+        if relation in result:
+            assert as_set(result[relation]) == facts, relation
+
+
+def test_relations_sent_to_one_task_count_against_its_memory(spark, caplog, datalog_settings):
+    """arc (20 rows of two longs) alone is more than a task of 1 KiB holds (10 facts of two
+    values at the kernel's bytes per value): the task stops before its first round and the
+    stratum runs in rounds, with the same facts."""
+    datalog_settings(maxBroadcastRows=1, taskMemory="1k")
+    edb = {"arc": GRAPH | {(b, a) for a, b in GRAPH}}
+    program, frames = _frames(spark, UNDIRECTED_COMPONENTS, edb)
+    with caplog.at_level(logging.INFO, logger="spark_datalog"):
+        result, stats = run(spark, UNDIRECTED_COMPONENTS, frames)
+    assert stats[-1].placement.where == "rounds", stats[-1].placement
+    assert "a partition held more than" in str(stats[-1].placement)
+    assert as_set(result["label"]) == sd.reference.evaluate(program, edb)["label"]
+
+
+@pytest.mark.parametrize("text", [UNDIRECTED_COMPONENTS, UNDIRECTED_TC], ids=["one task", "by key"])
+def test_a_relation_whose_rules_repeat_rows_is_read_as_a_set(spark, datalog_settings, text):
+    """The rules of edge (link) derive every pair twice (arc holds both directions). Its rules'
+    outputs are twice the broadcast limit: one task gets them through Spark and makes them a
+    set; a stratum with a key broadcasts the relation after Spark's distinct."""
     edges = GRAPH | {(b, a) for a, b in GRAPH}
-    distinct = len(edges)
-    datalog_settings(maxBroadcastRows=distinct)
-    result, stats = run(spark, UNDIRECTED_COMPONENTS, {"arc": arcs(spark, edges)})
+    datalog_settings(maxBroadcastRows=len(edges))
+    program, frames = _frames(spark, text, {"arc": edges})
+    result, stats = run(spark, text, frames)
     assert stats[-1].partitioned, stats[-1].placement
-    expected = sd.reference.evaluate(sd.Program.parse(UNDIRECTED_COMPONENTS), {"arc": edges})
-    assert as_set(result["label"]) == expected["label"]
-    assert as_set(result["edge"]) == expected["edge"]
+    expected = sd.reference.evaluate(program, {"arc": edges})
+    for relation, facts in expected.items():
+        assert as_set(result[relation]) == facts, relation

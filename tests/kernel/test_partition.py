@@ -12,6 +12,7 @@ from spark_datalog.kernel.partition import (
     PartitionTask,
     new_relation,
     run_fixpoint,
+    run_partition,
     split_batches,
     unsupported,
     wide_batches,
@@ -53,7 +54,7 @@ def _run(task, relation, edges):
     )
     relations = {"tc": new_relation(relation)}
     base = {"tc": to_frame(arc.rename_columns(["X", "Y"]), ["long", "long"])}
-    report = run_fixpoint(task, base, {"arc": to_frame(arc)}, relations)
+    report = run_fixpoint(task, base, {"arc": to_frame(arc)}, relations, task.max_facts)
     return report, set(relations["tc"].facts().rows())
 
 
@@ -81,3 +82,48 @@ def test_a_plan_the_kernel_refuses_is_found_before_any_task_runs():
     # tc's Y (a long) joins arc's first column: as a string, the kernel refuses (no silent cast)
     refused = unsupported(task, {"arc": pa.schema([("a", pa.string()), ("b", pa.int64())])})
     assert refused is not None and "join column" in refused
+
+
+class _Reports:
+    """The accumulator a task reports to, outside Spark."""
+
+    def __init__(self):
+        self.value: dict = {}
+
+    def add(self, value: dict) -> None:
+        self.value.update(value)
+
+
+def _run_with_inputs(edges, max_facts, input_weight=1.0):
+    """tc in one task whose ``arc`` arrives in its partition after the round-0 facts, each
+    edge twice (as a relation's rules' outputs before Spark's distinct)."""
+    task, relation = _tc_task(max_facts=max_facts)
+    arc = LocalRelation("arc", ("a", "b"), ("long", "long"))
+    exits = tuple((r.relation, r.plan) for r in sd.Program.parse(TC).plans[-1].rules if r.relation == "tc")
+    task = PartitionTask(
+        (relation,), task.variants, None, max_facts, exits[:1], (arc,), frozenset({"arc"}), input_weight
+    )
+    table = pa.table({"a": [a for a, _ in edges] * 2, "b": [b for _, b in edges] * 2})
+    reports = _Reports()
+    out = list(run_partition(iter(wide_batches(table, 1, (relation, arc))), task, None, reports))
+    (report,) = reports.value.values()
+    facts = split_batches(iter(out), (relation,))["tc"] if out else None
+    return report, set(facts.rows()) if facts is not None else set()
+
+
+def test_relations_sent_in_the_partition_are_made_sets_and_read_by_round_zero():
+    edges = {(1, 2), (2, 3), (3, 4), (4, 2)}
+    report, facts = _run_with_inputs(edges, max_facts=None)
+    assert facts == reference(sd.Program.parse(TC), {"arc": edges})["tc"]
+    assert report.sizes[0] == {"tc": len(edges)}  # round 0 from arc made a set: each edge once
+    assert not report.overflow
+
+
+def test_relations_sent_in_the_partition_count_against_the_task_memory():
+    edges = {(i, i + 1) for i in range(6)}  # 12 rows of 2 values arrive: 24 facts' worth at 1.0
+    report, facts = _run_with_inputs(edges, max_facts=24)
+    assert report.overflow and report.sizes == [] and facts == set()
+    report, facts = _run_with_inputs(edges, max_facts=24 + 21)  # tc holds 21 facts
+    assert not report.overflow and len(facts) == 21
+    report, facts = _run_with_inputs(edges, max_facts=21, input_weight=0.0)  # maxLocalFacts
+    assert not report.overflow and len(facts) == 21
