@@ -101,8 +101,13 @@ def evaluate_partitioned(
         stored, reports = ran
     if any(report.overflow for report in reports.values()):
         derived = split_wide(stored, task.relations) if stored is not None else None
+        sent = (
+            f", counting what {', '.join(r.name for r in task.inputs)} took"
+            if task.inputs and task.input_weight
+            else ""
+        )
         return Declined(
-            f"a partition held more than {task.max_facts} facts ({TASK_MEMORY_SETTING} or "
+            f"a partition held more than {task.max_facts} facts{sent} ({TASK_MEMORY_SETTING} or "
             f"{LOCAL_FACTS_SETTING}; raise spark.sql.shuffle.partitions to spread a decomposable "
             "stratum wider); continuing from the facts derived",
             warn=True,
@@ -307,7 +312,7 @@ def _task(run, plan, split: Decomposition, found, streamed: tuple) -> PartitionT
         inputs,
         frozenset(relation.name for relation in inputs if relation.name in run.unions),
         # maxLocalFacts counts facts only; a budget from taskMemory holds the inputs too
-        INPUT_VALUE_BYTES / (KERNEL_VALUE_BYTES * width) if found.max_local_facts is None else 0.0,
+        INPUT_VALUE_BYTES / (KERNEL_VALUE_BYTES * max(width, 1)) if found.max_local_facts is None else 0.0,
     )
 
 

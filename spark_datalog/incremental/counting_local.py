@@ -6,10 +6,11 @@ The same telescoping sum, term by term the same plans, evaluated on the columnar
 ones with the changes added, and the changes are pyarrow Tables the driver already holds. So a
 stratum fed by changes computed in the driver costs no Spark job.
 
-It declines (None: the caller runs ``.counting`` with Spark) when a relation the stratum reads
-is not readable from storage within ``max_rows``, or when a changed relation occurs negated or
-as an existence test (the condition changes of ``.counting._existence_change`` are left to
-Spark).
+It reads from storage only the relations a term reads the state of (not those of which only
+the change is read, as by a rule of one atom). It declines (None: the caller runs
+``.counting`` with Spark) when one of them is not readable from storage within ``max_rows``,
+or when a changed relation occurs negated or as an existence test (the condition changes of
+``.counting._existence_change`` are left to Spark).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ..plan.ir import Node, scans
 from ..plan.translate import binds_nothing
 from ..syntax import ast
 from ..counting import counted_changes
-from ..plan.maintenance import NEW, counting_terms
+from ..plan.maintenance import NEW, OLD, counting_terms
 from .counting import telescoping_frames
 
 
@@ -48,15 +49,17 @@ def local_counting_changes(
     }
     if set(changes) & conditions:
         return None
+    terms = counting_terms(checked, stratum_plan, changes)
+    read = {scan.relation for term in terms if term.plan is not None for scan in scans(term.plan)}
     old = {}
     for name in reads:
+        if name + OLD not in read and name + NEW not in read:
+            continue  # its terms read only its change (a rule of one atom): not read from storage
         table = stored(name, max_rows)
         if table is None:
             return None
         old[name] = to_frame(table)
     frames = telescoping_frames(old, old, changes)  # the changed new states follow
-    terms = counting_terms(checked, stratum_plan, changes)
-    read = {scan.relation for term in terms if term.plan is not None for scan in scans(term.plan)}
     changed = [name for name in changes if name + NEW in read]  # only the new states read
     added = collect_all([_added(old[name], to_frame(changes[name])) for name in changed])
     for name in changes:

@@ -2,9 +2,10 @@
 
 ``incremental.dred`` runs each phase as rounds of Spark joins, one or two jobs per round: on a
 small stratum those jobs' fixed cost is the whole update (a deletion that over-deletes most of a
-reachable set takes dozens of rounds). Here the stratum's old facts, the lower relations before
-and after, and their changes are sent, tagged, into one partition, whose task runs the three
-phases in memory and yields the inserted and deleted facts: one Spark job. When the inputs are
+reachable set takes dozens of rounds). Here the stratum's old facts, the lower relations before,
+and their changes are sent, tagged, into one partition (not the lower relations after: the task
+makes them from the others), whose task runs the three phases in memory and yields the inserted
+and deleted facts: one Spark job. When the inputs are
 more than ``spark.datalog.taskMemory`` allows a task (``settings.Settings.local_facts``), or the
 executors cannot import the kernel, the caller runs the Spark rounds instead (the result is the
 same).
@@ -38,13 +39,14 @@ def local_dred_changes(
     max_iterations: Optional[int] = None,
 ) -> Union[dict, Declined]:
     """Relation -> (inserted facts, deleted facts) of the stratum, as
-    ``incremental.dred.dred_changes`` computes them (same arguments), or ``placement.Declined``
-    when the stratum is too large for one task (or the executors cannot run it)."""
+    ``incremental.dred.dred_changes`` computes them (same arguments; ``new`` is not read: the
+    task makes the new lower states from the old ones and the changes), or
+    ``placement.Declined`` when the stratum is too large for one task (or the executors cannot
+    run it)."""
     relations = tuple(stratum_plan.relations)
     plans = dred_plans(checked, stratum_plan, set(inserted), set(deleted))
     parts = [("old", name, old[name]) for name in relations]
     parts += [("old", name, frame) for name, frame in old.items() if name not in relations]
-    parts += [("new", name, frame) for name, frame in new.items()]
     parts += [("inserted", name, frame) for name, frame in inserted.items()]
     parts += [("deleted", name, frame) for name, frame in deleted.items()]
     inputs = tuple(relation_shape(checked, stratum_plan, name, kind) for kind, name, _ in parts)

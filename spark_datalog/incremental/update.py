@@ -279,14 +279,19 @@ def _check_changes(checked, warehouse, changes) -> dict:
         change = conform_changes(schema, frame)
         if warehouse.exists(name):
             versions[name] = warehouse.version(name)
-            # a small change against a table delta-rs reads: assessed here, one job
+            # a small change against a table delta-rs reads (the files it may meet): assessed
+            # here, one job
             found = settings_of(frame.sparkSession)
             small = collect_small(change, found.driver_rows) if found.driver_budget() else None
             old = (
                 None
                 if small is None
                 else warehouse.read_facts(
-                    name, versions[name], found.driver_read_rows(KERNEL_VALUE_BYTES), with_counts=True
+                    name,
+                    versions[name],
+                    found.driver_read_rows(KERNEL_VALUE_BYTES),
+                    with_counts=True,
+                    meeting=small,
                 )
             )
             if old is not None:
@@ -610,10 +615,15 @@ class _Update:
             if not facts:
                 continue
             schema = self.checked.relations[name]
-            old = stored(name, max_rows) if schema.arity else None
+            change = counted_change(schema, facts)
+            old = (
+                self.wh.read_facts(name, self.read_at[name], max_rows, with_counts=True, meeting=change)
+                if schema.arity
+                else None
+            )
             if old is None:
                 return too_large
-            assessed[name] = assess_in_driver(schema, counted_change(schema, facts), old)
+            assessed[name] = assess_in_driver(schema, change, old)
         self._absorb({}, stored=assessed)
         return {}
 

@@ -167,6 +167,20 @@ def affected_groups(
     return {name: relation.facts() for name, relation in relations.items()}
 
 
+def changed_state(
+    old: pl.DataFrame, inserted: Optional[pl.DataFrame], deleted: Optional[pl.DataFrame]
+) -> pl.DataFrame:
+    """A lower relation's new facts: its ``old`` ones without those that disappeared
+    (``deleted``), with those that appeared (``inserted``).
+
+    >>> old, appeared, gone = pl.DataFrame({"x": [1, 2]}), pl.DataFrame({"x": [3]}), pl.DataFrame({"x": [1]})
+    >>> changed_state(old, appeared, gone)["x"].to_list()
+    [2, 3]
+    """
+    frame = old if deleted is None or not deleted.height else KERNEL.without(old, deleted)
+    return frame if inserted is None or not inserted.height else pl.concat([frame, inserted], how="vertical")
+
+
 def _rounds_frame(added: list, shape: LocalRelation) -> pl.DataFrame:
     """The rows of ``added`` ((round, frame) pairs) with their round in column ``ROUND``."""
     frames = [frame.with_columns(pl.lit(round_, pl.Int64).alias(ROUND)) for round_, frame in added]
@@ -189,8 +203,9 @@ def _dtypes(shape: LocalRelation) -> dict:
 
 @dataclass(frozen=True)
 class DredTask:
-    """A stratum's DRed in one task: the input blocks (``old:R``, ``new:L``, ``inserted:L``,
-    ``deleted:L``) and the output blocks (``inserted:R``, ``deleted:R``) of the wide schema."""
+    """A stratum's DRed in one task: the input blocks (``old:R``, ``inserted:L``,
+    ``deleted:L``; the new lower states are made from them, ``changed_state``) and the output
+    blocks (``inserted:R``, ``deleted:R``) of the wide schema."""
 
     plans: DredPlans
     inputs: tuple  # LocalRelation
@@ -203,7 +218,7 @@ def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports) -> Iter
     """The ``mapInArrow`` function of ``incremental.dred_local``: all of the stratum's inputs
     arrive in this one partition; it yields the changes, or nothing when the inputs are more
     than ``task.max_facts`` rows (reported as an overflow) or a phase hit the round limit."""
-    blocks: dict = {"old": {}, "new": {}, "inserted": {}, "deleted": {}}
+    blocks: dict = {"old": {}, "inserted": {}, "deleted": {}}
     for name, frame in split_batches(batches, task.inputs).items():
         kind, relation = name.split(":", 1)
         blocks[kind][relation] = frame
@@ -219,7 +234,11 @@ def run_dred(batches: Iterator[pa.RecordBatch], task: DredTask, reports) -> Iter
     changed = {
         (kind, name): frame for kind in ("inserted", "deleted") for name, frame in blocks[kind].items()
     }
-    outcome = dred(task.plans, old, lower_old, blocks["new"], changed, task.max_rounds)
+    lower_new = {
+        name: changed_state(frame, blocks["inserted"].get(name), blocks["deleted"].get(name))
+        for name, frame in lower_old.items()
+    }
+    outcome = dred(task.plans, old, lower_old, lower_new, changed, task.max_rounds)
     reports.add({0: PartitionReport([], [], {}, outcome.exceeded, False)})
     if outcome.exceeded:
         return

@@ -116,7 +116,43 @@ def run_partition(
     from pyspark import TaskContext
 
     started = time.perf_counter()
-    blocks = split_batches(batches, task.relations + task.inputs)
+    relations = {r.name: new_relation(r) for r in task.relations}
+    received = _read_within(batches, task)
+    if received is None:  # what it is sent alone fills its memory: it read no further
+        report = PartitionReport([], [], {name: 0 for name in relations}, False, True)
+    else:
+        report = _run_received(received, task, static, relations)
+    report.task_seconds = time.perf_counter() - started
+    context = TaskContext.get()
+    reports.add({context.partitionId() if context is not None else 0: report})
+    # an overflowing task's facts are incomplete, but facts: the driver continues from them
+    for tag, relation in enumerate(task.relations):
+        table = to_table(relations[relation.name].facts(), relation.column_names, relation.column_types)
+        yield from wide_batches(table, tag, task.relations)
+
+
+def _read_within(batches: Iterator[pa.RecordBatch], task: PartitionTask) -> Optional[list]:
+    """The task's batches, or None as soon as they are more rows than its memory allows the
+    relations sent to it (``task.inputs``, counted at their widest: round-0 facts are few)."""
+    widest = max((len(relation.column_names) or 1 for relation in task.inputs), default=0)
+    bound = None
+    if task.max_facts is not None and widest and task.input_weight:
+        bound = task.max_facts / (widest * task.input_weight)
+    received, rows = [], 0
+    for batch in batches:
+        received.append(batch)
+        rows += batch.num_rows
+        if bound is not None and rows > bound:
+            return None
+    return received
+
+
+def _run_received(received: list, task: PartitionTask, static, relations: dict) -> PartitionReport:
+    """The fixpoint of ``relations`` over the ``received`` batches: the round-0 facts, then
+    the relations sent to the task (made sets where they repeat rows), beside the broadcast
+    ``static`` ones."""
+    blocks = split_batches(iter(received), task.relations + task.inputs)
+    del received[:]
     limit = task.facts_limit(sum(blocks[r.name].height * blocks[r.name].width for r in task.inputs))
     base = {relation.name: blocks[relation.name] for relation in task.relations}
     below = {
@@ -127,18 +163,9 @@ def run_partition(
         frame = blocks.pop(relation.name)
         # lazily: Polars' lazy unique took half the time of the eager one (8M rows, one thread)
         below[relation.name] = frame.lazy().unique().collect() if relation.name in task.sets else frame
-    relations = {r.name: new_relation(r) for r in task.relations}
     if limit is not None and limit <= 0:
-        report = PartitionReport([], [], {name: 0 for name in relations}, False, True)
-    else:
-        report = run_fixpoint(task, base, below, relations, limit)
-    report.task_seconds = time.perf_counter() - started
-    context = TaskContext.get()
-    reports.add({context.partitionId() if context is not None else 0: report})
-    # an overflowing task's facts are incomplete, but facts: the driver continues from them
-    for tag, relation in enumerate(task.relations):
-        table = to_table(relations[relation.name].facts(), relation.column_names, relation.column_types)
-        yield from wide_batches(table, tag, task.relations)
+        return PartitionReport([], [], {name: 0 for name in relations}, False, True)
+    return run_fixpoint(task, base, below, relations, limit)
 
 
 def new_relation(relation: LocalRelation, known: Optional[pl.DataFrame] = None) -> SetRelation | BestRelation:

@@ -57,7 +57,15 @@ from ..errors import DatalogError, WarehouseError
 from ..settings import settings_of
 from . import datafiles, uris
 from .runs import CommitResult
-from .schema import COUNT_COLUMN, Columns, columns_from_delta, conform, delta_schema, spark_schema
+from .schema import (
+    COUNT_COLUMN,
+    Columns,
+    arrow_schema,
+    columns_from_delta,
+    conform,
+    delta_schema,
+    spark_schema,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -560,11 +568,15 @@ class EmbeddedBackend:
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
+        meeting: "Optional[pa.Table]" = None,
     ) -> "Optional[pa.Table]":
         """The facts of ``name`` at ``version`` (declared columns of the rows with a positive
         count, and ``_count`` too ``with_counts``) as a pyarrow Table, read by delta-rs in this
-        process, without Spark; None when the table's log counts more than ``max_rows`` stored
-        rows (or cannot count them)."""
+        process, without Spark; None when the files read hold more than ``max_rows`` stored
+        rows (or their log cannot count them). With ``meeting`` (a table with the relation's
+        columns), only the files whose statistics say they may hold one of its facts are read
+        (``datafiles.candidates``): every stored fact of ``meeting`` is among those read."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         table = self._open(name, version)
@@ -572,14 +584,20 @@ class EmbeddedBackend:
             raise WarehouseError(f"no relation {name} in the warehouse {self.root}")
         columns = columns_from_delta(table.schema(), name)[0]
         check_readable(table, self.table_uri(name))
+        files = _add_actions(table) if max_rows is not None or meeting is not None else []
+        if meeting is not None:
+            files = datafiles.candidates(files, meeting, columns)
         if max_rows is not None:
-            counts = [action["num_records"] for action in _add_actions(table)]
+            counts = [action["num_records"] for action in files]
             if None in counts or sum(counts) > max_rows:
                 return None
-        return table.to_pyarrow_dataset().to_table(
-            columns=[c for c, _ in columns] + ([COUNT_COLUMN] if with_counts else []),
-            filter=pc.field(COUNT_COLUMN) > 0,
-        )
+        names = [c for c, _ in columns] + ([COUNT_COLUMN] if with_counts else [])
+        if meeting is None:
+            return table.to_pyarrow_dataset().to_table(columns=names, filter=pc.field(COUNT_COLUMN) > 0)
+        uri = self.table_uri(name)
+        rows = [datafiles.read_rows(_absolute(uri, f["path"]), columns) for f in files]
+        stored = pa.concat_tables(rows) if rows else arrow_schema(columns).empty_table()
+        return stored.filter(pc.field(COUNT_COLUMN) > 0).select(names)
 
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version`` (see ``table_changes``)."""

@@ -61,6 +61,7 @@ class NativeBackend(EmbeddedBackend):
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
+        meeting: "Optional[pa.Table]" = None,
     ) -> "Optional[pa.Table]":
         """As on the embedded path (delta-rs, in this process) when the table uses no feature
         delta-rs cannot read; None when it does (deletion vectors, column mapping: its facts
@@ -68,7 +69,7 @@ class NativeBackend(EmbeddedBackend):
         table = self._open(name, version)
         if table is not None and unreadable_features(table):
             return None
-        return super().read_facts(name, version, max_rows, with_counts)
+        return super().read_facts(name, version, max_rows, with_counts, meeting)
 
     def changes(self, name: str, from_version: int, to_version: Optional[int] = None) -> ChangeSet:
         """Signed rows from ``from_version`` to ``to_version``: delta-spark's ``readChangeFeed``

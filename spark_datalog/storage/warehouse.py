@@ -180,13 +180,18 @@ class Warehouse:
         version: Optional[int] = None,
         max_rows: Optional[int] = None,
         with_counts: bool = False,
+        meeting: "Optional[pa.Table]" = None,
     ) -> "Optional[pa.Table]":
         """The facts of ``name`` (with their ``_count`` when ``with_counts``) as a pyarrow Table
         read without Spark, where the backend can (the embedded one, by delta-rs), else None;
-        None too when the table stores more than ``max_rows`` rows. For callers that need a
-        stored relation in this process."""
+        None too when the files read store more than ``max_rows`` rows. For callers that need a
+        stored relation in this process. ``meeting`` (a table with the relation's columns):
+        read only the data files whose statistics say they may hold one of its facts, so a
+        small change is looked up in a few files of a large relation, e.g.
+        ``wh.read_facts("arc", meeting=pa.table({"src": [1], "dst": [2]}))``.
+        """
         self._require(name)
-        return self._backend.read_facts(name, version, max_rows, with_counts)
+        return self._backend.read_facts(name, version, max_rows, with_counts, meeting)
 
     def read_version(self, name: str, version: int, with_counts: bool = False) -> "DataFrame":
         """``read`` at a given Delta version."""

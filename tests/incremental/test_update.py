@@ -451,3 +451,29 @@ def _random_batches(spark, bases, tmp_path_factory, key, batches, method, path, 
         facts = {n: [f for f, c in current[n].items() if c > 0] for n in current}
         assert_matches_reference(program, wh, facts)
         assert_counts(wh, key, {n: list(current[n].elements()) for n in current})
+
+
+UNDIRECTED = """
+.decl arc(x: long, y: long)
+edge(X, Y) :- arc(X, Y).
+edge(Y, X) :- arc(X, Y).
+"""
+
+
+def test_a_small_change_of_large_relations_is_counted_in_the_driver(spark, tmp_path, datalog_settings):
+    """arc (300 rows) and edge (600) are more than the driver reads whole (driverMemory of
+    19,200 bytes: 50 rows), but the change meets a few files of 16 rows: edge is counted in
+    the driver, reading only those files (arc's state is not read: its rules read only its
+    change), and the warehouse equals a recomputation."""
+    arcs = [(i, (7 * i + 3) % 301) for i in range(300)]
+    datalog_settings(rowsPerFile=16)
+    program, wh = materialized(spark, tmp_path / "wh", UNDIRECTED, {"arc": arcs})
+    datalog_settings(driverMemory=19_200)
+    batch = change(spark, "arc", inserts=[(500, 501)], deletes=[arcs[10]])
+    report = program.update(spark, wh, changes={"arc": batch})
+    (edge,) = [s for s in report.strata if s.relations == ("edge",)]
+    assert (edge.method, edge.placement.where) == ("counting", "driver"), str(edge.placement)
+    edb = {"arc": [a for a in arcs if a != arcs[10]] + [(500, 501)]}
+    assert_matches_reference(program, wh, edb)
+    expected = Counter(edb["arc"]) + Counter((y, x) for x, y in edb["arc"])
+    assert stored(wh, "edge", counts=True) == dict(expected)

@@ -127,3 +127,22 @@ def test_relations_sent_in_the_partition_count_against_the_task_memory():
     assert not report.overflow and len(facts) == 21
     report, facts = _run_with_inputs(edges, max_facts=21, input_weight=0.0)  # maxLocalFacts
     assert not report.overflow and len(facts) == 21
+
+
+def test_a_task_stops_reading_once_what_it_is_sent_fills_its_memory():
+    task, relation = _tc_task(max_facts=10)
+    arc = LocalRelation("arc", ("a", "b"), ("long", "long"))
+    task = PartitionTask((relation,), task.variants, None, 10, (), (arc,), frozenset(), 1.0)
+    read = []
+
+    def batches():
+        for start in range(0, 40, 4):  # 4 rows (8 values) a batch; 10 facts hold 5 rows
+            read.append(start)
+            yield from wide_batches(
+                pa.table({"a": list(range(start, start + 4)), "b": [0] * 4}), 1, (relation, arc)
+            )
+
+    reports = _Reports()
+    assert list(run_partition(batches(), task, None, reports)) == []
+    (report,) = reports.value.values()
+    assert report.overflow and len(read) == 2  # the rest was never read

@@ -65,6 +65,33 @@ def test_read_facts_without_spark_at_a_version_and_within_a_row_limit(spark, wh)
         wh.read_facts("tc")
 
 
+def _rows(table) -> set:
+    return set(zip(*[c.to_pylist() for c in table.columns], strict=True))
+
+
+def test_read_facts_meeting_a_change_holds_every_stored_fact_of_it(spark, wh):
+    rows = [(i, f"v{i:02d}", 1 + i % 2) for i in range(40)] + [(40, "gone", -1)]
+    _write(wh, "arc", ARC, frame(spark, rows, slices=4))
+    change = pa.table({"x": [7, 40, 99, 8], "y": ["v07", "gone", "v99", None]})
+    met = wh.read_facts("arc", with_counts=True, meeting=change)
+    assert met.column_names == ["x", "y", COUNT_COLUMN]
+    found = _rows(met)
+    assert (7, "v07", 2) in found  # stored; 40 is stored with a count of -1: not a fact
+    assert found <= {row for row in rows if row[2] > 0}
+    assert _rows(wh.read_facts("arc", meeting=change.slice(2, 1))) <= {r[:2] for r in rows}
+
+
+def test_read_facts_meeting_a_change_reads_only_the_files_that_may_hold_it(spark, tmp_path):
+    """100 stored rows in files of 10, sorted: the row limit applies to the files read."""
+    wh = Warehouse(spark, str(tmp_path / "wh"), backend="embedded", rows_per_file=10)
+    _write(wh, "arc", ARC, frame(spark, [(i, f"v{i:03d}", 1) for i in range(100)]))
+    assert wh.read_facts("arc", max_rows=50) is None
+    met = wh.read_facts("arc", max_rows=50, meeting=pa.table({"x": [42], "y": ["v042"]}))
+    assert met is not None and (42, "v042") in _rows(met) and met.num_rows <= 20, met.num_rows
+    empty = wh.read_facts("arc", meeting=pa.table({"x": [1000], "y": ["z"]}))
+    assert empty.num_rows == 0 and empty.column_names == ["x", "y"]
+
+
 def test_empty_relation_reads_as_empty_frame_with_its_schema(spark, wh):
     result = _write(wh, "tc", TC, frame(spark, [], TC))
     assert result.committed and result.files_added == 0
