@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 
 from .. import progress
 from ..kernel.bsp import BUCKET, ROUND, BspTask, superstep
-from ..kernel.partition import TAG, LocalRelation, ReportsParam, unsupported, wide_columns
+from ..kernel.partition import TAG, LocalRelation, ReportsParam, unsupported, wide_columns, wide_names
 from ..placement import Declined
 from ..plan import ir
 from ..plan.partitioning import Decomposition, is_linear
@@ -227,7 +227,8 @@ def _store(run, wide: DataFrame, task: BspTask, keys: dict) -> DataFrame:
     and stored: the layout every piece of a BSP evaluation shares."""
     bucket = F.lit(0)
     for tag, slot in reversed(list(enumerate(task.slots))):
-        key = [F.col(f"r{tag}_{slot.column_names[i]}") for i in keys[slot.name]]
+        names = wide_names(slot)
+        key = [F.col(names[i]) for i in keys[slot.name]]
         bucket = F.when(F.col(TAG) == tag, F.hash(*key) if key else F.lit(0)).otherwise(bucket)
     placed = wide.withColumn(BUCKET, bucket.cast("int")).select(
         *[c for c, _ in wide_columns(task.slots)], BUCKET, ROUND

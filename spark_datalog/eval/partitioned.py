@@ -53,6 +53,7 @@ from ..kernel.partition import (
     run_partition,
     unsupported,
     wide_columns,
+    wide_names,
 )
 from ..placement import Declined
 from ..plan import ir
@@ -169,8 +170,8 @@ def _placed_base(run, plan, split: Decomposition, task: PartitionTask, relations
     if split.key:
         if base is None:
             return None
-        first = task.relations[0]
-        key = [f"r0_{first.column_names[i]}" for i in split.key]
+        names = wide_names(task.relations[0])
+        key = [names[i] for i in split.key]
         return base.repartition(run.partitions, *key), None
     if base is None and not task.exits:
         return None
@@ -223,8 +224,7 @@ def wide_frame(parts, relations) -> Optional[DataFrame]:
     columns = wide_columns(relations)
     frames = []
     for tag, frame in parts:
-        names = (f"r{tag}_{c}" for c in relations[tag].column_names)
-        values = dict(zip(names, frame.columns, strict=True))
+        values = dict(zip(wide_names(relations[tag]), frame.columns, strict=True))
         frames.append(
             frame.select(
                 *[
@@ -285,7 +285,10 @@ def split_wide(stored: DataFrame, relations) -> dict:
     """Relation name -> its rows of a stored wide frame, with the relation's column names."""
     return {
         relation.name: stored.where(F.col(TAG) == tag).select(
-            *[F.col(f"r{tag}_{c}").alias(c) for c in relation.column_names]
+            *[
+                F.col(name).alias(c)
+                for name, c in zip(wide_names(relation), relation.column_names, strict=True)
+            ]
         )
         for tag, relation in enumerate(relations)
     }

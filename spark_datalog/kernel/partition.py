@@ -2,7 +2,8 @@
 
 ``eval.partitioned`` hands :func:`run_partition` to ``DataFrame.mapInArrow``. The rows in and
 out use one *wide* schema for all the stratum's relations (:func:`wide_columns`): a relation
-tag, then each relation's columns in turn, null outside the tagged relation's own block. Each
+tag, then columns the relations share by type (:func:`wide_names`), null where the tagged
+relation has no column. Each
 task takes its partition's round-0 facts as Polars frames (no row ever becomes a Python
 value), runs the engine's semi-naive loop (``seminaive.rounds``) against the relations below the
 stratum (broadcast to every task, or, for a stratum in one task, sent in its partition after
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Iterator, Optional
 
@@ -91,19 +93,34 @@ class ReportsParam(AccumulatorParam):
 
 
 def wide_columns(relations) -> list:
-    """(column name, Datalog type) of the wide schema: the tag (``int``), then every relation's
-    columns, named ``r<tag>_<column>``.
+    """(column name, Datalog type) of the wide schema: the tag (``int``), then the columns the
+    relations' blocks share: a relation's k-th column of type t is the column ``t_k``
+    (:func:`wide_names`), so a row carries as many columns as the widest relation has of each
+    type, not the columns of every relation (the rows of a relation sent to a task are written
+    to Arrow by Spark column by column).
 
-    >>> wide_columns([LocalRelation("tc", ("X", "Y"), ("int", "int"))])
-    [('__relation', 'int'), ('r0_X', 'int'), ('r0_Y', 'int')]
+    >>> wide_columns([LocalRelation("tc", ("X", "Y"), ("int", "int")), LocalRelation("n", ("A",), ("int",))])
+    [('__relation', 'int'), ('int_0', 'int'), ('int_1', 'int')]
     """
-    columns = [(TAG, "int")]
-    for tag, relation in enumerate(relations):
-        columns += [
-            (f"r{tag}_{name}", type_)
-            for name, type_ in zip(relation.column_names, relation.column_types, strict=True)
-        ]
-    return columns
+    counts: dict = {}
+    for relation in relations:
+        for type_, count in Counter(relation.column_types).items():
+            counts[type_] = max(counts.get(type_, 0), count)
+    return [(TAG, "int")] + [(f"{type_}_{k}", type_) for type_, count in counts.items() for k in range(count)]
+
+
+def wide_names(relation: LocalRelation) -> list:
+    """The wide columns that hold ``relation``'s columns, in its column order.
+
+    >>> wide_names(LocalRelation("p", ("a", "b", "c"), ("long", "string", "long")))
+    ['long_0', 'string_0', 'long_1']
+    """
+    seen: Counter = Counter()
+    names = []
+    for type_ in relation.column_types:
+        names.append(f"{type_}_{seen[type_]}")
+        seen[type_] += 1
+    return names
 
 
 def run_partition(
@@ -231,14 +248,12 @@ def split_batches(batches: Iterator[pa.RecordBatch], relations) -> dict:
         return {relation.name: new_relation(relation).facts() for relation in relations}
     table = pa.Table.from_batches(received)
     del received
-    frames, start = {}, 1
+    frames = {}
     for tag, relation in enumerate(relations):
-        stop = start + len(relation.column_names)
-        # the block's own columns first: the filter copies only them (not the other blocks' nulls)
-        block = table.select(list(range(start, stop))).rename_columns(list(relation.column_names))
+        # the block's own columns first: the filter copies only them
+        block = table.select(wide_names(relation)).rename_columns(list(relation.column_names))
         mine = block.filter(pc.equal(table.column(0), tag)) if len(relations) > 1 else block
         frames[relation.name] = _frame(relation, mine)
-        start = stop
     return frames
 
 
@@ -252,12 +267,10 @@ def wide_batches(table: pa.Table, tag: int, relations) -> Iterator[pa.RecordBatc
     """The rows of relation ``relations[tag]`` (an Arrow table of its columns) as batches of the
     wide schema."""
     rows = table.num_rows
+    mine = dict(zip(wide_names(relations[tag]), table.columns, strict=True))
     columns = [pa.repeat(pa.scalar(tag, pa.int32()), rows)]
-    for other, relation in enumerate(relations):
-        if other == tag:
-            columns += list(table.columns)
-        else:
-            columns += [pa.nulls(rows, type=ARROW_TYPES[t]) for t in relation.column_types]
+    for name, type_ in wide_columns(relations)[1:]:
+        columns.append(mine[name] if name in mine else pa.nulls(rows, type=ARROW_TYPES[type_]))
     wide = pa.Table.from_arrays(columns, schema=_schema(relations))
     yield from wide.to_batches(max_chunksize=BATCH_ROWS)
 
