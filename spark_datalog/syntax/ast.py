@@ -78,7 +78,23 @@ class BinaryOp:
         return term_text(self)
 
 
-Term = Union[Variable, Constant, BinaryOp]
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A functor applied to terms: ``cat(X, "a")``, ``strlen(S)``, ``band(X, 3)``, ``X ^ 2``
+    (``pow``), ``bnot X``. ``name`` is the functor's name in :mod:`spark_datalog.functors`
+    (Soufflé's spelling; operators by their word: ``pow``, ``band``, ``bshl``, ``land``, ...).
+    ``type`` is the type of its value, set by analysis (``None`` before it)."""
+
+    name: str
+    args: tuple  # tuple[Term, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+    type: Optional[str] = field(default=None, compare=False)
+
+    def __str__(self) -> str:
+        return term_text(self)
+
+
+Term = Union[Variable, Constant, BinaryOp, Call]
 
 AGGREGATE_FUNCTIONS = ("min", "max", "sum", "avg", "count")
 PREMAPPABLE_FUNCTIONS = ("min", "max")
@@ -96,7 +112,7 @@ class Aggregate:
         return f"{self.func}<{self.variable}>"
 
 
-HeadTerm = Union[Variable, Constant, BinaryOp, Aggregate]
+HeadTerm = Union[Variable, Constant, BinaryOp, Call, Aggregate]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,14 +242,29 @@ class Declaration:
 
 @dataclass(frozen=True, slots=True)
 class Directive:
-    """``.input name`` or ``.output name``; ``kind`` is ``input`` or ``output``."""
+    """``.input name``, ``.output name`` or ``.printsize name``; ``kind`` is ``input``,
+    ``output`` or ``printsize``. ``params`` are Soufflé's I/O parameters, in source order:
+    ``.input arc(IO=file, filename="arc.tsv")`` has ``(("IO", "file"), ("filename", "arc.tsv"))``
+    (values are strings; ``true``/``false`` and numbers as written)."""
 
     kind: str
     name: str
     span: Span = field(default=NO_SPAN, compare=False)
+    params: tuple = ()  # tuple[tuple[str, str], ...]
 
     def __str__(self) -> str:
-        return f".{self.kind} {self.name}"
+        if not self.params:
+            return f".{self.kind} {self.name}"
+        given = ", ".join(f"{key}={value!r}" for key, value in self.params)
+        return f".{self.kind} {self.name}({given})"
+
+    def param(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        """The value of parameter ``key`` (the last one given), or ``default``."""
+        found = default
+        for given, value in self.params:
+            if given == key:
+                found = value
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +313,8 @@ def term_variables(term) -> list[Variable]:
         if isinstance(node, BinaryOp):
             stack.append(node.right)
             stack.append(node.left)
+        elif isinstance(node, Call):
+            stack.extend(reversed(node.args))
         elif isinstance(node, Variable):
             out.append(node)
         elif isinstance(node, Aggregate):
@@ -299,6 +332,11 @@ def term_text(term) -> str:
             parts.append(node)
         elif isinstance(node, BinaryOp):
             stack.extend((")", node.right, f" {node.op} ", node.left, "("))
+        elif isinstance(node, Call):
+            pieces: list = [f"{node.name}("]
+            for i, arg in enumerate(node.args):
+                pieces.extend((", ", arg) if i else (arg,))
+            stack.extend(reversed(pieces + [")"]))
         else:
             parts.append(str(node))
     return "".join(parts)
@@ -314,6 +352,8 @@ def term_depth(term) -> int:
         if isinstance(node, BinaryOp):
             stack.append((node.left, depth + 1))
             stack.append((node.right, depth + 1))
+        elif isinstance(node, Call):
+            stack.extend((arg, depth + 1) for arg in node.args)
     return deepest
 
 
