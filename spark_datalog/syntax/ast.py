@@ -26,7 +26,7 @@ NO_SPAN = Span(0, 0)
 
 # Value types of the language. Aliases are resolved by the parser.
 TYPES = ("int", "long", "double", "string", "bool")
-TYPE_ALIASES = {"number": "long", "symbol": "string", "float": "double"}
+TYPE_ALIASES = {"number": "long", "symbol": "string", "float": "double", "unsigned": "long"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -113,6 +113,25 @@ class Aggregate:
 
 
 HeadTerm = Union[Variable, Constant, BinaryOp, Call, Aggregate]
+
+BODY_AGGREGATE_FUNCTIONS = {"count": "sum", "sum": "sum", "min": "min", "max": "max", "mean": "avg"}
+
+
+@dataclass(frozen=True, slots=True)
+class BodyAggregate:
+    """Soufflé's aggregate over a body, a term: ``count : { p(X, _) }``, ``sum V : q(V)``,
+    ``min D : { e(X, Y, D), D > 0 }``. It exists only between parsing and lowering:
+    :mod:`spark_datalog.syntax.lowering` turns it into an auxiliary relation with a head
+    aggregate, so analysis and the engines never see it."""
+
+    func: str
+    target: Optional["Term"]
+    body: tuple  # tuple[Literal, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        target = f" {self.target}" if self.target is not None else ""
+        return f"{self.func}{target} : {{ {', '.join(str(literal) for literal in self.body)} }}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,11 +248,12 @@ class ColumnDecl:
 
 @dataclass(frozen=True, slots=True)
 class Declaration:
-    """``.decl name(col: type, ...)``."""
+    """``.decl name(col: type, ...)``, with Soufflé's qualifiers (``btree``, ``eqrel``, ...)."""
 
     name: str
     columns: tuple  # tuple[ColumnDecl, ...]
     span: Span = field(default=NO_SPAN, compare=False)
+    qualifiers: tuple = field(default=(), compare=False)  # tuple[str, ...]
 
     def __str__(self) -> str:
         cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
@@ -268,6 +288,23 @@ class Directive:
 
 
 @dataclass(frozen=True, slots=True)
+class TypeDecl:
+    """Soufflé's ``.type name <: base`` (``kind`` ``subtype``), ``.type name = other``
+    (``equivalent``) or ``.type name = a | b`` (``union``). ``bases`` are the names on the right;
+    :mod:`spark_datalog.syntax.lowering` resolves every declared type to a value type."""
+
+    name: str
+    kind: str
+    bases: tuple  # tuple[str, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+
+    def __str__(self) -> str:
+        if self.kind == "subtype":
+            return f".type {self.name} <: {self.bases[0]}"
+        return f".type {self.name} = {' | '.join(self.bases)}"
+
+
+@dataclass(frozen=True, slots=True)
 class Query:
     """``?- atom.``"""
 
@@ -287,6 +324,7 @@ class Program:
     facts: tuple = ()  # tuple[Fact, ...]
     rules: tuple = ()  # tuple[Rule, ...]
     queries: tuple = ()  # tuple[Query, ...]
+    types: tuple = ()  # tuple[TypeDecl, ...]
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)
 

@@ -37,6 +37,9 @@ __all__ = ["ESCAPES", "Fallback", "parse_fast", "unescape"]
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 _KEYWORDS = frozenset(("not", "mod", "true", "false"))
+# Names Lark reads as a body aggregate's (``count : {...}``) unless one of ( < , ) . follows
+_AGGREGATORS = frozenset(("count", "sum", "min", "max", "mean"))
+_NOT_AGGREGATOR = re.compile(r"\s*[(<,).]")
 # Parentheses and unary minus signs nested deeper than this are left to the Lark path (no deep
 # recursion here; Lark reduces without recursion).
 _MAX_NESTING = 200
@@ -590,6 +593,8 @@ class _Parser:
             if value == "true" or value == "false":
                 return _constant(value == "true", "bool", self.span(pos)), 1
             if value in _KEYWORDS:
+                raise Fallback
+            if value in _AGGREGATORS and not _NOT_AGGREGATOR.match(self.text, self.starts[pos] + len(value)):
                 raise Fallback
             return _constant(value, "string", self.span(pos)), 1
         if first == '"':

@@ -20,6 +20,7 @@ error is reported, each reworded for people.
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import threading
@@ -32,6 +33,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedTok
 from spark_datalog.errors import ParseError, raise_collected
 from spark_datalog.syntax import ast
 from spark_datalog.syntax.fast import Fallback, parse_fast, unescape
+from spark_datalog.syntax.lowering import lower
 
 __all__ = ["parse", "parse_lark"]
 
@@ -44,7 +46,7 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 # the passes after parsing walk terms recursively, and RECURSION_LIMIT frames are enough for them.
 MAX_TERM_DEPTH = 1000
 RECURSION_LIMIT = 12 * MAX_TERM_DEPTH
-_TYPE_LIST = "int, long, double, string, bool (aliases number, symbol, float)"
+_LOG = logging.getLogger("spark_datalog")
 
 
 def _parser() -> Lark:
@@ -83,8 +85,12 @@ def parse_lark(text: str, filename: Optional[str] = None) -> ast.Program:
     builder = _ToAst(text)
     with _building(builder):
         statements, syntax_errors = _parse_recovering(text, filename, builder)
-    raise_collected(syntax_errors + builder.errors, text, filename)
-    return _program(statements, text, filename)
+    program = _program(statements, text, filename)
+    program, lowering_errors = lower(
+        program, builder.type_spans, complete=not (syntax_errors or builder.errors)
+    )
+    raise_collected(syntax_errors + builder.errors + lowering_errors, text, filename)
+    return program
 
 
 def _allow_deep_terms() -> None:
@@ -99,17 +105,19 @@ _allow_deep_terms()  # at import too, so that it never changes in the middle of 
 
 def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
     groups: dict[type, list] = {
-        kind: [] for kind in (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query)
+        kind: [] for kind in (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query, ast.TypeDecl)
     }
     for statement in statements:
         for node in statement if isinstance(statement, list) else [statement]:
-            groups[type(node)].append(node)
+            if node is not None:
+                groups[type(node)].append(node)
     return ast.Program(
         declarations=tuple(groups[ast.Declaration]),
         directives=tuple(groups[ast.Directive]),
         facts=tuple(groups[ast.Fact]),
         rules=tuple(groups[ast.Rule]),
         queries=tuple(groups[ast.Query]),
+        types=tuple(groups[ast.TypeDecl]),
         source=text,
         filename=filename,
     )
@@ -117,6 +125,23 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
 
 # ---------------------------------------------------------------------------------------------
 # Parse tree -> AST
+
+
+class _Nested:
+    """A parenthesised disjunction in a body, until its conjunction multiplies it out."""
+
+    def __init__(self, alternatives: list):
+        self.alternatives = alternatives
+
+
+def _alternatives(literals: list) -> list[tuple]:
+    """The conjunctions ``literals`` stands for once each nested disjunction in it is multiplied
+    out: ``a, (b ; c), d`` is ``[(a, b, d), (a, c, d)]``."""
+    alternatives: list[tuple] = [()]
+    for literal in literals:
+        choices = literal.alternatives if isinstance(literal, _Nested) else [(literal,)]
+        alternatives = [done + choice for done in alternatives for choice in choices]
+    return alternatives
 
 
 def _span(token) -> ast.Span:
@@ -175,6 +200,7 @@ class _ToAst:
         # name token (for rule texts) and a parenthesised term's '(' (for spans of the enclosing)
         self._first: dict = {}
         self._depth: dict = {}  # id(term) -> nesting depth of the clause's operations
+        self.type_spans: dict = {}  # id(ColumnDecl) -> the span of its type's name
 
     def _error(self, message: str, where) -> None:
         self.errors.append(ParseError(message, where.line, where.column))
@@ -206,17 +232,39 @@ class _ToAst:
         return ast.Rule(head, (), span=head.span, text=text)
 
     def rule(self, children):
-        head, *body = _values(children)
-        text = self._text(head, children[-1])
+        heads, body, dot = children[0], children[2], children[-1]
+        text = self._text(heads[0], dot)
         self._end_clause()
-        for literal in body:
+        for literal in (literal for alternative in body for literal in alternative):
             atom = literal.atom if isinstance(literal, ast.Negation) else literal
             if isinstance(atom, ast.Atom):
                 self._no_aggregate_outside_head(atom, "rule body")
-        return ast.Rule(head, tuple(body), span=head.span, text=text)
+        return [
+            ast.Rule(head, alternative, span=head.span, text=text) for head in heads for alternative in body
+        ]
+
+    def heads(self, children):
+        return _values(children)
+
+    def body(self, children):
+        """The body's alternatives, each a tuple of literals (disjunctions multiplied out)."""
+        return [alternative for conjunction in _values(children) for alternative in conjunction]
+
+    def conjunction(self, children):
+        return _alternatives(_values(children))
+
+    def nested_body(self, children):
+        groups: list[list] = [[]]
+        for child in children[1:-1]:
+            if isinstance(child, Token):
+                if child.type == "SEMI":
+                    groups.append([])
+            else:
+                groups[-1].append(child)
+        return _Nested([alternative for group in groups for alternative in _alternatives(group)])
 
     def empty_body(self, children):
-        neck = _tokens(children)[0]
+        neck = [t for t in _tokens(children) if t.type == "NECK"][0]
         self._end_clause()
         self._error(
             f"'{neck}' must be followed by at least one body literal (write 'head.' for a fact)", neck
@@ -231,17 +279,54 @@ class _ToAst:
 
     def declaration(self, children):
         name = children[1]
-        columns = tuple(c for c in _values(children) if c is not None)
-        return ast.Declaration(str(name), columns, span=_span(children[0]))
+        values = [c for c in _values(children) if c is not None]
+        columns = tuple(c for c in values if isinstance(c, ast.ColumnDecl))
+        qualifiers = tuple(c for c in values if isinstance(c, str))
+        return ast.Declaration(str(name), columns, span=_span(children[0]), qualifiers=qualifiers)
 
     def column(self, children):
         name, _colon, type_token = children
-        type_name = str(type_token)
-        type_name = ast.TYPE_ALIASES.get(type_name, type_name)
-        if type_name not in ast.TYPES:
-            self._error(f"unknown type '{type_token}'; expected one of {_TYPE_LIST}", type_token)
-            type_name = str(type_token)
-        return ast.ColumnDecl(str(name), type_name, span=_span(name))
+        type_name = ast.TYPE_ALIASES.get(str(type_token), str(type_token))
+        column = ast.ColumnDecl(str(name), type_name, span=_span(name))
+        self.type_spans[id(column)] = _span(type_token)  # where lowering reports an unknown type
+        return column
+
+    def qualifier(self, children):
+        return str(children[0])
+
+    def choice_domain(self, children):
+        self._error("choice-domain is not supported yet", children[0])
+        return None
+
+    def choice_key(self, children):
+        return None
+
+    def type_declaration(self, children):
+        keyword, name, *rest = children
+        names = [str(t) for t in rest if t.type in ("NAME", "VAR")]
+        if not rest:  # `.type T`: Soufflé's old spelling of a symbol type
+            kind, names = "subtype", ["symbol"]
+        else:
+            kind = "subtype" if rest[0].type == "SUBTYPE" else "union" if len(names) > 1 else "equivalent"
+        return ast.TypeDecl(str(name), kind, tuple(names), span=_span(name))
+
+    def legacy_type(self, children):
+        keyword, name = children
+        base = "number" if keyword.type == "NUMBER_TYPE" else "symbol"
+        return ast.TypeDecl(str(name), "subtype", (base,), span=_span(name))
+
+    def record_type(self, children):
+        self._error("record types are not supported yet", children[-1])
+        return []
+
+    def adt_type(self, children):
+        self._error("algebraic data types are not supported yet", children[-1])
+        return []
+
+    def pragma(self, children):
+        values = [self._unescape(t) for t in children[1:]]
+        _LOG.warning("line %s: .pragma %s ignored", children[0].line, " ".join(map(repr, values)))
+        return []
 
     def directive(self, children):
         keyword, *rest = children
@@ -266,6 +351,27 @@ class _ToAst:
                 f"unknown aggregate '{func}<...>'; expected one of {', '.join(ast.AGGREGATE_FUNCTIONS)}", func
             )
         return ast.Aggregate(str(func), variable, span=_span(func))
+
+    def body_aggregate(self, children):
+        func, *rest = children
+        values = _values(rest)
+        body = values[-1]
+        if isinstance(body, ast.Atom):
+            body = [(body,)]
+        target = values[0] if len(values) == 2 else None
+        if str(func) not in ast.BODY_AGGREGATE_FUNCTIONS:
+            known = ", ".join(ast.BODY_AGGREGATE_FUNCTIONS)
+            self._error(f"unknown aggregate '{func}'; expected one of {known}", func)
+        elif (target is None) != (str(func) == "count"):
+            needs = (
+                "takes no target" if str(func) == "count" else "needs a target: '" + str(func) + " V : ...'"
+            )
+            self._error(f"aggregate '{func}' {needs}", func)
+        if len(body) != 1:
+            self._error("a disjunction inside an aggregate's body is not supported; use a relation", func)
+        node = ast.BodyAggregate(str(func), target, body[0], span=_span(func))
+        self._first[id(node)] = func
+        return node
 
     def negation(self, children):
         keyword, atom = children
@@ -377,6 +483,19 @@ class _ToAst:
 
 _DESCRIBE = {
     "DECL": "'.decl'",
+    "TYPE": "'.type'",
+    "NUMBER_TYPE": "'.number_type'",
+    "SYMBOL_TYPE": "'.symbol_type'",
+    "PRAGMA": "'.pragma'",
+    "SUBTYPE": "'<:'",
+    "BAR": "'|'",
+    "SEMI": "';'",
+    "LBRACE": "'{'",
+    "RBRACE": "'}'",
+    "LSQB": "'['",
+    "CHOICE_DOMAIN": "'choice-domain'",
+    "QUALIFIER": "a qualifier (btree, eqrel, ...)",
+    "AGGREGATOR": "an aggregate (count, sum, min, max, mean)",
     "INPUT": "'.input'",
     "OUTPUT": "'.output'",
     "QUERY": "'?-'",
@@ -410,7 +529,18 @@ _DESCRIBE = {
     "STRING": "a string",
     "$END": "the end of the program",
 }
-_STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT"}
+_STARTS_STATEMENT = {
+    "NAME",
+    "VAR",
+    "QUERY",
+    "DECL",
+    "INPUT",
+    "OUTPUT",
+    "TYPE",
+    "NUMBER_TYPE",
+    "SYMBOL_TYPE",
+    "PRAGMA",
+}
 
 
 # At most this many syntax errors are reported (each costs a parse of the rest of the text).
@@ -420,7 +550,7 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 # comments and decimals, whose dots end nothing.
 _STATEMENT_BOUNDARY = re.compile(
     r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|//[^\n]*|/\*(?:.|\n)*?\*/|\d+\.\d+'
-    r"|(?P<start>\.(?:decl|input|output)\b|\?-)|(?P<end>\.)"
+    r"|(?P<start>\.(?:decl|input|output|type|number_type|symbol_type|pragma)\b|\?-)|(?P<end>\.)"
 )
 
 

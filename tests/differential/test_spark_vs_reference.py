@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 import spark_datalog as sd
 from programs import aggregate_programs, any_program, positive_programs, prem_programs, stratified_programs
+from dialect_aggregates import aggregate_cases
+from dialect_programs import DIALECT_PROGRAMS
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.plan.partitioning import decomposition, is_linear
 from spark_datalog.spark.types import schema as spark_schema
@@ -86,7 +88,7 @@ def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive", decomp
         )
 
 
-@pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=str)
+@pytest.mark.parametrize("seed", SEED_PROGRAMS + DIALECT_PROGRAMS, ids=str)
 def test_seed_program_on_spark_equals_reference(spark, seed):
     program = sd.Program.parse(seed.text)
     actual = spark_result(spark, program, seed.edb)
@@ -156,3 +158,10 @@ def test_random_programs_in_bsp_rounds(spark, datalog_settings, case):
     facts, min/max in recursion included."""
     datalog_settings(bspMinRows=0)
     assert_same(spark, *case)
+
+
+@spark_settings
+@given(case=aggregate_cases())
+def test_random_body_aggregates(spark, case):
+    text, edb, expected = case
+    assert spark_result(spark, sd.Program.parse(text), edb)["r"] == _normal_set(expected)

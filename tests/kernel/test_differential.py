@@ -13,13 +13,17 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from kernel.harness import assert_same
+from dialect_aggregates import aggregate_cases
+from kernel.harness import assert_same, kernel_result
+
+import spark_datalog as sd
 from programs import aggregate_programs, positive_programs, prem_programs, settings, stratified_programs
+from dialect_programs import DIALECT_PROGRAMS
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.kernel.index import ALWAYS
 
 
-@pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=str)
+@pytest.mark.parametrize("seed", SEED_PROGRAMS + DIALECT_PROGRAMS, ids=str)
 def test_seed_programs(seed):
     assert_same(seed.text, seed.edb)
 
@@ -57,3 +61,10 @@ def test_seed_programs_with_every_check_by_the_index(seed):
 @given(case=stratified_programs())
 def test_random_programs_with_every_check_by_the_index(case):
     assert_same(*case, index=ALWAYS)
+
+
+@settings(default=40)
+@given(case=aggregate_cases())
+def test_random_body_aggregates(case):
+    text, edb, expected = case
+    assert kernel_result(sd.Program.parse(text), edb)["r"] == expected

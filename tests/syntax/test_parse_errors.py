@@ -176,7 +176,7 @@ def test_unknown_types_are_all_collected():
         1,
         14,
         "unknown type 'strin'; expected one of int, long, "
-        "double, string, bool (aliases number, symbol, float)",
+        "double, string, bool (aliases number, symbol, float, unsigned)",
     )
     assert [(e.line, e.column) for e in error.errors] == [(1, 14), (2, 12)]
     assert all(isinstance(e, ParseError) for e in error.errors)

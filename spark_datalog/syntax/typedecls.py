@@ -1,0 +1,104 @@
+"""Soufflé's ``.type`` declarations resolved to the language's value types.
+
+``.type Node <: symbol`` (a subtype), ``.type Id = number`` (an equivalent name) and
+``.type Any = Node | Other`` (a union, whose members must share one value type) each name a
+value type: the type a column declared with them gets. Declared types may be used before their
+declaration and may name each other; a cycle, an unknown name or a union of different value
+types is a :class:`~spark_datalog.errors.ParseError` at the declaration.
+
+Example::
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> parse(".type Node <: symbol  .decl e(a: Node, b: Node)").declarations[0].columns[0].type
+    'string'
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ..errors import DatalogError, ParseError
+from . import ast
+
+KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
+
+
+def resolve_types(program: ast.Program, type_spans: dict) -> tuple[tuple, list[DatalogError]]:
+    """The program's declarations with every column type a value type, and the errors."""
+    resolver = _Resolver(program.types)
+    declarations = []
+    for declaration in program.declarations:
+        columns = []
+        for column in declaration.columns:
+            value_type = resolver.value_type(column.type)
+            if value_type is None:
+                where = type_spans.get(id(column), column.span)
+                resolver.error(
+                    f"unknown type '{column.type}'; expected one of {KNOWN}{resolver.declared()}", where
+                )
+                value_type = column.type
+            columns.append(replace(column, type=value_type) if value_type != column.type else column)
+        declarations.append(replace(declaration, columns=tuple(columns)))
+    resolver.check_all()
+    return tuple(declarations), resolver.errors
+
+
+class _Resolver:
+    """Value types of declared type names, each resolved once."""
+
+    def __init__(self, types: tuple):
+        self.errors: list[DatalogError] = []
+        self.types: dict = {}
+        for declared in types:
+            if declared.name in self.types or ast.TYPE_ALIASES.get(declared.name, declared.name) in ast.TYPES:
+                self.error(f"type '{declared.name}' is declared twice (or is a built-in type)", declared.span)
+            else:
+                self.types[declared.name] = declared
+        self.resolved: dict = {}
+        self.resolving: set = set()
+
+    def error(self, message: str, where: ast.Span) -> None:
+        self.errors.append(ParseError(message, where.line, where.column))
+
+    def declared(self) -> str:
+        return f", or a type declared with .type ({', '.join(sorted(self.types))})" if self.types else ""
+
+    def check_all(self) -> None:
+        for name in self.types:
+            self.value_type(name)
+
+    def value_type(self, name: str) -> Optional[str]:
+        """The value type ``name`` stands for; None (with an error if it is declared) if none."""
+        name = ast.TYPE_ALIASES.get(name, name)
+        if name in ast.TYPES:
+            return name
+        if name in self.resolved:
+            return self.resolved[name]
+        declared = self.types.get(name)
+        if declared is None or name in self.resolving:
+            if declared is not None:
+                self.error(f"type '{name}' is defined in terms of itself", declared.span)
+                self.resolved[name] = None
+            return None
+        self.resolving.add(name)
+        self.resolved[name] = self._resolve(declared)
+        self.resolving.discard(name)
+        return self.resolved[name]
+
+    def _resolve(self, declared: ast.TypeDecl) -> Optional[str]:
+        found = []
+        for base in declared.bases:
+            value_type = self.value_type(base)
+            if value_type is None:
+                if base not in self.types:
+                    self.error(
+                        f"unknown type '{base}' in the declaration of '{declared.name}'", declared.span
+                    )
+                return None
+            found.append(value_type)
+        if len(set(found)) > 1:
+            members = ", ".join(f"{b}: {t}" for b, t in zip(declared.bases, found, strict=True))
+            self.error(f"union type '{declared.name}' mixes value types ({members})", declared.span)
+            return None
+        return found[0]

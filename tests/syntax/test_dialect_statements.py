@@ -1,0 +1,247 @@
+"""Soufflé's statements: .type, qualifiers, .pragma, several heads, disjunction, aggregates over
+bodies and eqrel — what the parser accepts, what it lowers them to, and its errors."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from tests.syntax.test_parse_errors import assert_error
+
+import spark_datalog as sd
+from dialect_aggregates import aggregate_cases
+from dialect_programs import DIALECT_PROGRAMS
+from hypothesis import given
+from programs import settings
+from spark_datalog.syntax import parse
+
+
+def rules(text: str) -> list[str]:
+    return [str(rule) for rule in parse(text).rules]
+
+
+def column_types(text: str, relation: str) -> list[str]:
+    declaration = next(d for d in parse(text).declarations if d.name == relation)
+    return [column.type for column in declaration.columns]
+
+
+# ---------------------------------------------------------------------------------------------
+# .type
+
+
+@pytest.mark.parametrize(
+    "declaration, expected",
+    [
+        (".type T <: number", "long"),
+        (".type T <: symbol", "string"),
+        (".type T <: float", "double"),
+        (".type T <: unsigned", "long"),
+        (".type T = symbol", "string"),
+        (".type A <: number .type B <: number .type T = A | B", "long"),
+        (".type T = U .type U <: symbol", "string"),  # used before its declaration
+        (".number_type T", "long"),
+        (".symbol_type T", "string"),
+        (".type T", "string"),  # Soufflé's old spelling of a symbol type
+    ],
+)
+def test_declared_types_name_value_types(declaration, expected):
+    assert column_types(f"{declaration}\n.decl r(x: T, y: number)", "r") == [expected, "long"]
+
+
+def test_a_type_may_start_with_a_capital_letter_or_not():
+    text = ".type Node <: symbol\n.type weight <: float\n.decl e(a: Node, w: weight)"
+    assert column_types(text, "e") == ["string", "double"]
+    assert str(parse(text).types[0]) == ".type Node <: symbol"
+
+
+def test_unknown_column_type_points_at_the_type():
+    error = assert_error(".type Node <: symbol\n.decl e(a: Nod)", 2, 12, "unknown type 'Nod'", "(Node)")
+    assert error.errors == [error]
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        (".type T <: Missing", 1, 7, "unknown type 'Missing' in the declaration of 'T'"),
+        (".type A <: number\n.type B <: symbol\n.type U = A | B", 3, 7, "union type 'U' mixes value types"),
+        (".type A = B\n.type B = A", 1, 7, "defined in terms of itself"),
+        (".type A <: number\n.type A <: symbol", 2, 7, "declared twice"),
+        (".type number <: symbol", 1, 7, "is a built-in type"),
+        (".type P = [x: number, y: number]", 1, 11, "record types are not supported yet"),
+        (".type S = Circle {r: number}", 1, 18, "algebraic data types are not supported yet"),
+    ],
+)
+def test_bad_type_declarations(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
+
+
+# ---------------------------------------------------------------------------------------------
+# qualifiers and .pragma
+
+
+def test_qualifiers_are_accepted_and_a_declaration_needs_no_dot():
+    text = (
+        ".decl a(x: number) btree\n.decl b(x: number) brie inline\n.decl c(x: number) magic overridable\n"
+        "a(1). b(X) :- a(X). c(X) :- b(X)."
+    )
+    program = parse(text)
+    assert [d.qualifiers for d in program.declarations] == [
+        ("btree",),
+        ("brie", "inline"),
+        ("magic", "overridable"),
+    ]
+    assert rules(text) == ["b(X) :- a(X).", "c(X) :- b(X)."]
+
+
+def test_choice_domain_is_reported_as_not_supported():
+    assert_error(".decl r(x: number, y: number) choice-domain x", 1, 31, "choice-domain is not supported yet")
+
+
+def test_pragma_is_accepted_and_reported(caplog):
+    with caplog.at_level(logging.WARNING, logger="spark_datalog"):
+        program = parse('.pragma "legacy"\n.pragma "jobs" "4"\np(1).')
+    assert len(program.facts) == 1
+    assert ".pragma 'jobs' '4' ignored" in caplog.text
+
+
+# ---------------------------------------------------------------------------------------------
+# several heads, disjunction
+
+
+def test_several_heads_share_the_body():
+    text = "a(X), b(X, 1) :- c(X)."
+    assert rules(text) == ["a(X) :- c(X).", "b(X, 1) :- c(X)."]
+    assert {rule.text for rule in parse(text).rules} == {text}
+
+
+def test_disjunctions_are_multiplied_out():
+    assert rules("a(X) :- b(X) ; c(X), d(X).") == ["a(X) :- b(X).", "a(X) :- c(X), d(X)."]
+    assert rules("a(X) :- e(X), (b(X) ; c(X)), (X = 1 ; X != 2).") == [
+        "a(X) :- e(X), b(X), X = 1.",
+        "a(X) :- e(X), b(X), X != 2.",
+        "a(X) :- e(X), c(X), X = 1.",
+        "a(X) :- e(X), c(X), X != 2.",
+    ]
+    assert rules("a(X) :- e(X), (b(X) ; (c(X) ; d(X)), !f(X)).") == [
+        "a(X) :- e(X), b(X).",
+        "a(X) :- e(X), c(X), not f(X).",
+        "a(X) :- e(X), d(X), not f(X).",
+    ]
+
+
+def test_a_parenthesised_disjunction_ends_with_an_atom_with_parentheses():
+    assert rules("a(X) :- e(X), (b(X) ; z()).") == ["a(X) :- e(X), b(X).", "a(X) :- e(X), z."]
+
+
+# ---------------------------------------------------------------------------------------------
+# aggregates over a body
+
+
+def test_count_is_lowered_to_a_relation_with_the_empty_group_zero():
+    assert rules("n(X, N) :- node(X), N = count : { e(X, _) }.") == [
+        "n__count1(X, sum<_one1>) :- e(X, _count1_), _one1 = 1.",
+        "n(X, N) :- node(X), n__count1(X, _count1), N = _count1.",
+        "n(X, N) :- node(X), not n__count1(X, _), _count1 = 0, N = _count1.",
+    ]
+
+
+def test_min_without_a_match_gives_no_row_and_a_target_expression_is_assigned():
+    assert rules("m(X, M) :- node(X), M = min D + 1 : e(X, D).") == [
+        "m__min1(X, min<_value1>) :- e(X, D), _value1 = (D + 1).",
+        "m(X, M) :- node(X), m__min1(X, _min1), M = _min1.",
+    ]
+
+
+def test_groups_the_aggregate_does_not_bind_come_from_the_rule():
+    assert rules("c(X, N) :- w(X, _), N = count : { w(Y, _), Y > X }.")[:2] == [
+        "c__count1_groups(X) :- w(X, _).",
+        "c__count1(X, sum<_one1>) :- c__count1_groups(X), w(Y, _count1_), Y > X, _one1 = 1.",
+    ]
+
+
+def test_auxiliary_names_never_clash_with_the_program():
+    lowered = rules("n__count1(1). n(X, N) :- node(X), N = count : e(X, _).")
+    assert lowered[0].startswith("n__count12(X, sum<")
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        ("n(N) :- N = count X : e(X).", 1, 13, "aggregate 'count' takes no target"),
+        ("n(N) :- N = sum : e(X).", 1, 13, "aggregate 'sum' needs a target"),
+        ("n(N) :- N = count : { e(X) ; f(X) }.", 1, 28, "unexpected ';'"),
+        ("n(N) :- N = count : { e(X), (f(X) ; g(X)) }.", 1, 13, "disjunction inside an aggregate's body"),
+    ],
+)
+def test_bad_body_aggregates(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
+
+
+def test_aggregates_over_bodies_evaluate_with_souffles_semantics():
+    program = sd.Program.parse(
+        """
+        .decl w(x: number, v: number)
+        .decl node(x: number)
+        w(1, 5). w(2, 5). w(3, 7). node(1). node(2). node(3). node(4).
+        s(T) :- T = sum V : { w(_, V) }.                 % tuples, not values: 5 + 5 + 7
+        distinct(T) :- T = count : { w(_, V), V > 0 }.   % three tuples
+        per(X, N) :- node(X), N = count : { w(Y, _), Y > X }.
+        low(X, M) :- node(X), M = min V : { w(Y, V), Y >= X }.
+        avg(A) :- A = mean V : w(_, V).
+        nested(N) :- N = count : { node(X), 2 = count : { w(Y, _), Y > X } }.
+        none(N) :- N = sum V : { w(_, V), V > 100 }.
+        """
+    )
+    result = sd.reference.evaluate(program, {})
+    assert result["s"] == {(17,)}
+    assert result["distinct"] == {(3,)}
+    assert result["per"] == {(1, 2), (2, 1), (3, 0), (4, 0)}
+    assert result["low"] == {(1, 5), (2, 5), (3, 7)}
+    assert result["avg"] == {(17 / 3,)}
+    assert result["nested"] == {(1,)}
+    assert result["none"] == {(0,)}
+
+
+# ---------------------------------------------------------------------------------------------
+# eqrel
+
+
+def test_eqrel_is_the_equivalence_closure():
+    program = sd.Program.parse(
+        """
+        .decl same(x: symbol, y: symbol) eqrel
+        .decl link(x: symbol, y: symbol)
+        link("a", "b"). link("c", "b"). link("d", "e").
+        same(X, Y) :- link(X, Y).
+        same("f", "f").
+        .output same
+        """
+    )
+    result = sd.reference.evaluate(program, {})
+    groups = [{"a", "b", "c"}, {"d", "e"}, {"f"}]
+    assert result["same"] == {(x, y) for group in groups for x in group for y in group}
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        (".decl e(x: number) eqrel", "must have two columns of one type"),
+        (".decl e(x: number, y: symbol) eqrel", "must have two columns of one type"),
+        (".decl e(x: number, y: number) eqrel\n.input e", "cannot be an .input yet"),
+    ],
+)
+def test_bad_eqrel_relations(text, fragment):
+    assert_error(text, 1, 1, fragment)
+
+
+@pytest.mark.parametrize("case", DIALECT_PROGRAMS, ids=str)
+def test_dialect_programs_on_the_reference(case):
+    result = sd.reference.evaluate(sd.Program.parse(case.text), case.edb)
+    assert result == case.expected
+
+
+@settings(default=60)
+@given(case=aggregate_cases())
+def test_random_body_aggregates_on_the_reference(case):
+    text, edb, expected = case
+    assert sd.reference.evaluate(sd.Program.parse(text), edb)["r"] == expected
