@@ -42,6 +42,7 @@ from .bounds import MAX_ITERATIONS
 from .errors import DatalogError, InputError
 from .logsetup import add_logging_arguments, logging_from
 from .overflow import fits
+from .syntax.ast import DIALECTS
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -127,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
         "or every error found (exit status 1).",
     )
     check.add_argument("program", metavar="PROGRAM.dl")
+    add_dialect_argument(check)
     check.set_defaults(handler=run_check)
     add_run_command(commands)
     materialize = commands.add_parser(
@@ -189,6 +191,7 @@ def add_run_command(commands) -> None:
         help='answer QUERY (like "tc(1, X)") instead of printing the output relations: only what it '
         "needs is evaluated (magic sets); repeatable",
     )
+    add_dialect_argument(run)
     add_logging_arguments(run)
     run.set_defaults(handler=run_run)
 
@@ -197,8 +200,19 @@ def add_run_command(commands) -> None:
 # check
 
 
+def add_dialect_argument(command) -> None:
+    """``--dialect``: how the program's lower-case names in terms read (README, The language)."""
+    command.add_argument(
+        "--dialect",
+        choices=DIALECTS,
+        default="datalog",
+        help="datalog (default): a lower-case name in a term is a symbol, p(lis); souffle: it is a "
+        "variable, as in Soufflé, path(x, y) :- edge(x, y)",
+    )
+
+
 def run_check(args: argparse.Namespace) -> int:
-    program = load_program(args.program)
+    program = load_program(args.program, args.dialect)
     print(describe_checked(program.checked))
     return EXIT_OK
 
@@ -224,7 +238,7 @@ def describe_checked(checked) -> str:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    program = load_program(args.program)
+    program = load_program(args.program, args.dialect)
     checked = program.checked
     input_paths = parse_input_args(args.inputs, checked)
     from .query import checked_query
@@ -352,6 +366,7 @@ def add_query_command(commands) -> None:
         metavar="N",
         help=f"answers to print (default {DEFAULT_SHOW})",
     )
+    add_dialect_argument(query)
     add_logging_arguments(query)
     query.set_defaults(handler=run_query)
 
@@ -360,7 +375,7 @@ def run_query(args: argparse.Namespace) -> int:
     from .query import checked_query
     from .storage import Warehouse
 
-    program = load_program(args.program) if args.program else None
+    program = load_program(args.program, args.dialect) if args.program else None
     if program is not None:  # a query that does not fit the program fails before Spark starts
         checked_query(program.checked, args.query)
     with cli_session("spark-datalog query") as spark:
@@ -473,12 +488,12 @@ def run_unlock(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def load_program(path: str) -> "Program":
+def load_program(path: str, dialect: str = "datalog") -> "Program":
     """The checked program in ``path``; a missing or unreadable file is a usage error."""
     import spark_datalog as sd
 
     try:
-        return sd.Program.from_file(path)
+        return sd.Program.from_file(path, dialect)
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
 

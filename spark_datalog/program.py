@@ -41,19 +41,20 @@ class Program:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def parse(cls, text: str, filename: Optional[str] = None) -> "Program":
+    def parse(cls, text: str, filename: Optional[str] = None, dialect: str = "datalog") -> "Program":
         """Parse and check ``text``; raises ParseError, SafetyError, StratificationError or
-        SchemaError (the first one, with every error found in ``.errors``)."""
+        SchemaError (the first one, with every error found in ``.errors``). ``dialect="souffle"``
+        reads lower-case names in terms as variables, as Soufflé does (README, The language)."""
         with _collector_paused():  # parsing allocates much and frees nothing: no cycles to find
-            return cls(analyse(parse(text, filename)))
+            return cls(analyse(parse(text, filename, dialect)))
 
     @classmethod
-    def from_file(cls, path) -> "Program":
+    def from_file(cls, path, dialect: str = "datalog") -> "Program":
         """Parse and check the program in the file at ``path`` (UTF-8; ``ParseError`` at the first
         byte that is not, ``OSError`` when the file cannot be read)."""
         from .textfiles import read_utf8
 
-        return cls.parse(read_utf8(path), filename=str(path))
+        return cls.parse(read_utf8(path), filename=str(path), dialect=dialect)
 
     def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
         """The same program re-checked with column types taken from inputs (relation -> types)."""

@@ -24,6 +24,9 @@ class Span:
 
 NO_SPAN = Span(0, 0)
 
+# How a lower-case name in a term reads: a symbol (datalog) or a variable (souffle)
+DIALECTS = ("datalog", "souffle")
+
 # Value types of the language. Aliases are resolved by the parser.
 TYPES = ("int", "long", "double", "string", "bool")
 TYPE_ALIASES = {"number": "long", "symbol": "string", "float": "double", "unsigned": "long"}

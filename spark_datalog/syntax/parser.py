@@ -35,7 +35,9 @@ from spark_datalog.syntax import ast
 from spark_datalog.syntax.fast import Fallback, parse_fast, unescape
 from spark_datalog.syntax.lowering import lower
 
-__all__ = ["parse", "parse_lark"]
+__all__ = ["DIALECTS", "parse", "parse_lark"]
+
+DIALECTS = ast.DIALECTS
 
 _GRAMMAR_PATH = Path(__file__).parent / "grammar.lark"
 _LOCK = threading.Lock()
@@ -67,22 +69,27 @@ def _parser() -> Lark:
     return _PARSER
 
 
-def parse(text: str, filename: Optional[str] = None) -> ast.Program:
+def parse(text: str, filename: Optional[str] = None, dialect: str = "datalog") -> ast.Program:
     """Parse a Datalog program. Raises :class:`ParseError` (with line, column and a caret excerpt);
     every syntax error of the text, or else every problem found while building the AST (unknown
-    types, misplaced aggregates, bad escapes), is in ``.errors``."""
+    types, misplaced aggregates, bad escapes), is in ``.errors``. ``dialect`` is ``datalog`` (a
+    lower-case name in a term is a symbol: ``p(lis)``) or ``souffle`` (it is a variable, as in
+    Soufflé: ``path(x, y) :- edge(x, y).``); they read every other construct alike."""
     _allow_deep_terms()
-    try:
-        return parse_fast(text, filename)
-    except (Fallback, RecursionError):
-        pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
-    return parse_lark(text, filename)
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+    if dialect == "datalog":
+        try:
+            return parse_fast(text, filename)
+        except (Fallback, RecursionError):
+            pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
+    return parse_lark(text, filename, dialect)
 
 
-def parse_lark(text: str, filename: Optional[str] = None) -> ast.Program:
+def parse_lark(text: str, filename: Optional[str] = None, dialect: str = "datalog") -> ast.Program:
     """:func:`parse` by the Lark parser alone: the specification, and the error reporter."""
     _allow_deep_terms()
-    builder = _ToAst(text)
+    builder = _ToAst(text, names_are_variables=dialect == "souffle")
     with _building(builder):
         statements, syntax_errors = _parse_recovering(text, filename, builder)
     program = _program(statements, text, filename)
@@ -90,7 +97,22 @@ def parse_lark(text: str, filename: Optional[str] = None) -> ast.Program:
         program, builder.type_spans, complete=not (syntax_errors or builder.errors)
     )
     raise_collected(syntax_errors + builder.errors + lowering_errors, text, filename)
+    _warn_of_symbol_names(builder, filename)
     return program
+
+
+def _warn_of_symbol_names(builder: "_ToAst", filename: Optional[str]) -> None:
+    """Log that a program written in Soufflé's syntax reads lower-case names as symbols."""
+    token = builder.first_symbol_name
+    if builder.souffle_syntax and token is not None:
+        _LOG.warning(
+            "%s:%s:%s: '%s' reads as a symbol (dialect datalog); in Soufflé it is a variable: "
+            "parse with dialect='souffle' (--dialect souffle) to read lower-case names as variables",
+            filename or "<program>",
+            token.line,
+            token.column,
+            token,
+        )
 
 
 def _allow_deep_terms() -> None:
@@ -192,8 +214,11 @@ class _ToAst:
     anonymous variables per clause (the parser reduces a clause's children in source order, the
     clause after all of them)."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, names_are_variables: bool = False):
         self.source = source
+        self.names_are_variables = names_are_variables  # Soufflé: `x` in a term is a variable
+        self.first_symbol_name: Optional[Token] = None  # the first lower-case name read as a symbol
+        self.souffle_syntax = False  # whether the text uses a construct only Soufflé's dialect has
         self.errors: list[ParseError] = []
         self._anonymous = 0
         # id(node) -> first token of the node, where it is not the node's own span: an atom's
@@ -244,16 +269,20 @@ class _ToAst:
         ]
 
     def heads(self, children):
-        return _values(children)
+        heads = _values(children)
+        self.souffle_syntax |= len(heads) > 1
+        return heads
 
     def body(self, children):
         """The body's alternatives, each a tuple of literals (disjunctions multiplied out)."""
+        self.souffle_syntax |= len(children) > 1
         return [alternative for conjunction in _values(children) for alternative in conjunction]
 
     def conjunction(self, children):
         return _alternatives(_values(children))
 
     def nested_body(self, children):
+        self.souffle_syntax = True
         groups: list[list] = [[]]
         for child in children[1:-1]:
             if isinstance(child, Token):
@@ -292,6 +321,7 @@ class _ToAst:
         return column
 
     def qualifier(self, children):
+        self.souffle_syntax = True
         return str(children[0])
 
     def choice_domain(self, children):
@@ -302,6 +332,7 @@ class _ToAst:
         return None
 
     def type_declaration(self, children):
+        self.souffle_syntax = True
         keyword, name, *rest = children
         names = [str(t) for t in rest if t.type in ("NAME", "VAR")]
         if not rest:  # `.type T`: Soufflé's old spelling of a symbol type
@@ -311,6 +342,7 @@ class _ToAst:
         return ast.TypeDecl(str(name), kind, tuple(names), span=_span(name))
 
     def legacy_type(self, children):
+        self.souffle_syntax = True
         keyword, name = children
         base = "number" if keyword.type == "NUMBER_TYPE" else "symbol"
         return ast.TypeDecl(str(name), "subtype", (base,), span=_span(name))
@@ -353,6 +385,7 @@ class _ToAst:
         return ast.Aggregate(str(func), variable, span=_span(func))
 
     def body_aggregate(self, children):
+        self.souffle_syntax = True
         func, *rest = children
         values = _values(rest)
         body = values[-1]
@@ -445,6 +478,10 @@ class _ToAst:
             return ast.Constant(self._unescape(token), "string", span=span)
         if kind in ("TRUE", "FALSE"):
             return ast.Constant(kind == "TRUE", "bool", span=span)
+        if self.names_are_variables:
+            return ast.Variable(str(token), span=span)
+        if self.first_symbol_name is None:
+            self.first_symbol_name = token
         return ast.Constant(str(token), "string", span=span)
 
     # -- helpers ------------------------------------------------------------------------------
@@ -670,15 +707,6 @@ def _bad_token(error: UnexpectedToken, text: str):
         return f"unexpected end of the program; expected {_describe_set(expected)}", line, column
     if token.type == "DOT" and previous is not None and previous.type == "COMMA":
         return "expected a body literal after ',' (remove the trailing ',')", token.line, token.column
-    if token.type == "VAR" and "NAME" in expected and (previous is None or previous.type in ("DOT", "RPAR")):
-        return (
-            f"unexpected variable '{token}' at the start of a clause; predicate names start "
-            f"with a lower-case letter",
-            token.line,
-            token.column,
-        )
-    if previous is not None and previous.type == "DECL" and token.type == "VAR":
-        return (f"relation name '{token}' must start with a lower-case letter", token.line, token.column)
     return (f"unexpected {found}; expected {_describe_set(expected)}", token.line, token.column)
 
 

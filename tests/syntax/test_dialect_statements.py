@@ -245,3 +245,37 @@ def test_dialect_programs_on_the_reference(case):
 def test_random_body_aggregates_on_the_reference(case):
     text, edb, expected = case
     assert sd.reference.evaluate(sd.Program.parse(text), edb)["r"] == expected
+
+
+# ---------------------------------------------------------------------------------------------
+# dialects and relation names
+
+
+def test_the_souffle_dialect_reads_lower_case_names_in_terms_as_variables():
+    text = ".decl edge(x: number, y: number)\nedge(1, 2). edge(2, 3).\npath(x, z) :- edge(x, y), edge(y, z)."
+    assert sd.reference.evaluate(sd.Program.parse(text, dialect="souffle"), {})["path"] == {(1, 3)}
+    assert [c.name for c in sd.Program.parse(text, dialect="souffle").relations["path"].columns] == ["x", "z"]
+    assert sd.reference.evaluate(sd.Program.parse("q(lis). p(X) :- q(X), X = lis."), {})["p"] == {("lis",)}
+
+
+def test_a_program_in_souffles_syntax_with_symbol_names_is_warned_of(caplog):
+    with caplog.at_level(logging.WARNING, logger="spark_datalog"):
+        parse(".type T <: symbol\n.decl e(x: T)\ne(a).")
+    assert "<program>:3:3: 'a' reads as a symbol" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="spark_datalog"):
+        parse(".type T <: symbol\n.decl e(x: T)\ne(a).", dialect="souffle")
+        parse("e(a). f(X) :- e(X).")
+    assert caplog.text == ""
+
+
+def test_relation_names_may_start_with_a_capital_letter():
+    program = sd.Program.parse(
+        ".decl Edge(x: number, y: number)\nEdge(1, 2).\nPath(X, Y) :- Edge(X, Y), !Edge(Y, X)."
+    )
+    assert sd.reference.evaluate(program, {})["Path"] == {(1, 2)}
+
+
+def test_an_unknown_dialect_is_refused():
+    with pytest.raises(ValueError, match="unknown dialect 'prolog'"):
+        parse("p(1).", dialect="prolog")

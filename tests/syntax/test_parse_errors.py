@@ -112,9 +112,10 @@ def test_single_quotes_are_not_strings():
     assert_error("p(X) :- q(X), X = 'a'.", 1, 19, "double quotes")
 
 
-def test_upper_case_predicate_name():
-    assert_error("p(1).\nTc(X) :- q(X).", 2, 1, "predicate names start with a lower-case letter")
-    assert_error(".decl Arc(x: int)", 1, 7, "must start with a lower-case letter")
+def test_upper_case_predicate_name_needs_parentheses():
+    # Soufflé's relation names may start with a capital letter; with parentheses only (a
+    # name alone is a variable)
+    assert_error("p(1).\nTc :- q(1).", 2, 4, "unexpected ':-'", "expected '('")
 
 
 def test_unexpected_token_lists_what_was_expected():
