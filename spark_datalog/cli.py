@@ -129,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("program", metavar="PROGRAM.dl")
     add_dialect_argument(check)
+    add_include_argument(check)
     check.set_defaults(handler=run_check)
     add_run_command(commands)
     materialize = commands.add_parser(
@@ -154,6 +155,7 @@ def add_run_command(commands) -> None:
         description="Check and evaluate PROGRAM, then print each output relation's size and first rows.",
     )
     run.add_argument("program", metavar="PROGRAM.dl")
+    add_include_argument(run)
     run.add_argument(
         "--input",
         dest="inputs",
@@ -196,6 +198,19 @@ def add_run_command(commands) -> None:
     run.set_defaults(handler=run_run)
 
 
+def add_include_argument(command) -> None:
+    """``-I DIR``: where ``#include`` looks after the including file's directory (Soufflé's -I)."""
+    command.add_argument(
+        "-I",
+        "--include-dir",
+        dest="include_dirs",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a directory #include searches after the including file's own; repeatable",
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # check
 
@@ -212,7 +227,7 @@ def add_dialect_argument(command) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    program = load_program(args.program, args.dialect)
+    program = load_program(args.program, args.dialect, args.include_dirs)
     print(describe_checked(program.checked))
     return EXIT_OK
 
@@ -238,7 +253,7 @@ def describe_checked(checked) -> str:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    program = load_program(args.program, args.dialect)
+    program = load_program(args.program, args.dialect, args.include_dirs)
     checked = program.checked
     input_paths = parse_input_args(args.inputs, checked)
     from .query import checked_query
@@ -367,6 +382,7 @@ def add_query_command(commands) -> None:
         help=f"answers to print (default {DEFAULT_SHOW})",
     )
     add_dialect_argument(query)
+    add_include_argument(query)
     add_logging_arguments(query)
     query.set_defaults(handler=run_query)
 
@@ -375,7 +391,7 @@ def run_query(args: argparse.Namespace) -> int:
     from .query import checked_query
     from .storage import Warehouse
 
-    program = load_program(args.program, args.dialect) if args.program else None
+    program = load_program(args.program, args.dialect, args.include_dirs) if args.program else None
     if program is not None:  # a query that does not fit the program fails before Spark starts
         checked_query(program.checked, args.query)
     with cli_session("spark-datalog query") as spark:
@@ -488,12 +504,14 @@ def run_unlock(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def load_program(path: str, dialect: str = "datalog") -> "Program":
-    """The checked program in ``path``; a missing or unreadable file is a usage error."""
+def load_program(path: str, dialect: str = "datalog", include_dirs: Sequence[str] = ()) -> "Program":
+    """The checked program in ``path`` read in ``dialect`` (``#include`` searching
+    ``include_dirs`` after the including file's directory); a missing or unreadable file is a
+    usage error."""
     import spark_datalog as sd
 
     try:
-        return sd.Program.from_file(path, dialect)
+        return sd.Program.from_file(path, dialect, include_dirs)
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
 

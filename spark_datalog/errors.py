@@ -16,6 +16,11 @@ class DatalogError(Exception):
     ``line`` and ``column`` are 1-based and may be ``None`` when the error has no place in the
     program text (for example a missing input). ``source`` is the program text, used to show the
     offending line with a caret under the column.
+
+    A preprocessed text (``syntax.preprocess.Preprocessed``, whose lines came from several files)
+    carries a map of where its lines were written: given one as ``source``, the error moves
+    there, so ``filename``, ``line``, ``column`` and ``source`` are those of the file holding the
+    text (``sort_key()`` keeps the position in the preprocessed text, to sort errors by).
     """
 
     kind = "error"
@@ -33,8 +38,24 @@ class DatalogError(Exception):
         self.column = column
         self.source = source
         self.filename = filename
+        self._preprocessed_at: Optional[tuple] = None
+        self._place_in_file()
         self.errors: list[DatalogError] = [self]
         super().__init__(self.render())
+
+    def _place_in_file(self) -> None:
+        """Move the error from a preprocessed ``source`` to the file its line was written in."""
+        origin = getattr(self.source, "origin", None)
+        if origin is None:
+            return
+        self._preprocessed_at = (self.line or 0, self.column or 0)
+        filename, self.line, self.column, self.source = origin.locate(self.line, self.column)
+        if filename is not None or self.line is not None:
+            self.filename = filename
+
+    def sort_key(self) -> tuple:
+        """The error's place in the program text (in the preprocessed text, for one)."""
+        return self._preprocessed_at or (self.line or 0, self.column or 0)
 
     def render(self) -> str:
         """The message with its position and, when the source is known, the line and a caret."""
@@ -57,6 +78,7 @@ class DatalogError(Exception):
         """Attach the program text (and file name) so the message can show the offending line."""
         if source is not None and self.source is None:
             self.source = source
+            self._place_in_file()
         if filename is not None and self.filename is None:
             self.filename = filename
         self.args = (self.render(),)
@@ -145,9 +167,9 @@ def raise_collected(
     """Raise the first of ``errors`` (sorted by position) carrying all of them in ``.errors``."""
     if not errors:
         return
-    ordered = sorted(errors, key=lambda e: (e.line or 0, e.column or 0))
-    for error in ordered:
+    for error in errors:
         error.with_source(source, filename)
+    ordered = sorted(errors, key=lambda e: e.sort_key())
     first = ordered[0]
     first.errors = list(ordered)
     raise first

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
 
 from .analysis import analyse
 from .bounds import MAX_ITERATIONS
@@ -41,20 +41,30 @@ class Program:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def parse(cls, text: str, filename: Optional[str] = None, dialect: str = "datalog") -> "Program":
+    def parse(
+        cls,
+        text: str,
+        filename: Optional[str] = None,
+        dialect: str = "datalog",
+        include_dirs: Sequence[str] = (),
+    ) -> "Program":
         """Parse and check ``text``; raises ParseError, SafetyError, StratificationError or
         SchemaError (the first one, with every error found in ``.errors``). ``dialect="souffle"``
-        reads lower-case names in terms as variables, as Soufflé does (README, The language)."""
+        reads lower-case names in terms as variables, as Soufflé does (README, The language).
+        Preprocessor directives (``#include``, ``#define``, ``#ifdef``, ...) are carried out
+        first: included files are found relative to ``filename``'s directory (the current
+        directory without one), then in ``include_dirs``."""
         with _collector_paused():  # parsing allocates much and frees nothing: no cycles to find
-            return cls(analyse(parse(text, filename, dialect)))
+            return cls(analyse(parse(text, filename, dialect, include_dirs)))
 
     @classmethod
-    def from_file(cls, path, dialect: str = "datalog") -> "Program":
+    def from_file(cls, path, dialect: str = "datalog", include_dirs: Sequence[str] = ()) -> "Program":
         """Parse and check the program in the file at ``path`` (UTF-8; ``ParseError`` at the first
-        byte that is not, ``OSError`` when the file cannot be read)."""
+        byte that is not, ``OSError`` when the file cannot be read); ``#include`` finds files
+        relative to its directory, then in ``include_dirs``."""
         from .textfiles import read_utf8
 
-        return cls.parse(read_utf8(path), filename=str(path), dialect=dialect)
+        return cls.parse(read_utf8(path), filename=str(path), dialect=dialect, include_dirs=include_dirs)
 
     def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
         """The same program re-checked with column types taken from inputs (relation -> types)."""
@@ -70,6 +80,8 @@ class Program:
 
     @property
     def source(self) -> str:
+        """The program text; after ``#include``/``#define``, the preprocessed text (a
+        ``syntax.preprocess.Preprocessed`` whose ``origin`` maps its lines to the files)."""
         return self.checked.program.source
 
     @property

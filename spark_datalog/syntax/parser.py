@@ -25,7 +25,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Optional, cast
+from typing import Optional, Sequence, cast
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -34,6 +34,7 @@ from spark_datalog.errors import ParseError, raise_collected
 from spark_datalog.syntax import ast
 from spark_datalog.syntax.fast import Fallback, parse_fast, unescape
 from spark_datalog.syntax.lowering import lower
+from spark_datalog.syntax.preprocess import has_directives, preprocess
 
 __all__ = ["DIALECTS", "parse", "parse_lark"]
 
@@ -69,15 +70,24 @@ def _parser() -> Lark:
     return _PARSER
 
 
-def parse(text: str, filename: Optional[str] = None, dialect: str = "datalog") -> ast.Program:
+def parse(
+    text: str, filename: Optional[str] = None, dialect: str = "datalog", include_dirs: Sequence[str] = ()
+) -> ast.Program:
     """Parse a Datalog program. Raises :class:`ParseError` (with line, column and a caret excerpt);
     every syntax error of the text, or else every problem found while building the AST (unknown
     types, misplaced aggregates, bad escapes), is in ``.errors``. ``dialect`` is ``datalog`` (a
     lower-case name in a term is a symbol: ``p(lis)``) or ``souffle`` (it is a variable, as in
-    Soufflé: ``path(x, y) :- edge(x, y).``); they read every other construct alike."""
+    Soufflé: ``path(x, y) :- edge(x, y).``); they read every other construct alike.
+
+    A text with preprocessor directives (``#include``, ``#define``, ``#ifdef``, ...: a line
+    starting with ``#``) is preprocessed first (:mod:`spark_datalog.syntax.preprocess`; included
+    files are found relative to ``filename``'s directory, then in ``include_dirs``); the
+    program's ``source`` is then the preprocessed text, and errors point into the files."""
     _allow_deep_terms()
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
+    if has_directives(text):
+        text = preprocess(text, filename, include_dirs)
     if dialect == "datalog":
         try:
             return parse_fast(text, filename)
