@@ -91,4 +91,34 @@ RULE_FORMS = SeedProgram(
     },
 )
 
-DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS)
+COMPONENTS = SeedProgram(
+    name="components",
+    origin="Soufflé's components: instances of a parameterised component with a base and an override",
+    text="""
+        .comp Closure<T> {
+            .decl edge(x: T, y: T)
+            .decl reach(x: T, y: T) overridable
+            reach(X, Y) :- edge(X, Y).
+            reach(X, Z) :- reach(X, Y), edge(Y, Z).
+        }
+        .comp Symmetric<T> : Closure<T> {
+            .override reach
+            reach(X, Y) :- edge(X, Y) ; edge(Y, X).
+            reach(X, Z) :- reach(X, Y), reach(Y, Z).
+        }
+        .decl arc(x: number, y: number)
+        .input arc
+        .init directed = Closure<number>
+        .init undirected = Symmetric<number>
+        directed.edge(X, Y) :- arc(X, Y).
+        undirected.edge(X, Y) :- arc(X, Y).
+        .output directed.reach, undirected.reach
+    """,
+    edb={"arc": {(1, 2), (2, 3)}},
+    expected={
+        "directed.reach": {(1, 2), (2, 3), (1, 3)},
+        "undirected.reach": {(x, y) for x in (1, 2, 3) for y in (1, 2, 3)},
+    },
+)
+
+DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS)

@@ -44,9 +44,19 @@ def database_location(spark, database: str) -> str:
     return uris.normalise(spark.catalog.getDatabase(database).locationUri)
 
 
+def table_name(relation: str) -> str:
+    """The catalog table of ``relation``: its name, with a component instance's ``inst.rel``
+    written ``inst__rel`` (a catalog table name is a plain identifier).
+
+    >>> table_name("tc"), table_name("g.reach")
+    ('tc', 'g__reach')
+    """
+    return relation.replace(".", "__")
+
+
 def register_table(spark, database: str, relation: str, location: str) -> None:
     """Register ``relation``'s Delta table at ``location`` as ``database.relation`` (an external
     table) unless the catalog has it already."""
-    name = f"{database}.{relation}"
+    name = f"{database}.{table_name(relation)}"
     if not spark.catalog.tableExists(name):
         spark.catalog.createTable(name, path=uris.for_spark(location), source="delta")

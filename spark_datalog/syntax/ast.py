@@ -308,6 +308,44 @@ class TypeDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class ComponentType:
+    """``Name`` or ``Name<A, B>``: a component with its type arguments (or parameters)."""
+
+    name: str
+    args: tuple = ()  # tuple[str, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    """Soufflé's ``.comp Name<T> : Base<T> { ... }``: a template of statements. It exists only
+    between parsing and lowering (:mod:`spark_datalog.syntax.components` expands every
+    ``.init`` of it)."""
+
+    signature: ComponentType
+    bases: tuple  # tuple[ComponentType, ...]
+    items: tuple  # its statements: declarations, rules, facts, directives, types, components, ...
+    span: Span = field(default=NO_SPAN, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Init:
+    """``.init name = Component<args>``: an instance of a component."""
+
+    name: str
+    component: ComponentType
+    span: Span = field(default=NO_SPAN, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """``.override relation`` inside a component: its bases' rules and facts for it are dropped."""
+
+    name: str
+    span: Span = field(default=NO_SPAN, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
 class Query:
     """``?- atom.``"""
 
@@ -328,6 +366,7 @@ class Program:
     rules: tuple = ()  # tuple[Rule, ...]
     queries: tuple = ()  # tuple[Query, ...]
     types: tuple = ()  # tuple[TypeDecl, ...]
+    components: tuple = ()  # tuple[Component | Init, ...]: gone after lowering
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)
 

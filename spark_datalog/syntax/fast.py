@@ -38,6 +38,7 @@ _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 _KEYWORDS = frozenset(("not", "mod", "true", "false"))
 # Names Lark reads as a body aggregate's (``count : {...}``) unless one of ( < , ) . follows
+_QUALIFIED_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _AGGREGATORS = frozenset(("count", "sum", "min", "max", "mean"))
 _NOT_AGGREGATOR = re.compile(r"\s*[(<,).]")
 # Parentheses and unary minus signs nested deeper than this are left to the Lark path (no deep
@@ -88,11 +89,33 @@ def _tokens(text: str) -> tuple[list, array]:
     # as machine integers (a quarter of the memory of a list of ints, far fewer page faults).
     starts = array("q", accumulate(map(add, map(len, gaps), map(len, chain(("",), values)))))
     del gaps
+    if _QUALIFIED.search(text) and _has_qualified_name(values, starts):
+        raise Fallback  # Lark reads `a.b` as one name (a component instance's relation)
     if "%" in text or "//" in text or "/*" in text:
         values, starts = _without_comments(values, starts)
     values += (_END, _END)
     starts.append(len(text))
     return values, starts
+
+
+_QUALIFIED = re.compile(r"[A-Za-z0-9_]\.[A-Za-z_]")
+
+
+def _has_qualified_name(values: list, starts: array) -> bool:
+    """Whether a name, a '.' and a name follow each other with no space between (``a.b``, also
+    ``a.decl``, which Lark reads as one qualified name)."""
+    first = _QUALIFIED_FIRST
+    for i in range(1, len(values) - 1):
+        value = values[i]
+        if (
+            value[0] != "."
+            or values[i - 1][0] not in first
+            or starts[i] != starts[i - 1] + len(values[i - 1])
+        ):
+            continue
+        if value != "." or (values[i + 1][0] in first and starts[i + 1] == starts[i] + 1):
+            return True  # `a.b`, or `a.decl`
+    return False
 
 
 def _without_comments(values: list, starts: array) -> tuple[list, array]:

@@ -4,6 +4,7 @@ The parser builds what the text says; :func:`lower` rewrites the parts of Souffl
 that the core language expresses with other means, so that analysis, the reference interpreter
 and every engine see only the core:
 
+- components: every ``.init`` replaced by the statements it stands for (:mod:`.components`);
 - ``.type`` declarations: every column type names a value type (:mod:`.typedecls`);
 - ``eqrel`` relations: the equivalence closure as connected components (:mod:`.eqrel`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
@@ -21,6 +22,7 @@ from dataclasses import replace
 from ..errors import DatalogError
 from . import ast
 from .body_aggregates import lower_body_aggregates
+from .components import expand_components
 from .eqrel import lower_eqrel
 from .typedecls import resolve_types
 
@@ -42,7 +44,11 @@ def lower(
         n__count1(X, sum<_one1>) :- e(X, _count1_), _one1 = 1.
         n(X, N) :- e(X, _), n__count1(X, _count1), N = _count1.
     """
-    declarations, errors = resolve_types(program, type_spans)
+    errors: list[DatalogError] = []
+    if program.components:
+        program, errors = expand_components(program, type_spans)
+    declarations, type_errors = resolve_types(program, type_spans)
+    errors += type_errors
     program = replace(program, declarations=declarations)
     if not complete:
         return program, errors

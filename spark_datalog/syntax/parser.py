@@ -137,12 +137,21 @@ _allow_deep_terms()  # at import too, so that it never changes in the middle of 
 
 def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
     groups: dict[type, list] = {
-        kind: [] for kind in (ast.Declaration, ast.Directive, ast.Fact, ast.Rule, ast.Query, ast.TypeDecl)
+        kind: []
+        for kind in (
+            ast.Declaration,
+            ast.Directive,
+            ast.Fact,
+            ast.Rule,
+            ast.Query,
+            ast.TypeDecl,
+            ast.Component,
+        )
     }
     for statement in statements:
         for node in statement if isinstance(statement, list) else [statement]:
             if node is not None:
-                groups[type(node)].append(node)
+                groups[ast.Component if isinstance(node, ast.Init) else type(node)].append(node)
     return ast.Program(
         declarations=tuple(groups[ast.Declaration]),
         directives=tuple(groups[ast.Directive]),
@@ -150,6 +159,7 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
         rules=tuple(groups[ast.Rule]),
         queries=tuple(groups[ast.Query]),
         types=tuple(groups[ast.TypeDecl]),
+        components=tuple(groups[ast.Component]),
         source=text,
         filename=filename,
     )
@@ -365,6 +375,31 @@ class _ToAst:
         self._error("algebraic data types are not supported yet", children[-1])
         return []
 
+    def component(self, children):
+        self.souffle_syntax = True
+        signature, *bases = [c for c in children if isinstance(c, ast.ComponentType)]
+        items = [
+            node
+            for child in children
+            if not isinstance(child, (Token, ast.ComponentType))
+            for node in (child if isinstance(child, list) else [child])
+            if node is not None
+        ]
+        return ast.Component(signature, tuple(bases), tuple(items), span=_span(children[0]))
+
+    def component_type(self, children):
+        name, *rest = children
+        args = tuple(str(t) for t in rest if t.type in ("NAME", "VAR"))
+        return ast.ComponentType(str(name), args, span=_span(name))
+
+    def init(self, children):
+        self.souffle_syntax = True
+        keyword, name, _eq, component = children
+        return ast.Init(str(name), component, span=_span(name))
+
+    def override(self, children):
+        return ast.Override(str(children[1]), span=_span(children[1]))
+
     def pragma(self, children):
         values = [self._unescape(t) for t in children[1:]]
         _LOG.warning("line %s: .pragma %s ignored", children[0].line, " ".join(map(repr, values)))
@@ -373,7 +408,7 @@ class _ToAst:
     def directive(self, children):
         keyword, *rest = children
         kind = keyword.type.lower()
-        names = [t for t in rest if t.type == "NAME"]
+        names = [t for t in rest if t.type in ("NAME", "VAR", "QNAME")]
         return [
             ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n)) for i, n in enumerate(names)
         ]
@@ -542,6 +577,10 @@ _DESCRIBE = {
     "LSQB": "'['",
     "CHOICE_DOMAIN": "'choice-domain'",
     "QUALIFIER": "a qualifier (btree, eqrel, ...)",
+    "COMP": "'.comp'",
+    "INIT": "'.init'",
+    "OVERRIDE": "'.override'",
+    "QNAME": "a qualified name",
     "AGGREGATOR": "an aggregate (count, sum, min, max, mean)",
     "INPUT": "'.input'",
     "OUTPUT": "'.output'",
@@ -587,6 +626,9 @@ _STARTS_STATEMENT = {
     "NUMBER_TYPE",
     "SYMBOL_TYPE",
     "PRAGMA",
+    "QNAME",
+    "COMP",
+    "INIT",
 }
 
 
@@ -597,7 +639,7 @@ _NOT_NEWLINE = re.compile(r"[^\n]")
 # comments and decimals, whose dots end nothing.
 _STATEMENT_BOUNDARY = re.compile(
     r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|//[^\n]*|/\*(?:.|\n)*?\*/|\d+\.\d+'
-    r"|(?P<start>\.(?:decl|input|output|type|number_type|symbol_type|pragma)\b|\?-)|(?P<end>\.)"
+    r"|(?P<start>\.(?:decl|input|output|type|number_type|symbol_type|pragma|comp|init)\b|\?-)|(?P<end>\.)"
 )
 
 

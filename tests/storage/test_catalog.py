@@ -57,3 +57,16 @@ def test_a_database_name_must_be_an_identifier(spark, tmp_path, name):
 def test_a_warehouse_needs_a_location_or_a_database(spark):
     with pytest.raises(WarehouseError, match="needs a location"):
         Warehouse(spark)
+
+
+@pytest.mark.parametrize("backend", ["native", "embedded"])
+def test_a_component_instances_relations_are_stored_and_registered(spark, tmp_path, backend):
+    database = "reasoning_test" if backend == "native" else None
+    wh = warehouse_on(spark, tmp_path / "wh", backend, **({"database": database} if database else {}))
+    program = sd.Program.parse(".comp C { .decl r(x: long) r(1). } .init a = C\n.output a.r")
+    result = program.materialize(spark, warehouse=wh)
+    assert {tuple(row) for row in result["a.r"].collect()} == {(1,)}
+    assert {tuple(row) for row in wh.read("a.r").collect()} == {(1,)}
+    if database:
+        assert "a__r" in {t.name for t in spark.catalog.listTables(database)}
+        assert spark.table(f"{database}.a__r").where("_count > 0").count() == 1

@@ -279,3 +279,134 @@ def test_relation_names_may_start_with_a_capital_letter():
 def test_an_unknown_dialect_is_refused():
     with pytest.raises(ValueError, match="unknown dialect 'prolog'"):
         parse("p(1).", dialect="prolog")
+
+
+# ---------------------------------------------------------------------------------------------
+# components: the examples of Soufflé's documentation (docs/components)
+
+SOUFFLE_COMPONENT_EXAMPLES = [
+    (
+        """
+        .comp MyComponent {
+            .type myType = number
+            .decl TheAnswer(x:myType)
+            TheAnswer(42).
+        }
+        .init myInstance1 = MyComponent
+        .init myInstance2 = MyComponent
+        myInstance2.TheAnswer(33).
+        .decl Test(x:number)
+        Test(x) :- myInstance1.TheAnswer(x).
+        Test(x) :- myInstance2.TheAnswer(x).
+        .output Test
+        """,
+        {"Test": {(33,), (42,)}},
+    ),
+    (
+        """
+        .decl Out(x:number)
+        .comp A {
+           .decl R(x:number)
+           .comp Count {
+               R(1).
+               R(x+1):- R(x), x<10.
+           }
+           .init myCount = Count
+           Out(x) :- R(x).
+        }
+        .init myA = A
+        .output Out
+        """,
+        {"Out": {(n,) for n in range(1, 11)}},
+    ),
+    (
+        """
+        .comp ParamComponent<myType> {
+            .decl TheAnswer(x:myType)
+            TheAnswer(42).
+            .output TheAnswer
+        }
+        .init numberInstance = ParamComponent<number>
+        .init floatInstance = ParamComponent<float>
+        """,
+        {"numberInstance.TheAnswer": {(42,)}, "floatInstance.TheAnswer": {(42.0,)}},
+    ),
+    (
+        """
+        .decl R(x:number)
+        .comp Case<Selector> {
+           .comp One { R(1). }
+           .comp Two { R(2). }
+           .init selection = Selector
+        }
+        .init myCase = Case<Two>
+        .output R
+        """,
+        {"R": {(2,)}},
+    ),
+    (
+        """
+        .comp Base {
+            .decl R(x:number) overridable
+            R(1).
+            R(x+1) :- R(x), x < 5.
+            .output R
+        }
+        .comp Sub : Base {
+            .override R
+            R(2).
+            R(x+1) :- R(x), x < 4.
+        }
+        .init mySub = Sub
+        """,
+        {"mySub.R": {(2,), (3,), (4,)}},
+    ),
+    (
+        """
+        .comp Base {
+            .type myNumber = number
+            .decl TheAnswer(x:myNumber)
+            TheAnswer(42).
+        }
+        .comp Sub  : Base {
+            .decl WhatIsTheAnswer(n:myNumber)
+            WhatIsTheAnswer(n) :- TheAnswer(n).
+            .output WhatIsTheAnswer
+        }
+        .init mySub = Sub
+        """,
+        {"mySub.WhatIsTheAnswer": {(42,)}},
+    ),
+]
+
+
+@pytest.mark.parametrize("text, expected", SOUFFLE_COMPONENT_EXAMPLES)
+def test_souffles_component_examples(text, expected):
+    assert sd.reference.evaluate(sd.Program.parse(text, dialect="souffle"), {}) == expected
+
+
+def test_an_instance_renames_what_its_component_declares():
+    program = parse(".comp C<T> { .type U <: T .decl r(x: U) r(1). q(X) :- r(X). } .init a = C<number>")
+    assert [str(d) for d in program.declarations] == [".decl a.r(x: long)"]
+    assert [str(r) for r in program.rules] == ["q(X) :- a.r(X)."]
+    assert [str(t) for t in program.types] == [".type a.U <: number"]
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        (".init a = Missing", 1, 11, "unknown component 'Missing'"),
+        (".comp C<T> { }\n.init a = C", 2, 11, "takes 1 type parameter(s), given 0"),
+        (
+            ".comp B { .decl r(x: number) }\n.comp C : B { .override r }\n.init a = C",
+            2,
+            25,
+            "cannot be overridden",
+        ),
+        (".comp C : C { }\n.init a = C", 1, 11, "more than 100 deep"),
+        (".comp C { .decl r(x: T) }\n.init a = C", 1, 22, "unknown type 'T'"),
+        (".comp C { ?- p(1). }\n.init a = C", 1, 11, "unexpected '?-'"),
+    ],
+)
+def test_bad_components(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
