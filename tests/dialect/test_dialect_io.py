@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dialect.test_dialect import HERE
+
 import pytest
 
 import spark_datalog as sd
@@ -167,3 +169,12 @@ def test_unsupported_io_kinds_are_directive_errors_before_anything_runs(tmp_path
     assert "p.dl:2:1: directive error: IO=sqlite is not supported for .input edge (supported: IO=file)" in err
     assert "p.dl:4:1: directive error: IO=json is not supported for .output path" in err
     assert "2 errors" in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_a_header_line_comes_first_and_rows_in_value_order(engine, tmp_path, capsys):
+    case = HERE / "io_headers"
+    argv = ["run", case / "prog.dl", "-F", case / "facts", "-D", tmp_path, "--engine", engine]
+    assert run(capsys, *argv)[0] == 0
+    for name in ("adult.csv", "minor.csv"):
+        assert (tmp_path / name).read_text() == (case / "expected" / name).read_text()
