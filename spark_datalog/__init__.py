@@ -7,6 +7,7 @@ interpreter module :mod:`spark_datalog.reference`, and the error classes.
 from .errors import (
     ArithmeticOverflowError,
     DatalogError,
+    DirectiveError,
     ExecutorError,
     InputError,
     LimitError,
@@ -36,6 +37,7 @@ def __getattr__(name):
 __all__ = [
     "ArithmeticOverflowError",
     "DatalogError",
+    "DirectiveError",
     "ExecutorError",
     "InputError",
     "LimitError",

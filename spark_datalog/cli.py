@@ -5,6 +5,7 @@ Example::
     spark-datalog check spark_datalog/examples/graph.dl
     spark-datalog run spark_datalog/examples/graph.dl --engine reference --show 5
     spark-datalog run prog.dl --input arc=arcs.csv
+    spark-datalog run prog.dl -F facts -D out    # Soufflé's files: facts/arc.facts -> out/tc.csv
     spark-datalog materialize --config conf/example-job.yaml
     spark-datalog run prog.dl --query "tc(1, X)"   # only what the query needs (magic sets)
     spark-datalog query --warehouse /data/wh "tc(1, X)"
@@ -12,7 +13,8 @@ Example::
     spark-submit "$(spark-datalog job-path)" --config "$(spark-datalog job-path --example-config)" \
         --warehouse ./warehouse            # the packaged job on the packaged example config
 
-Results go to stdout; progress (each stratum started and done, ``--verbose``: each iteration,
+Results go to stdout (with ``-F``/``-D``, only what Soufflé prints: ``IO=stdout`` outputs and
+``.printsize`` sizes; ``souffle_io``); progress (each stratum started and done, ``--verbose``: each iteration,
 ``--quiet``: none) and the ``spark_datalog`` logger's messages (``--log-level``) to stderr
 (``logsetup``).
 
@@ -165,6 +167,22 @@ def add_run_command(commands) -> None:
         help="facts of EDB relation NAME from a CSV file with a header row (columns by position); repeatable",
     )
     run.add_argument(
+        "-F",
+        "--fact-dir",
+        metavar="DIR",
+        help="Soufflé's -F: read every .input relation from its file in DIR (DIR/NAME.facts, tab-separated, "
+        "or as its directive's filename=, delimiter=, headers= say) and write the outputs as "
+        "Soufflé does (into the current directory unless -D)",
+    )
+    run.add_argument(
+        "-D",
+        "--output-dir",
+        metavar="DIR",
+        help="Soufflé's -D: write every .output relation to DIR/NAME.csv (tab-separated, or as its "
+        "directive says), print IO=stdout outputs and .printsize sizes; '-' prints every output. "
+        "Without -F and -D the output relations are summarised instead",
+    )
+    run.add_argument(
         "--engine",
         choices=("spark", "reference"),
         default="spark",
@@ -260,33 +278,57 @@ def run_run(args: argparse.Namespace) -> int:
 
     for text in args.queries:  # a query that does not fit the program fails before any work
         checked_query(checked, text)
-    print(
+    plan = None
+    if args.fact_dir is not None or args.output_dir is not None:  # Soufflé's files, checked first
+        from .souffle_io import plan_io
+
+        plan = plan_io(checked, args.fact_dir, args.output_dir)
+    # With Soufflé's files, stdout holds only what Soufflé prints: these lines go to stderr.
+    say = (lambda text: print(text, file=sys.stderr)) if plan is not None else print
+    say(
         f"{args.program}: {len(checked.relations)} relations in {len(checked.strata)} strata; "
         f"engine {args.engine}"
     )
     started = time.perf_counter()
     if args.engine == "reference":
-        run_reference(program, checked, input_paths, args.show, args.max_iterations, args.queries)
+        run_reference(program, checked, input_paths, args.show, args.max_iterations, args.queries, plan)
     else:
-        run_spark(program, checked, input_paths, args.show, args.max_iterations, args.queries)
-    print(f"done in {time.perf_counter() - started:.1f} s")
+        run_spark(program, checked, input_paths, args.show, args.max_iterations, args.queries, plan)
+    say(f"done in {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
 
-def run_reference(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
+def run_reference(
+    program, checked, input_paths: dict, show: int, max_iterations: int, queries=(), plan=None
+) -> None:
+    """Evaluate on the reference interpreter; with ``plan`` (``souffle_io.IOPlan``) read the
+    ``.input`` files and write the outputs as Soufflé does (``--input`` wins over a file)."""
     from . import reference
     from .query import checked_query
 
     edb = {name: read_csv_facts(path, checked.relations[name]) for name, path in input_paths.items()}
+    if plan is not None:
+        from .souffle_io import read_fact_file
+
+        for source in plan.inputs:
+            if source.relation not in input_paths:
+                edb.setdefault(source.relation, set()).update(read_fact_file(source))
     if queries:
         for text in queries:
             answers = reference.answer(program, text, edb, magic="auto", max_iterations=max_iterations)
             print_reference_answers(checked_query(checked, text), answers, show)
         return
     result = reference.evaluate(program, edb, max_iterations=max_iterations)
-    for name in checked.outputs:
-        facts = result.get(name, set())
-        print_relation(name, len(facts), sorted_rows(facts)[:show])
+    if plan is not None:
+        from .souffle_io import write_output
+
+        for target in plan.outputs:
+            facts = result.get(target.relation, set())
+            write_output(target, sorted_rows(facts), len(facts), print)
+    else:
+        for name in checked.outputs:
+            facts = result.get(name, set())
+            print_relation(name, len(facts), sorted_rows(facts)[:show])
     for query in checked.queries:  # the program's own ?- lines, from the relations computed
         answers = reference.answer(program, query, edb, max_iterations=max_iterations)
         print_reference_answers(checked_query(checked, query), answers, show)
@@ -318,10 +360,17 @@ def cli_session(name: str, delta: bool = True) -> Iterator["SparkSession"]:
             spark.stop()
 
 
-def run_spark(program, checked, input_paths: dict, show: int, max_iterations: int, queries=()) -> None:
+def run_spark(
+    program, checked, input_paths: dict, show: int, max_iterations: int, queries=(), plan=None
+) -> None:
+    """Evaluate on local Spark; ``plan`` as for :func:`run_reference`."""
     with cli_session("spark-datalog run", delta=False) as spark:  # no warehouse: no Delta
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
-        inputs = {name: (path, "csv") for name, path in input_paths.items()}
+        inputs: dict = {name: (path, "csv") for name, path in input_paths.items()}
+        if plan is not None:
+            from .souffle_io import spark_input_frames
+
+            inputs.update(spark_input_frames(spark, checked, plan, skip=set(input_paths)))
         if queries:
             for text in queries:
                 print_answer_frame(
@@ -331,6 +380,11 @@ def run_spark(program, checked, input_paths: dict, show: int, max_iterations: in
         from .spark.labels import group_id, labelled
 
         result = program.materialize(spark, inputs=inputs, max_iterations=max_iterations)
+        if plan is not None:
+            write_souffle_outputs(spark, result, plan)
+            for query, frame in zip(checked.queries, result.answers, strict=True):
+                print_answer_frame(str(query.atom), frame, show)
+            return
         for name in result.relations:
             frame = result[name]
             with labelled(spark, f"results · {name}", group_id("results")):
@@ -339,6 +393,21 @@ def run_spark(program, checked, input_paths: dict, show: int, max_iterations: in
             print_relation(name, size, rows)
         for query, frame in zip(checked.queries, result.answers, strict=True):
             print_answer_frame(str(query.atom), frame, show)
+
+
+def write_souffle_outputs(spark, result, plan) -> None:
+    """Write or print every output of ``plan`` from ``result`` (a ``Materialization``), in the
+    driver: the rows of a file or stdout output are collected (sorted, as the reference writes
+    them), a ``.printsize`` relation is counted."""
+    from .souffle_io import write_output
+
+    for target in plan.outputs:
+        frame = result[target.relation]
+        if target.kind == "printsize":
+            write_output(target, (), frame.count(), print)
+            continue
+        rows = sorted_rows([tuple(row) for row in frame.toLocalIterator()])
+        write_output(target, rows, len(rows), print)
 
 
 def print_answer_frame(text: str, frame, show: int) -> None:

@@ -115,6 +115,13 @@ class InputError(DatalogError):
     kind = "input error"
 
 
+class DirectiveError(DatalogError):
+    """An I/O directive asks for what is not supported: an ``IO=`` kind other than ``file`` and
+    ``stdout``, or a parameter such as ``columns=`` (``souffle_io``)."""
+
+    kind = "directive error"
+
+
 class NonTerminationError(DatalogError):
     """A recursive stratum did not reach its fixpoint within ``max_iterations``."""
 

@@ -27,6 +27,10 @@ warehouse's tables, prints them in the summary, and writes each query given a lo
 The location follows the first ``=`` outside parentheses and quotes; without one the answers
 are only printed. A query text that does not fit the program exits 1 before any Spark work.
 
+``--facts-dir URI`` / ``--output-dir URI`` (``facts_dir`` / ``output_dir``) are Soufflé's ``-F``
+and ``-D``: ``.input`` relations read from their fact files there, ``.output`` relations also
+written there as Soufflé writes them (``souffle_io``), on any file system Spark reads.
+
 Settings come from a YAML config (``--config``) and from flags; flags win. The config file has
 the flags' keys (``run_id`` or ``run-id``; ``input``/``inputs`` a mapping, ``output``/``outputs``
 a list) and relative paths in it are taken relative to the config file's directory, so a job
@@ -61,6 +65,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from .program import Program
+    from .souffle_io import IOPlan
     from .storage import Warehouse
 
 EXIT_OK = 0
@@ -127,6 +132,10 @@ class JobArgs:
     method: str = "auto"  # incremental mode only
     queries: tuple = ()  # QuerySpec: answered after the run, written where they say
     database: Optional[str] = None  # relations also registered as tables of this catalog database
+    # Soufflé's -F and -D: .input relations read from <facts_dir>/<rel>.facts (full mode), .output
+    # relations also written to <output_dir>/<rel>.csv, as their directives say (``souffle_io``)
+    facts_dir: Optional[str] = None
+    output_dir: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -203,6 +212,7 @@ class JobSummary:
     skipped: Optional[str] = None  # "already committed" / "unchanged" (Materialization.skipped)
     queries: list = field(default_factory=list)  # QuerySummary: the ?- lines, then the job's queries
     delta_path: str = ""  # the warehouse's commit path: "native" (delta-spark) or "embedded" (delta-rs)
+    files: list = field(default_factory=list)  # "relation -> uri": the output_dir files written
 
     def render(self) -> str:
         """The summary printed at the end of a job."""
@@ -243,6 +253,9 @@ class JobSummary:
                 lines.append(f"  ... {facts - len(rows)} more")
         for query in self.queries:
             lines += query.lines()
+        if self.files:
+            lines.append("output files (Soufflé's -D):")
+            lines += [f"  {line}" for line in self.files]
         lines.append(f"done in {self.seconds:.1f} s")
         return "\n".join(lines)
 
@@ -275,6 +288,19 @@ def _add_data_arguments(add) -> None:
         metavar="NAME=URI[:FORMAT]",
         help="facts of EDB relation NAME from a Delta table, Parquet or CSV (with a header) at URI; "
         f"FORMAT one of {', '.join(FORMATS)} (default: guessed); repeatable",
+    )
+    add(
+        "--facts-dir",
+        metavar="URI",
+        help="Soufflé's -F: read every .input relation from its fact file there (URI/NAME.facts, "
+        "tab-separated, or as the directive's filename=, delimiter=, headers= say); --input wins",
+    )
+    add(
+        "--output-dir",
+        metavar="URI",
+        help="Soufflé's -D: also write every .output relation there as Soufflé does (URI/NAME.csv, "
+        "tab-separated, or as its directive says) and print IO=stdout outputs and .printsize "
+        "sizes; '-' prints every output",
     )
     add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
     add(
@@ -412,13 +438,20 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
             "no warehouse given: pass --warehouse (or --database) or set 'warehouse' (or 'database') "
             "in the config file"
         )
+    _check_mode_keys(settings)
+    if settings.get("warehouse"):  # else checked once the database's location is known
+        check_query_locations(settings.get("queries", ()), settings["warehouse"])
+    return JobArgs(config=namespace.config, **settings)
+
+
+def _check_mode_keys(settings: dict) -> None:
+    """``UsageError`` for a setting the run's mode does not take."""
     if settings.get("mode", "full") != "incremental":
         for key in ("changes", "method"):
             if settings.get(key):
                 raise UsageError(f"--{key} is for --mode incremental")
-    if settings.get("warehouse"):  # else checked once the database's location is known
-        check_query_locations(settings.get("queries", ()), settings["warehouse"])
-    return JobArgs(config=namespace.config, **settings)
+    elif settings.get("facts_dir"):
+        raise UsageError("--facts-dir is for --mode full (an incremental run reads --changes or --input)")
 
 
 _KEYS = (
@@ -440,6 +473,8 @@ _KEYS = (
     "method",
     "queries",
     "database",
+    "facts_dir",
+    "output_dir",
 )
 
 
@@ -627,6 +662,21 @@ def load_program(args: JobArgs) -> "tuple[Program, tuple]":
     return program, outputs
 
 
+def souffle_plan(program, args: JobArgs) -> "Optional[IOPlan]":
+    """The ``souffle_io.IOPlan`` of ``args.facts_dir`` / ``args.output_dir`` (``None`` without
+    either): a ``DirectiveError`` for an unsupported directive, before Spark starts."""
+    if args.facts_dir is None and args.output_dir is None:
+        return None
+    from .souffle_io import plan_io
+
+    plan = plan_io(program.checked, args.facts_dir, args.output_dir)
+    if args.facts_dir is None:  # inputs as before: only the outputs are Soufflé's
+        plan = type(plan)((), plan.outputs)
+    if args.output_dir is None:  # the warehouse only: no file written, nothing printed
+        plan = type(plan)(plan.inputs, ())
+    return plan
+
+
 def check_queries(program, queries: Sequence[QuerySpec]) -> None:
     """Raise the ``DatalogError`` (with its caret) of the first query that does not fit ``program``
     (syntax, unknown relation, arity, types), before anything is evaluated."""
@@ -648,6 +698,7 @@ def run_job(args, spark=None, out=None) -> JobSummary:
         args = parse_args(args)
     started = time.perf_counter()
     program, outputs = load_program(args)
+    plan = souffle_plan(program, args)
     run_id = args.run_id or default_run_id()
 
     progress.step("run %s: %s -> %s (%s)", run_id, args.program, args.warehouse, args.mode)
@@ -657,7 +708,7 @@ def run_job(args, spark=None, out=None) -> JobSummary:
     progress.step("Spark %s, master %s", spark.version, spark.sparkContext.master)
     try:
         run = _update if args.mode == "incremental" else _materialize
-        summary = run(spark, program, outputs, args, run_id)
+        summary = run(spark, program, outputs, args, run_id, plan)
     finally:
         if own_session:
             spark.stop()
@@ -667,9 +718,13 @@ def run_job(args, spark=None, out=None) -> JobSummary:
     return summary
 
 
-def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
+def _materialize(spark, program, outputs, args: JobArgs, run_id: str, plan=None) -> JobSummary:
     warehouse = open_warehouse(spark, args)
-    inputs = {name: spec.location() for name, spec in args.inputs.items()}
+    inputs: dict = {name: spec.location() for name, spec in args.inputs.items()}
+    if plan is not None and plan.inputs:
+        from .souffle_io import spark_input_frames
+
+        inputs.update(spark_input_frames(spark, program.checked, plan, skip=set(args.inputs)))
     result = program.materialize(
         spark,
         inputs=inputs,
@@ -699,6 +754,8 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str) -> JobSumm
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, version))
     summary.strata = [stratum_summary(stats) for stats in result.stats]
     summary.skipped = result.skipped
+    if plan is not None:
+        summary.files = write_souffle_outputs(spark, plan, lambda name: result[name])
     _show(summary, warehouse, outputs, args.show, result.warehouse_versions)
     summary.queries = answer_queries(spark, program, warehouse, args)
     return summary
@@ -715,7 +772,22 @@ def open_warehouse(spark, args: JobArgs) -> "Warehouse":
     return warehouse
 
 
-def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
+def write_souffle_outputs(spark, plan, frame_of) -> list:
+    """Write (or print) every output of ``plan``, the relation's rows from ``frame_of(name)``;
+    the files written, as ``"relation -> uri"`` lines of the summary."""
+    from .souffle_io import write_output_frame
+
+    written = []
+    for target in plan.outputs:
+        with _labelled(spark, f"output · {target.relation}", "output"):
+            write_output_frame(spark, frame_of(target.relation), target, out=print)
+        if target.kind == "file":
+            progress.step("wrote %s to %s", target.relation, target.uri)
+            written.append(f"{target.relation} -> {target.uri}")
+    return written
+
+
+def _update(spark, program, outputs, args: JobArgs, run_id: str, plan=None) -> JobSummary:
     """``--mode incremental``: ``Program.update`` with the changes the flags name."""
     from .incremental import update
 
@@ -751,6 +823,8 @@ def _update(spark, program, outputs, args: JobArgs, run_id: str) -> JobSummary:
         with _labelled(spark, f"summary · {name}", "summary"):
             facts = warehouse.read(name, version=entry.version_after).count()
         summary.relations.append(RelationSummary(name, kinds.get(name, "?"), facts, entry.version_after))
+    if plan is not None:
+        summary.files = write_souffle_outputs(spark, plan, lambda name: warehouse.read(name))
     _show(summary, warehouse, outputs, args.show)
     summary.queries = answer_queries(spark, program, warehouse, args)
     return summary

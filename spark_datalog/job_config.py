@@ -155,6 +155,8 @@ class JobConfig(BaseModel):
     changes: Optional[dict[str, LocationValue]] = Field(None, description=_INPUTS)
     method: Optional[Method] = Field(None, description=_one_of(Method))
     queries: Optional[list[QueryValue]] = Field(None, description=QUERIES)
+    facts_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string)")
+    output_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string), or '-'")
 
     def settings(self, path: str) -> dict:
         """The values ``JobArgs`` takes (null keys left out), relative paths made relative to
@@ -164,8 +166,8 @@ class JobConfig(BaseModel):
         base = Path(path).resolve().parent
         values = {name: getattr(self, name) for name in type(self).model_fields}
         values = {name: value for name, value in values.items() if value is not None}
-        for name in ("program", "warehouse"):
-            if name in values:
+        for name in ("program", "warehouse", "facts_dir", "output_dir"):
+            if name in values and values[name] != "-":  # output_dir '-': stdout
                 values[name] = relative_to(values[name], base)
         for name in ("inputs", "changes"):
             if name in values:

@@ -376,7 +376,9 @@ class Program:
 
     @property
     def outputs(self) -> tuple:
-        return tuple(d.name for d in self.directives if d.kind == "output")
+        """The relations of the ``.output`` and ``.printsize`` directives: a ``.printsize``
+        relation is computed and returned as an output is (only how it is shown differs)."""
+        return tuple(d.name for d in self.directives if d.kind in ("output", "printsize"))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,7 +54,7 @@ _TOKEN = re.compile(
       [(),]
     | [A-Za-z_][A-Za-z0-9_]*                        # NAME (a-z first) or VAR
     | \d+(?:\.\d+(?:[eE][+-]?\d+)?|[eE][+-]?\d+)?   # INT or DECIMAL
-    | :-|!=|\.(?:decl|input|output)?
+    | :-|!=|\.(?:decl|input|output|printsize)?
     | "(?:[^"\\\n]|\\.)*"                           # STRING
     | \?[A-Za-z_][A-Za-z0-9_]*                      # QVAR
     | (?:%|//)[^\n]*|/\*(?:.|\n)*?\*/               # comments
@@ -122,6 +122,11 @@ def _without_comments(values: list, starts: array) -> tuple[list, array]:
     """``values`` and ``starts`` (which has one more item, kept) without the comments."""
     kept = [i for i, value in enumerate(values) if value[0] != "%" and value[:2] not in ("//", "/*")]
     return [values[i] for i in kept], array("q", [starts[i] for i in kept] + [starts[-1]])
+
+
+def _is_identifier(value: str) -> bool:
+    """A NAME or VAR token no state of Lark's contextual lexer could read as ``not``/``mod``."""
+    return (value[0] in _NAME_FIRST or value[0] in _VAR_FIRST) and value not in ("not", "mod")
 
 
 def _is_variable(value: str) -> bool:
@@ -266,7 +271,7 @@ class _Parser:
                 queries.append(self.query())
             elif value == ".decl":
                 declarations.append(self.declaration())
-            elif value in (".input", ".output"):
+            elif value in (".input", ".output", ".printsize"):
                 directives.extend(self.directive())
             else:
                 raise Fallback
@@ -374,9 +379,34 @@ class _Parser:
             self.pos += 1
             spans.append(self.span(self.pos))
             names.append(self.name())
+        params: tuple = ()
+        if self.values[self.pos] == "(":
+            self.pos += 1
+            params = self.io_params()
         if self.values[self.pos] == ".":
             self.pos += 1
-        return [ast.Directive(kind, name, span) for name, span in zip(names, spans, strict=True)]
+        return [ast.Directive(kind, name, span, params) for name, span in zip(names, spans, strict=True)]
+
+    def io_params(self) -> tuple:
+        """``key=value, ...)`` of a directive, the ')' read too: (key, value) text pairs."""
+        values = self.values
+        params = []
+        if values[self.pos] != ")":
+            while True:
+                key, equals, value = values[self.pos : self.pos + 3]
+                if not _is_identifier(key) or equals != "=":
+                    raise Fallback
+                if value[0] == '"':
+                    value = _unescape(value)
+                elif not (_is_identifier(value) or value[0] in _ASCII_DIGITS):
+                    raise Fallback
+                params.append((key, value))
+                self.pos += 3
+                if values[self.pos] != ",":
+                    break
+                self.pos += 1
+        self.expect(")")
+        return tuple(params)
 
     # -- literals -----------------------------------------------------------------------------
 

@@ -408,10 +408,23 @@ class _ToAst:
     def directive(self, children):
         keyword, *rest = children
         kind = keyword.type.lower()
-        names = [t for t in rest if t.type in ("NAME", "VAR", "QNAME")]
+        names = []
+        for token in rest:  # the relations, up to the '(' of the parameters
+            if not isinstance(token, Token) or token.type == "LPAR":
+                break
+            if token.type in ("NAME", "VAR", "QNAME"):
+                names.append(token)
+        params = tuple(p for p in rest if isinstance(p, tuple))
         return [
-            ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n)) for i, n in enumerate(names)
+            ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n), params=params)
+            for i, n in enumerate(names)
         ]
+
+    def io_param(self, children):
+        key, _eq, value = children
+        if value.type == "STRING":
+            return (str(key), self._unescape(value))
+        return (str(key), str(value))
 
     # -- literals -----------------------------------------------------------------------------
 
@@ -584,6 +597,7 @@ _DESCRIBE = {
     "AGGREGATOR": "an aggregate (count, sum, min, max, mean)",
     "INPUT": "'.input'",
     "OUTPUT": "'.output'",
+    "PRINTSIZE": "'.printsize'",
     "QUERY": "'?-'",
     "NECK": "':-'",
     "DOT": "'.'",
@@ -615,31 +629,17 @@ _DESCRIBE = {
     "STRING": "a string",
     "$END": "the end of the program",
 }
-_STARTS_STATEMENT = {
-    "NAME",
-    "VAR",
-    "QUERY",
-    "DECL",
-    "INPUT",
-    "OUTPUT",
-    "TYPE",
-    "NUMBER_TYPE",
-    "SYMBOL_TYPE",
-    "PRAGMA",
-    "QNAME",
-    "COMP",
-    "INIT",
-}
+_STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT", "PRINTSIZE"}
 
 
 # At most this many syntax errors are reported (each costs a parse of the rest of the text).
 MAX_SYNTAX_ERRORS = 100
 _NOT_NEWLINE = re.compile(r"[^\n]")
-# Where a statement ends ('.') or starts ('.decl', '.input', '.output', '?-'), skipping strings,
+# Where a statement ends ('.') or starts ('.decl', '.input', '.output', '.printsize', '?-'), skipping strings,
 # comments and decimals, whose dots end nothing.
 _STATEMENT_BOUNDARY = re.compile(
     r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|//[^\n]*|/\*(?:.|\n)*?\*/|\d+\.\d+'
-    r"|(?P<start>\.(?:decl|input|output|type|number_type|symbol_type|pragma|comp|init)\b|\?-)|(?P<end>\.)"
+    r"|(?P<start>\.(?:decl|input|output|printsize)\b|\?-)|(?P<end>\.)"
 )
 
 

@@ -118,7 +118,8 @@ def test_the_corpus_is_there():
 
 @pytest.mark.parametrize("path", _program_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_program_files_give_the_same_ast(path):
-    check_same(path.read_text(encoding="utf-8"), must_accept=True)
+    # Soufflé's programs (tests/dialect) use syntax only the Lark path reads
+    check_same(path.read_text(encoding="utf-8"), must_accept="dialect" not in path.relative_to(ROOT).parts)
 
 
 def test_every_string_of_the_test_suite_gives_the_same_ast_or_falls_back():

@@ -1,0 +1,569 @@
+"""Soufflé's I/O directives: what ``souffle -F FACTS -D OUT prog.dl`` reads and writes.
+
+``plan_io`` turns a checked program's ``.input``, ``.output`` and ``.printsize`` directives and
+a fact and an output directory into the files to read and the files (or stdout blocks) to write;
+the reference engine reads and writes them here in Python (``read_fact_file``,
+``write_output``), Spark reads them with its CSV reader (``read_fact_frame``) and the job writes
+them with Spark (``write_output_frame``). Both read and write the same text, as Soufflé does:
+
+- ``.input r`` reads ``<fact dir>/r.facts``; ``filename="x"`` reads ``x`` (relative to the fact
+  directory unless absolute or a URI). Fields are separated by ``delimiter`` (default a tab;
+  ``rfc4180=true``: a comma, with ``"``-quoted fields); ``headers=true`` skips the first line.
+  Symbols are read as they are written; extra fields are ignored; blank lines are skipped. A
+  missing file is an ``InputError`` ("cannot open fact file"), a field that is not of its
+  column's type an ``InputError`` at its file, line and column.
+- ``.output r`` writes ``<output dir>/r.csv`` (``filename=`` as for inputs): a line per fact,
+  fields separated by ``delimiter`` (a tab), no header unless ``headers=true`` (the column
+  names). Numbers are written in decimal, floats as C++ streams them at 17 significant digits
+  (``%.17g``: ``0.5``, ``1``, ``0.10000000000000001``), symbols as they are. ``IO=stdout``
+  prints the relation between ``---------------`` / ``===============`` lines instead.
+  An output directory ``-`` prints every output relation (with its header) instead of writing it.
+- ``.printsize r`` prints ``r<TAB><number of facts>``.
+
+Any other ``IO=`` (``sqlite``, ``json``, ``stdin``, ...) or parameter that changes what is read
+(``columns``) is a ``DirectiveError`` at the directive; other parameters are ignored, as Soufflé
+ignores the ones its writer does not use.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
+
+from .errors import DirectiveError, InputError
+from .storage import uris
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+__all__ = [
+    "FileFormat",
+    "InputFile",
+    "IOPlan",
+    "OutputTarget",
+    "format_row",
+    "output_lines",
+    "plan_io",
+    "sorted_rows",
+    "read_fact_file",
+    "read_fact_frame",
+    "spark_input_frames",
+    "write_output",
+    "write_output_frame",
+]
+
+# The IO kinds each directive supports.
+_SUPPORTED = {"input": ("file",), "output": ("file", "stdout")}
+# Parameters that would change what is read or written in a way not implemented: an error.
+_UNSUPPORTED_PARAMS = ("columns", "compress")
+_HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_INTEGER = re.compile(r"\s*[+-]?\d+")
+_FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
+STDOUT = "-"
+
+
+@dataclass(frozen=True)
+class FileFormat:
+    """How a relation's facts are laid out in text: Soufflé's ``delimiter``, ``headers`` and
+    ``rfc4180`` parameters. ``names_delimiter`` joins the column names of a header line (the
+    ``delimiter`` parameter, else a tab, as Soufflé joins them)."""
+
+    delimiter: str = "\t"
+    headers: bool = False
+    rfc4180: bool = False
+    names_delimiter: str = "\t"
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """A file an ``.input`` relation is read from. ``columns``: (name, type) pairs."""
+
+    relation: str
+    uri: str
+    format: FileFormat
+    columns: tuple
+
+
+@dataclass(frozen=True)
+class OutputTarget:
+    """Where an ``.output``/``.printsize`` relation goes: ``kind`` is ``file`` (``uri``),
+    ``stdout`` or ``printsize``."""
+
+    relation: str
+    kind: str
+    uri: Optional[str]
+    format: FileFormat
+    columns: tuple
+
+    def header(self) -> str:
+        return self.format.names_delimiter.join(name for name, _ in self.columns)
+
+
+@dataclass(frozen=True)
+class IOPlan:
+    inputs: tuple  # tuple[InputFile, ...]
+    outputs: tuple  # tuple[OutputTarget, ...]
+
+    @property
+    def files(self) -> tuple:
+        """The file outputs."""
+        return tuple(t for t in self.outputs if t.kind == "file")
+
+
+def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] = None) -> IOPlan:
+    """The files ``checked``'s directives read and write with fact directory ``fact_dir`` and
+    output directory ``output_dir`` (each ``.`` when ``None``, as Soufflé's; ``output_dir`` ``-``:
+    every output printed, with a header). Raises ``DirectiveError`` for an IO kind or parameter
+    that is not supported (every one found)."""
+    fact_dir = fact_dir or "."
+    output_dir = output_dir or "."
+    errors: list = []
+    inputs, outputs = [], []
+    printed: set = set()
+    for directive in checked.program.directives:
+        schema = checked.relations.get(directive.name)
+        if schema is None:
+            continue
+        columns = tuple(zip(schema.column_names, schema.types, strict=True))
+        try:
+            if directive.kind == "printsize":
+                outputs.append(OutputTarget(directive.name, "printsize", None, FileFormat(), columns))
+                continue
+            if directive.kind == "output" and output_dir == STDOUT:
+                if directive.name not in printed:  # Soufflé prints a relation once, with a header
+                    printed.add(directive.name)
+                    outputs.append(
+                        OutputTarget(directive.name, "stdout", None, FileFormat(headers=True), columns)
+                    )
+                continue
+            kind, fmt = _parameters(directive)
+            if directive.kind == "input":
+                if not columns:
+                    raise _error(directive, "a relation without columns cannot be read from a file")
+                uri = _located(directive.param("filename") or f"{directive.name}.facts", fact_dir)
+                inputs.append(InputFile(directive.name, uri, fmt, columns))
+            elif kind == "stdout":
+                outputs.append(OutputTarget(directive.name, "stdout", None, fmt, columns))
+            else:
+                uri = _located(directive.param("filename") or f"{directive.name}.csv", output_dir)
+                outputs.append(OutputTarget(directive.name, "file", uri, fmt, columns))
+        except DirectiveError as err:
+            errors.append(err)
+    if errors:
+        from .errors import raise_collected
+
+        raise_collected(errors, checked.program.source, checked.program.filename)
+    return IOPlan(tuple(inputs), tuple(outputs))
+
+
+def _parameters(directive) -> tuple:
+    """(IO kind, FileFormat) of an ``.input``/``.output`` directive; ``DirectiveError`` else."""
+    kind = directive.param("IO", "file")
+    supported = _SUPPORTED[directive.kind]
+    if kind not in supported:
+        raise _error(
+            directive,
+            f"IO={kind} is not supported for .{directive.kind} {directive.name} "
+            f"(supported: {', '.join('IO=' + k for k in supported)})",
+        )
+    for key in _UNSUPPORTED_PARAMS:
+        if directive.param(key) is not None:
+            raise _error(directive, f"the parameter {key}= of .{directive.kind} is not supported")
+    rfc4180 = directive.param("rfc4180", "false") == "true"
+    given = directive.param("delimiter")
+    delimiter = given if given is not None else ("," if rfc4180 else "\t")
+    if not delimiter:
+        raise _error(directive, f"the delimiter of .{directive.kind} {directive.name} is empty")
+    if rfc4180 and '"' in delimiter:
+        raise _error(directive, "a delimiter cannot contain '\"' when rfc4180 is enabled")
+    headers = directive.param("headers", "false") == "true"
+    names_delimiter = given if given is not None else "\t"
+    return kind, FileFormat(delimiter, headers, rfc4180, names_delimiter)
+
+
+def _error(directive, message: str) -> DirectiveError:
+    return DirectiveError(message, directive.span.line or None, directive.span.column or None)
+
+
+def _located(name: str, directory: str) -> str:
+    """``name`` in ``directory`` unless it is absolute or a URI (as Soufflé: relative names are
+    relative to -F / -D)."""
+    if _HAS_SCHEME.match(name) and len(uris.scheme(name)) > 1 or os.path.isabs(name):
+        return name
+    return uris.join(directory, name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading (Python)
+
+
+def read_fact_file(source: InputFile) -> set:
+    """The facts of ``source`` (a set of typed tuples), read as Soufflé reads a fact file."""
+    return set(_fact_rows(source, _lines_of(source)))
+
+
+def _lines_of(source: InputFile) -> Iterator[tuple]:
+    """(line number, text) of every line of ``source``'s file; ``InputError`` when it is missing
+    or not UTF-8."""
+    from .textfiles import decode_utf8
+
+    fs, path = uris.filesystem(source.uri)
+    try:
+        with fs.open_input_stream(path) as stream:
+            data = stream.read()
+    except (OSError, FileNotFoundError) as err:
+        raise InputError(
+            f"cannot open fact file {source.uri} (.input {source.relation}): {_reason(err)}"
+        ) from None
+    text = decode_utf8(data, source.uri, InputError)
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        yield number, line[:-1] if line.endswith("\r") else line
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, FileNotFoundError) or "not found" in str(err).lower():
+        return "no such file"
+    return getattr(err, "strerror", None) or str(err).strip().splitlines()[0]
+
+
+def _fact_rows(source: InputFile, lines: Iterable[tuple]) -> Iterator[tuple]:
+    fmt = source.format
+    skip_header = fmt.headers
+    for number, line in lines:
+        if skip_header:
+            skip_header = False
+            continue
+        if line == "":
+            continue
+        yield parse_line(source, number, line)
+
+
+def parse_line(source: InputFile, number: int, line: str) -> tuple:
+    """The typed fact of line ``number`` (text ``line``) of ``source``'s file."""
+    fields = _split(line, source, number)
+    arity = len(source.columns)
+    if len(fields) < arity:
+        raise _field_error(
+            source,
+            number,
+            None,
+            f"values missing: {len(fields)} field(s), {source.relation} has {arity} columns",
+        )
+    values = []
+    for index, ((name, type_), (text, at)) in enumerate(zip(source.columns, fields, strict=False)):
+        value = parse_field(text, type_)
+        if value is None:
+            raise _field_error(
+                source,
+                number,
+                at,
+                f"column {index + 1} ({name}: {type_}): {text!r} is not a {_TYPE_WORD[type_]}",
+            )
+        values.append(value)
+    return tuple(values)
+
+
+_TYPE_WORD = {"int": "number", "long": "number", "double": "float", "bool": "bool", "string": "symbol"}
+
+
+def parse_field(text: str, type_: str):
+    """``text`` as a value of ``type_``, or ``None`` when it is not one. Numbers may have
+    leading and trailing blanks (Spark's reader trims them too)."""
+    from .overflow import fits
+
+    if type_ == "string":
+        return text
+    if type_ in ("int", "long"):
+        if not _INTEGER.fullmatch(text.rstrip()):
+            return None
+        value = int(text)
+        return value if fits(value, type_) else None
+    if type_ == "double":
+        if not _FLOAT.fullmatch(text.rstrip()):
+            return None
+        result = float(text) + 0.0
+        return result
+    if type_ == "bool":
+        lowered = text.strip().lower()
+        return {"true": True, "false": False}.get(lowered)
+    return None
+
+
+def _split(line: str, source: InputFile, number: int) -> list:
+    """The fields of ``line`` as (text, 1-based column) pairs, as Soufflé's reader splits them."""
+    fmt = source.format
+    delimiter = fmt.delimiter
+    fields: list = []
+    start = 0
+    while True:
+        if fmt.rfc4180 and line.startswith('"', start):
+            text, end = _quoted(line, start, source, number)
+            fields.append((text, start + 1))
+            if end >= len(line):
+                return fields
+            if not line.startswith(delimiter, end):
+                raise _field_error(source, number, end + 1, "a delimiter must follow a quoted field")
+            start = end + len(delimiter)
+            continue
+        end = line.find(delimiter, start)
+        if end < 0:
+            fields.append((line[start:], start + 1))
+            return fields
+        fields.append((line[start:end], start + 1))
+        start = end + len(delimiter)
+
+
+def _quoted(line: str, start: int, source: InputFile, number: int) -> tuple:
+    """(value, offset after the closing quote) of the quoted field at ``start``."""
+    out: list = []
+    pos = start + 1
+    while pos < len(line):
+        char = line[pos]
+        pos += 1
+        if char == '"':
+            if line.startswith('"', pos):
+                out.append('"')
+                pos += 1
+                continue
+            return "".join(out), pos
+        out.append(char)
+    raise _field_error(source, number, start + 1, "unbalanced field quote")
+
+
+def _field_error(source: InputFile, number: int, column: Optional[int], message: str) -> InputError:
+    return InputError(
+        f"cannot parse fact file of {source.relation}: {message}",
+        line=number,
+        column=column,
+        filename=source.uri,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing (Python)
+
+
+def sorted_rows(rows) -> list:
+    """``rows`` in value order (by their text where values of a column are of mixed types)."""
+    try:
+        return sorted(rows)
+    except TypeError:
+        return sorted(rows, key=repr)
+
+
+def format_value(value, type_: str, fmt: FileFormat) -> str:
+    """One value as Soufflé writes it."""
+    if type_ == "string":
+        if fmt.rfc4180:
+            return '"' + str(value).replace('"', '\\""') + '"'
+        return str(value)
+    if type_ == "double":
+        return format(float(value), ".17g")
+    if type_ == "bool":
+        return "true" if value else "false"
+    return str(int(value))
+
+
+def format_row(row: Sequence, columns: tuple, fmt: FileFormat) -> str:
+    """A fact as a line (without its newline); a fact of no columns is ``()``."""
+    if not columns:
+        return "()"
+    return fmt.delimiter.join(format_value(v, t, fmt) for v, (_, t) in zip(row, columns, strict=True))
+
+
+def output_lines(target: OutputTarget, rows: Iterable[Sequence], size: int) -> Iterator[str]:
+    """The lines (without newlines) ``target`` writes for ``rows`` (``size`` of them): the file's
+    or stdout block's lines, or the ``.printsize`` line."""
+    if target.kind == "printsize":
+        yield f"{target.relation}\t{size}"
+        return
+    if target.kind == "stdout":
+        yield "---------------"
+        yield target.relation
+        if target.format.headers:
+            yield target.header()
+        yield "==============="
+    elif target.format.headers:
+        yield target.header()
+    for row in rows:
+        yield format_row(row, target.columns, target.format)
+    if target.kind == "stdout":
+        yield "==============="
+
+
+def write_output(
+    target: OutputTarget, rows: Iterable[Sequence], size: int, out: Callable[[str], None]
+) -> None:
+    """Write ``rows`` (``size`` of them) where ``target`` says: its file (replaced, its directory
+    made), or ``out`` (a ``print``-like function) for stdout and ``.printsize``."""
+    lines = output_lines(target, rows, size)
+    if target.kind != "file":
+        for line in lines:
+            out(line)
+        return
+    assert target.uri is not None
+    fs, path = uris.filesystem(target.uri)
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
+    if parent:
+        fs.create_dir(parent, recursive=True)
+    with fs.open_output_stream(path) as stream:
+        chunk: list = []
+        for line in lines:
+            chunk.append(line)
+            if len(chunk) >= 10_000:
+                stream.write(("\n".join(chunk) + "\n").encode("utf-8"))
+                chunk = []
+        if chunk:
+            stream.write(("\n".join(chunk) + "\n").encode("utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark
+
+
+def spark_input_frames(spark, checked, plan: IOPlan, skip=frozenset()) -> dict:
+    """The input DataFrames of ``plan``'s ``.input`` files (several files of one relation
+    unioned), and an empty one for every other EDB relation without facts (in Soufflé a
+    relation without input is empty). Relations in ``skip`` are read elsewhere."""
+    from .spark.inputs import empty_frame
+
+    frames: dict = {}
+    for source in plan.inputs:
+        if source.relation not in skip:
+            frame = read_fact_frame(spark, source)
+            known = frames.get(source.relation)
+            frames[source.relation] = frame if known is None else known.union(frame)
+    for name in checked.edb:
+        if name not in frames and name not in skip and not checked.facts.get(name):
+            frames[name] = empty_frame(spark, checked.relations[name])
+    return frames
+
+
+def _hadoop_path(spark, uri: str) -> tuple:
+    """(Hadoop FileSystem, Path) of ``uri``: every file system Spark reads."""
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uris.for_spark(uri))
+    return path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), path
+
+
+def read_fact_frame(spark, source: InputFile) -> "DataFrame":
+    """``source``'s facts as a typed DataFrame (the relation's columns), read by Spark's CSV reader
+    as :func:`read_fact_file` reads them; a problem (a field not of its type, missing values) is
+    the ``InputError`` ``read_fact_file`` raises, at its line (found by reading the file again,
+    in the driver, only then)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from .storage.locations import _parse
+
+    fs, path = _hadoop_path(spark, source.uri)
+    if not fs.exists(path):
+        raise InputError(f"cannot open fact file {source.uri} (.input {source.relation}): no such file")
+    fmt = source.format
+    raw_names = [f"_f{i}" for i in range(len(source.columns))]
+    schema = T.StructType([T.StructField(n, T.StringType(), True) for n in raw_names])
+    reader = (
+        spark.read.schema(schema)
+        .option("sep", fmt.delimiter)
+        .option("header", fmt.headers)
+        .option("encoding", "UTF-8")
+        .option("mode", "PERMISSIVE")
+        .option("nullValue", "\u0000\u0001")  # no field is null: an empty field is an empty symbol
+        .option("emptyValue", "")
+    )
+    reader = reader.option("quote", '"').option("escape", '"') if fmt.rfc4180 else reader.option("quote", "")
+    raw = reader.csv(uris.for_spark(source.uri))
+    parsed = raw.select(
+        *[F.col(n) for n in raw_names],
+        *[_parse(F.col(r), t).alias(n) for r, (n, t) in zip(raw_names, source.columns, strict=True)],
+    )
+    bad = [F.col(r).isNull() | F.col(n).isNull() for r, (n, _) in zip(raw_names, source.columns, strict=True)]
+    condition = bad[0]
+    for more in bad[1:]:
+        condition = condition | more
+    if parsed.where(condition).limit(1).collect():
+        read_fact_file(source)  # raises the error at its line
+        raise InputError(f"cannot parse fact file {source.uri} (.input {source.relation})")
+    return parsed.select(*[n for n, _ in source.columns])
+
+
+def output_frame_lines(frame, target: OutputTarget) -> "DataFrame":
+    """``frame`` (the relation's columns) as one string column ``value``: a line per fact."""
+    from pyspark.sql import functions as F
+
+    fmt = target.format
+    if not target.columns:
+        return frame.select(F.lit("()").alias("value"))
+    parts = []
+    for name, type_ in target.columns:
+        column = F.col(f"`{name}`")
+        if type_ == "string":
+            part = (
+                F.concat(F.lit('"'), F.replace(column, F.lit('"'), F.lit('\\""')), F.lit('"'))
+                if fmt.rfc4180
+                else column
+            )
+        elif type_ == "double":
+            part = _float_text(column)
+        elif type_ == "bool":
+            part = F.when(column, F.lit("true")).otherwise(F.lit("false"))
+        else:
+            part = column.cast("string")
+        parts.append(part)
+    columns = [f"`{c}`" for c in frame.columns[: len(target.columns)]]
+    renamed = frame.select(*[F.col(c).alias(n) for c, (n, _) in zip(columns, target.columns, strict=True)])
+    return renamed.select(F.concat_ws(fmt.delimiter, *parts).alias("value"))
+
+
+def _float_text(column):
+    """``%.17g`` as C's printf writes it (Java's ``%g`` differs): a Python function."""
+    from pyspark.sql import functions as F
+
+    @F.udf("string")
+    def g17(value):
+        return None if value is None else format(value, ".17g")
+
+    return g17(column)
+
+
+def write_output_frame(spark, frame, target: OutputTarget, out: Callable[[str], None] = print) -> None:
+    """Write the relation ``frame`` where ``target`` says. A file (any Hadoop file system URI) is
+    written by Spark as one file at ``target.uri`` (written into a temporary directory next to
+    it, then moved there); stdout blocks and ``.printsize`` lines are printed by ``out``."""
+    from pyspark.sql import functions as F
+
+    if target.kind != "file":
+        rows = [tuple(r) for r in frame.collect()] if target.kind == "stdout" else []
+        size = len(rows) if target.kind == "stdout" else frame.count()
+        write_output(target, sorted_rows(rows), size, out)
+        return
+    assert target.uri is not None
+    lines = output_frame_lines(frame, target)
+    if target.format.headers:
+        header = spark.createDataFrame([(target.header(),)], "value string").withColumn("_k", F.lit(0))
+        lines = header.unionByName(lines.withColumn("_k", F.lit(1)))
+        lines = lines.coalesce(1).sortWithinPartitions("_k").drop("_k")
+    else:
+        lines = lines.coalesce(1)
+    temporary = f"{uris.for_spark(target.uri)}.tmp-{uuid.uuid4().hex}"
+    lines.write.mode("overwrite").text(temporary)
+    fs, dest = _hadoop_path(spark, target.uri)
+    Path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
+    parts = fs.globStatus(Path(temporary + "/part-*"))
+    if fs.exists(dest):
+        fs.delete(dest, False)
+    if parts:
+        if not fs.rename(parts[0].getPath(), dest):
+            raise OSError(f"cannot write {target.uri} (.output {target.relation})")
+    else:  # no rows, no part file
+        fs.create(dest, True).close()
+    fs.delete(Path(temporary), True)
+    checksum = Path(dest.getParent(), f".{dest.getName()}.crc")  # the local file system's sidecar
+    if fs.exists(checksum):
+        fs.delete(checksum, False)

@@ -1,0 +1,180 @@
+"""Soufflé's I/O directives through ``spark-datalog run -F -D``: parsing, defaults, stdout, and
+every failure a message with exit status 1 (``souffle_io``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dialect.test_dialect import HERE
+
+import pytest
+
+import spark_datalog as sd
+from spark_datalog.cli import main
+from spark_datalog.souffle_io import FileFormat, InputFile, format_value, parse_field, plan_io, read_fact_file
+
+TC = """\
+.decl edge(x: number, y: number)
+.input edge
+.decl path(x: number, y: number)
+.output path
+path(X, Y) :- edge(X, Y).
+path(X, Z) :- path(X, Y), edge(Y, Z).
+"""
+
+
+def run(capsys, *argv):
+    status = main([str(a) for a in argv] + ["--quiet"])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_directives_parse_with_parameters_shared_by_their_relations():
+    program = sd.Program.parse(
+        '.decl a(x: number)\n.decl b(x: number)\n.input a\n.output a, b(IO=file, filename="x y.csv", '
+        'delimiter="\\t", headers=true, n=3)\n.printsize b\nb(X) :- a(X).'
+    ).checked.program
+    kinds = [(d.kind, d.name) for d in program.directives]
+    assert kinds == [("input", "a"), ("output", "a"), ("output", "b"), ("printsize", "b")]
+    params = (("IO", "file"), ("filename", "x y.csv"), ("delimiter", "\t"), ("headers", "true"), ("n", "3"))
+    assert program.directives[1].params == program.directives[2].params == params
+    assert program.outputs == ("a", "b", "b")  # a .printsize relation is computed like an output
+
+
+def test_default_file_names_are_relative_to_the_fact_and_output_dirs():
+    checked = sd.Program.parse(TC + '.output edge(filename="/abs/e.tsv")').checked
+    plan = plan_io(checked, "facts", "out")
+    assert [s.uri for s in plan.inputs] == ["facts/edge.facts"]
+    assert [t.uri for t in plan.outputs] == ["out/path.csv", "/abs/e.tsv"]
+    assert [t.uri for t in plan_io(checked).outputs] == ["./path.csv", "/abs/e.tsv"]  # souffle's "."
+    stdout = plan_io(checked, "facts", "-").outputs
+    assert [(t.kind, t.format.headers) for t in stdout] == [("stdout", True), ("stdout", True)]
+
+
+def test_values_are_written_as_souffle_writes_them():
+    fmt = FileFormat()
+    assert [format_value(v, "double", fmt) for v in (0.5, 1.0, 0.1, 1e20, -0.0)] == [
+        "0.5",
+        "1",
+        "0.10000000000000001",
+        "1e+20",
+        "-0",
+    ]
+    assert format_value("a b", "string", fmt) == "a b"
+    assert format_value('say "hi"', "string", FileFormat(",", rfc4180=True)) == '"say \\""hi\\"""'
+    assert (parse_field(" 12", "long"), parse_field("1x", "long"), parse_field("1e3", "double")) == (
+        12,
+        None,
+        1000.0,
+    )
+
+
+def test_rfc4180_fields_may_be_quoted(tmp_path):
+    path = write(tmp_path / "r.facts", 'a,"b, ""c"""\n"x",y\n')
+    source = InputFile("r", str(path), FileFormat(",", rfc4180=True), (("p", "string"), ("q", "string")))
+    assert read_fact_file(source) == {("a", 'b, "c"'), ("x", "y")}
+
+
+def test_output_dir_dash_prints_every_output_with_its_header(tmp_path, capsys):
+    program = write(tmp_path / "tc.dl", TC)
+    write(tmp_path / "facts" / "edge.facts", "1\t2\n2\t3\n")
+    status, out, err = run(
+        capsys, "run", program, "-F", tmp_path / "facts", "-D", "-", "--engine", "reference"
+    )
+    assert status == 0, err
+    assert out == "---------------\npath\nx\ty\n===============\n1\t2\n1\t3\n2\t3\n===============\n"
+
+
+def test_without_output_dir_files_go_to_the_current_directory(tmp_path, capsys, monkeypatch):
+    program = write(tmp_path / "tc.dl", TC)
+    write(tmp_path / "facts" / "edge.facts", "1\t2\n")
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run(capsys, "run", program, "-F", "facts", "--engine", "reference")
+    assert status == 0 and out == ""
+    assert (tmp_path / "path.csv").read_text() == "1\t2\n"
+
+
+def test_an_input_flag_wins_over_the_fact_file(tmp_path, capsys):
+    program = write(tmp_path / "tc.dl", TC)
+    write(tmp_path / "facts" / "edge.facts", "1\t2\n")
+    csv = write(tmp_path / "edge.csv", "x,y\n5,6\n")
+    argv = ["run", program, "-F", tmp_path / "facts", "-D", tmp_path / "out", "--input", f"edge={csv}"]
+    status, _, err = run(capsys, *argv, "--engine", "reference")
+    assert status == 0, err
+    assert (tmp_path / "out" / "path.csv").read_text() == "5\t6\n"
+
+
+def test_without_fact_and_output_dirs_run_prints_as_before(tmp_path, capsys):
+    program = write(tmp_path / "tc.dl", TC.replace(".input edge", ".input edge\nedge(1, 2)."))
+    status, out, _ = run(capsys, "run", program, "--engine", "reference")
+    assert status == 0 and "path: 1 fact" in out and "path(1, 2)" in out
+
+
+ENGINES = ["reference", pytest.param("spark", marks=pytest.mark.spark)]
+
+
+@pytest.fixture
+def engine(request):
+    if request.param == "spark":
+        request.getfixturevalue("spark")  # the tests' session, reused by the command
+    return request.param
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_a_missing_fact_file_is_an_input_error(engine, tmp_path, capsys):
+    program = write(tmp_path / "tc.dl", TC)
+    (tmp_path / "facts").mkdir()
+    status, out, err = run(
+        capsys, "run", program, "-F", tmp_path / "facts", "-D", tmp_path / "o", "--engine", engine
+    )
+    assert status == 1 and out == ""
+    assert f"input error: cannot open fact file {tmp_path / 'facts' / 'edge.facts'} (.input edge)" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+@pytest.mark.parametrize(
+    "text, where, problem",
+    [
+        ("1\t2\n2\t3x\n", "2:3", "column 2 (y: long): '3x' is not a number"),
+        ("1\t2\n7\n", "2:1", "values missing: 1 field(s), edge has 2 columns"),
+    ],
+    ids=["not-a-number", "values-missing"],
+)
+def test_a_bad_line_is_an_input_error_at_its_line_and_column(engine, text, where, problem, tmp_path, capsys):
+    program = write(tmp_path / "tc.dl", TC)
+    facts = write(tmp_path / "facts" / "edge.facts", text)
+    status, _, err = run(
+        capsys, "run", program, "-F", tmp_path / "facts", "-D", tmp_path / "o", "--engine", engine
+    )
+    assert status == 1
+    assert f"{facts}:{where}: input error: cannot parse fact file of edge: {problem}" in err
+
+
+def test_unsupported_io_kinds_are_directive_errors_before_anything_runs(tmp_path, capsys):
+    program = write(
+        tmp_path / "p.dl",
+        TC.replace(".input edge", '.input edge(IO=sqlite, dbname="e.db")').replace(
+            ".output path", ".output path(IO=json)"
+        ),
+    )
+    status, out, err = run(capsys, "run", program, "-F", tmp_path, "-D", tmp_path / "o")
+    assert status == 1 and out == ""
+    assert "p.dl:2:1: directive error: IO=sqlite is not supported for .input edge (supported: IO=file)" in err
+    assert "p.dl:4:1: directive error: IO=json is not supported for .output path" in err
+    assert "2 errors" in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_a_header_line_comes_first_and_rows_in_value_order(engine, tmp_path, capsys):
+    case = HERE / "io_headers"
+    argv = ["run", case / "prog.dl", "-F", case / "facts", "-D", tmp_path, "--engine", engine]
+    assert run(capsys, *argv)[0] == 0
+    for name in ("adult.csv", "minor.csv"):
+        assert (tmp_path / name).read_text() == (case / "expected" / name).read_text()

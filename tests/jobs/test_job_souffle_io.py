@@ -1,0 +1,85 @@
+"""The job's ``facts_dir`` and ``output_dir`` (Soufflé's -F and -D): config, checks, and runs over
+every ``tests/dialect`` case."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import spark_datalog as sd
+from spark_datalog import job
+from spark_datalog.job import UsageError
+
+from dialect.test_dialect import CASES, check_outputs
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def test_facts_and_output_dirs_from_flags_and_config(tmp_path):
+    args = job.parse_args(
+        ["--program", "p.dl", "--warehouse", "wh", "--facts-dir", "s3a://b/facts", "--output-dir", "-"]
+    )
+    assert (args.facts_dir, args.output_dir) == ("s3a://b/facts", "-")
+    config = write(
+        tmp_path / "conf" / "job.yaml",
+        """
+        program: p.dl
+        warehouse: wh
+        facts_dir: facts
+        output-dir: out
+        """,
+    )
+    args = job.parse_args(["--config", str(config)])
+    assert args.facts_dir == str(tmp_path / "conf" / "facts")
+    assert args.output_dir == str(tmp_path / "conf" / "out")
+    stdout = write(tmp_path / "stdout.yaml", "program: p.dl\nwarehouse: wh\noutput_dir: '-'\n")
+    assert job.parse_args(["--config", str(stdout)]).output_dir == "-"
+
+
+def test_facts_dir_is_for_full_runs():
+    with pytest.raises(UsageError, match="--facts-dir is for --mode full"):
+        job.parse_args(
+            ["--program", "p.dl", "--warehouse", "wh", "--mode", "incremental", "--facts-dir", "f"]
+        )
+
+
+def test_an_unsupported_io_kind_fails_before_spark_starts(tmp_path, monkeypatch):
+    program = write(tmp_path / "p.dl", '.decl e(x: number)\n.input e(IO=sqlite, dbname="e.db")\n.output e\n')
+    monkeypatch.setattr(job, "get_session", lambda: pytest.fail("Spark was started"))
+    argv = ["--program", str(program), "--warehouse", str(tmp_path / "wh"), "--facts-dir", str(tmp_path)]
+    with pytest.raises(sd.DirectiveError, match="IO=sqlite is not supported for .input e"):
+        job.run_job(job.parse_args(argv), out=False)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
+def test_the_job_reads_and_writes_soufflé_files(spark, case, tmp_path, capsys):
+    facts = case / "facts"
+    out_dir = tmp_path / "out"
+    argv = [
+        "--program",
+        str(case / "prog.dl"),
+        "--warehouse",
+        str(tmp_path / "wh"),
+        "--facts-dir",
+        str(facts if facts.is_dir() else case),
+        "--output-dir",
+        str(out_dir),
+        "--show",
+        "0",
+    ]
+    summary = job.run_job(job.parse_args(argv), spark=spark, out=False)
+    out, _ = capsys.readouterr()
+    check_outputs(case, out_dir, out)
+    for name in ("adult.csv", "minor.csv") if case.name == "io_headers" else ():  # the header first
+        first = (case / "expected" / name).read_text().splitlines()[0]
+        assert (out_dir / name).read_text().splitlines()[0] == first
+    assert {Path(line.split(" -> ")[1]).name for line in summary.files} == {
+        p.name for p in (case / "expected").iterdir()
+    }
