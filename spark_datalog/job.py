@@ -77,6 +77,7 @@ Mode = Literal["full", "incremental"]
 Method = Literal["auto", "dred", "counting", "recompute"]
 Strategy = Literal["seminaive", "naive"]
 OnNull = Literal["error", "drop"]
+Dialect = Literal["datalog", "souffle"]  # ast.DIALECTS
 Format = Literal["delta", "parquet", "csv"]
 MODES, METHODS, STRATEGIES = get_args(Mode), get_args(Method), get_args(Strategy)
 ON_NULL, FORMATS = get_args(OnNull), get_args(Format)
@@ -136,6 +137,7 @@ class JobArgs:
     # relations also written to <output_dir>/<rel>.csv, as their directives say (``souffle_io``)
     facts_dir: Optional[str] = None
     output_dir: Optional[str] = None
+    dialect: str = "datalog"  # souffle: lower-case names in the program's terms are variables
 
 
 @dataclass(frozen=True)
@@ -301,6 +303,12 @@ def _add_data_arguments(add) -> None:
         help="Soufflé's -D: also write every .output relation there as Soufflé does (URI/NAME.csv, "
         "tab-separated, or as its directive says) and print IO=stdout outputs and .printsize "
         "sizes; '-' prints every output",
+    )
+    add(
+        "--dialect",
+        choices=("datalog", "souffle"),
+        help="how lower-case names in the program's terms read: datalog (default), symbols; "
+        "souffle, variables, as in Soufflé",
     )
     add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
     add(
@@ -475,6 +483,7 @@ _KEYS = (
     "database",
     "facts_dir",
     "output_dir",
+    "dialect",
 )
 
 
@@ -627,7 +636,7 @@ def load_program(args: JobArgs) -> "tuple[Program, tuple]":
     import spark_datalog as sd
 
     try:
-        program = sd.Program.from_file(args.program)
+        program = sd.Program.from_file(args.program, args.dialect)
     except OSError as err:
         raise UsageError(f"cannot read the program {args.program}: {err.strerror or err}") from None
     relations = program.checked.relations

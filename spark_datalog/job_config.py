@@ -33,6 +33,7 @@ from .job import (
     IDENTIFIER,
     Format,
     InputSpec,
+    Dialect,
     Method,
     Mode,
     OnNull,
@@ -157,6 +158,7 @@ class JobConfig(BaseModel):
     queries: Optional[list[QueryValue]] = Field(None, description=QUERIES)
     facts_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string)")
     output_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string), or '-'")
+    dialect: Optional[Dialect] = Field(None, description=_one_of(Dialect))
 
     def settings(self, path: str) -> dict:
         """The values ``JobArgs`` takes (null keys left out), relative paths made relative to

@@ -347,7 +347,7 @@ def test_every_config_problem_is_one_line_naming_the_file_and_the_key(tmp_path, 
         f"{config}: show: must be an integer >= 0, not -1",
         f"{config}: unknown key 'colour' (known keys: program, inputs, warehouse, database, outputs, run_id, "
         "mode, replace, strategy, decompose, max_iterations, checkpoint_interval, on_null, show, changes, "
-        "method, queries, facts_dir, output_dir)",
+        "method, queries, facts_dir, output_dir, dialect)",
     ]
 
 

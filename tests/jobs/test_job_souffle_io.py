@@ -42,6 +42,19 @@ def test_facts_and_output_dirs_from_flags_and_config(tmp_path):
     assert job.parse_args(["--config", str(stdout)]).output_dir == "-"
 
 
+def test_the_dialect_from_flags_and_config(tmp_path):
+    assert job.parse_args(["--program", "p.dl", "--warehouse", "wh"]).dialect == "datalog"
+    assert (
+        job.parse_args(["--program", "p.dl", "--warehouse", "wh", "--dialect", "souffle"]).dialect
+        == "souffle"
+    )
+    config = write(tmp_path / "job.yaml", "program: p.dl\nwarehouse: wh\ndialect: souffle\n")
+    assert job.parse_args(["--config", str(config)]).dialect == "souffle"
+    bad = write(tmp_path / "bad.yaml", "program: p.dl\nwarehouse: wh\ndialect: prolog\n")
+    with pytest.raises(UsageError, match="dialect: must be one of datalog, souffle, not 'prolog'"):
+        job.parse_args(["--config", str(bad)])
+
+
 def test_facts_dir_is_for_full_runs():
     with pytest.raises(UsageError, match="--facts-dir is for --mode full"):
         job.parse_args(
@@ -73,6 +86,8 @@ def test_the_job_reads_and_writes_soufflé_files(spark, case, tmp_path, capsys):
         str(out_dir),
         "--show",
         "0",
+        "--dialect",
+        "souffle",
     ]
     summary = job.run_job(job.parse_args(argv), spark=spark, out=False)
     out, _ = capsys.readouterr()
