@@ -453,10 +453,13 @@ def _hadoop_path(spark, uri: str) -> tuple:
 
 
 def read_fact_frame(spark, source: InputFile) -> "DataFrame":
-    """``source``'s facts as a typed DataFrame (the relation's columns), read by Spark's CSV reader
-    as :func:`read_fact_file` reads them; a problem (a field not of its type, missing values) is
-    the ``InputError`` ``read_fact_file`` raises, at its line (found by reading the file again,
-    in the driver, only then)."""
+    """``source``'s facts as a typed DataFrame (the relation's columns), read by Spark as
+    :func:`read_fact_file` reads them. Each line is read whole by Spark's CSV reader (which drops
+    the first line of each file for ``headers=true`` and skips blank lines) and split at the
+    delimiter, so fields are exactly the text between delimiters (a line holding the character
+    U+0000 is cut there). ``rfc4180=true`` files are parsed by the CSV reader itself. A problem
+    (a field not of its type, missing values) is the ``InputError`` ``read_fact_file`` raises, at
+    its line (found by reading the file again, in the driver, only then)."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -466,31 +469,53 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
     if not fs.exists(path):
         raise InputError(f"cannot open fact file {source.uri} (.input {source.relation}): no such file")
     fmt = source.format
-    raw_names = [f"_f{i}" for i in range(len(source.columns))]
-    schema = T.StructType([T.StructField(n, T.StringType(), True) for n in raw_names])
+    arity = len(source.columns)
     reader = (
-        spark.read.schema(schema)
-        .option("sep", fmt.delimiter)
-        .option("header", fmt.headers)
+        spark.read.option("header", fmt.headers)
         .option("encoding", "UTF-8")
         .option("mode", "PERMISSIVE")
-        .option("nullValue", "\u0000\u0001")  # no field is null: an empty field is an empty symbol
-        .option("emptyValue", "")
+        .option("ignoreLeadingWhiteSpace", False)
+        .option("ignoreTrailingWhiteSpace", False)
     )
-    reader = reader.option("quote", '"').option("escape", '"') if fmt.rfc4180 else reader.option("quote", "")
-    raw = reader.csv(uris.for_spark(source.uri))
-    parsed = raw.select(
-        *[F.col(n) for n in raw_names],
-        *[_parse(F.col(r), t).alias(n) for r, (n, t) in zip(raw_names, source.columns, strict=True)],
+    if fmt.rfc4180:
+        names = [f"_f{i}" for i in range(arity)]
+        schema = T.StructType([T.StructField(n, T.StringType(), True) for n in names])
+        raw = reader.schema(schema).option("sep", fmt.delimiter).option("quote", '"').option("escape", '"')
+        frame = raw.csv(uris.for_spark(source.uri))
+        fields = [F.col(n) for n in names]
+        missing = F.lit(False)
+    else:
+        schema = T.StructType([T.StructField("line", T.StringType(), True)])
+        lines = reader.schema(schema).option("sep", "\u0000").option("quote", "").option("escape", "\u0000")
+        frame = lines.csv(uris.for_spark(source.uri))
+        line = F.regexp_replace(F.col("line"), "\r$", "")
+        parts = F.split(line, _literal_pattern(fmt.delimiter), -1)
+        frame = frame.select(parts.alias("parts"))
+        fields = [F.get(F.col("parts"), i) for i in range(arity)]  # null past the end
+        missing = F.size("parts") < arity
+    parsed = frame.select(
+        missing.alias("__missing"),
+        *[field.alias(f"__raw{i}") for i, field in enumerate(fields)],
+        *[_parse(field, t).alias(n) for field, (n, t) in zip(fields, source.columns, strict=True)],
     )
-    bad = [F.col(r).isNull() | F.col(n).isNull() for r, (n, _) in zip(raw_names, source.columns, strict=True)]
-    condition = bad[0]
-    for more in bad[1:]:
-        condition = condition | more
+    condition = F.col("__missing")
+    for i, (name, _) in enumerate(source.columns):
+        condition = condition | F.col(f"__raw{i}").isNull() | F.col(name).isNull()
     if parsed.where(condition).limit(1).collect():
-        read_fact_file(source)  # raises the error at its line
-        raise InputError(f"cannot parse fact file {source.uri} (.input {source.relation})")
+        facts = read_fact_file(source)  # raises the error at its line
+        # no error: an empty quoted-CSV field, which Spark's reader cannot tell from a missing one
+        from .spark.types import schema as spark_schema
+
+        names = [n for n, _ in source.columns]
+        return spark.createDataFrame(sorted(facts), spark_schema(names, [t for _, t in source.columns]))
     return parsed.select(*[n for n, _ in source.columns])
+
+
+def _literal_pattern(text: str) -> str:
+    """A Java regular expression matching ``text`` literally."""
+    if "\\E" not in text:
+        return "\\Q" + text + "\\E"
+    return "".join(c if c.isalnum() else "\\" + c for c in text)
 
 
 def output_frame_lines(frame, target: OutputTarget) -> "DataFrame":
