@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from .overflow import BOUNDS
+from . import overflow
 
 __all__ = ["FUNCTORS", "NAMED", "OPERATORS", "PREFIX", "Functor", "Undefined", "functor"]
 
@@ -75,8 +75,8 @@ class Functor:
 
 
 def fits(value: int, type_: Optional[str]) -> bool:
-    low, high = BOUNDS["int" if type_ == "int" else "long"]
-    return low <= value <= high
+    """Whether an integer value fits a call of type ``type_`` (``int``; ``long`` otherwise)."""
+    return overflow.fits(value, "int" if type_ == "int" else "long")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -203,24 +203,6 @@ def _pl_numpy(function, dtype_name: str, *args):
     return struct.map_batches(apply, return_dtype=dtype, is_elementwise=True)
 
 
-def _pl_elementwise(function, type_: str, *args):
-    """The reference ``function`` row by row, for integer results (an exact ``^``): None where
-    it is undefined or does not fit the type."""
-    pl = _pl()
-
-    def value(row: dict):
-        if None in row.values():
-            return None
-        try:
-            result = function(type_, *row.values())
-        except Undefined:
-            return None
-        return result if fits(result, type_) else None
-
-    struct = pl.struct(*(arg.alias(f"a{i}") for i, arg in enumerate(args)))
-    return struct.map_elements(value, return_dtype=pl.Int64)
-
-
 def _pl_shift(kind: str):
     def shift(a, b):
         import numpy as np
@@ -240,7 +222,26 @@ def _pl_pow(type_, a, b):
         import numpy as np
 
         return _pl_numpy(np.power, "Float64", a, b)
-    return _pl_elementwise(_pow, type_, _long_pl(a), _long_pl(b))
+    pl = _pl()
+    base, exponent = a.cast(pl.Int128), _long_pl(b)
+    small = base.abs() <= 1
+    # |base| >= 2 and exponent >= 64 overflows; |base| <= 1 keeps the exponent's parity
+    steps = pl.when(exponent < 64).then(exponent).when(small).then(exponent % 2 + 2)
+    result, power = pl.lit(1, dtype=pl.Int128), base
+    for k in range(6):  # by squaring; past long's range a value is held as 2^63 + 1
+        bit = (steps // 2**k) % 2 == 1
+        result = pl.when(bit).then(_pl_clamped(result * power)).otherwise(result)
+        power = _pl_clamped(power * power)
+    unit = pl.when(exponent % 2 == 0).then(1).otherwise(base)
+    negative = pl.when(small).then(unit).otherwise(0).cast(pl.Int128)
+    value = pl.when(exponent >= 0).then(result).when(base != 0).then(negative)
+    return pl.when(exponent >= 0).then(pl.when(steps.is_not_null()).then(value)).otherwise(value)
+
+
+def _pl_clamped(value):
+    """``value`` (Int128), or 2^63 + 1 when out of long's range (so a product stays in Int128)."""
+    pl = _pl()
+    return pl.when(value.abs() > 2**63).then(pl.lit(2**63 + 1, dtype=pl.Int128)).otherwise(value)
 
 
 def _pl_ordered(greatest: bool):
@@ -271,10 +272,19 @@ def _pl_substr(_type, text, start, length):
 
 
 def _pl_ord(_type, text):
+    """The code point of the first character, decoded from its UTF-8 bytes (0 for "")."""
     pl = _pl()
-    first = text.str.slice(0, 1)
-    code = first.map_elements(lambda s: ord(s) if s else 0, return_dtype=pl.Int64)
-    return pl.when(text.str.len_chars() == 0).then(pl.lit(0, dtype=pl.Int64)).otherwise(code)
+    hexed = text.str.slice(0, 1).str.encode("hex")
+    size = hexed.str.len_bytes() // 2
+    byte = [hexed.str.slice(2 * i, 2).str.to_integer(base=16, strict=False).cast(pl.Int64) for i in range(4)]
+    lead = {1: 0xFF, 2: 0x1F, 3: 0x0F, 4: 0x07}
+    value = pl.lit(0, dtype=pl.Int64)
+    for length in (2, 3, 4):
+        code = byte[0] & lead[length]
+        for i in range(1, length):
+            code = code * 64 + (byte[i] & 0x3F)
+        value = pl.when(size == length).then(code).otherwise(value)
+    return pl.when(size == 1).then(byte[0]).when(size == 0).then(0).otherwise(value)
 
 
 def _pl_to_number(_type, text):
