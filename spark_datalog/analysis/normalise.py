@@ -127,7 +127,7 @@ def _term_ready(term, available: set) -> bool:
 
 def expression_inputs(atom: ast.Atom) -> set[str]:
     """Variables of the atom's expression arguments that the atom does not bind itself."""
-    inside = {v.name for a in atom.args if isinstance(a, ast.BinaryOp) for v in ast.term_variables(a)}
+    inside = {v.name for a in atom.args if isinstance(a, ast.OPERATIONS) for v in ast.term_variables(a)}
     return inside - atom_bindings(atom)
 
 

@@ -45,7 +45,7 @@ def _safe(rule: ast.Rule, bound: set) -> bool:
         kind = type(literal)
         if kind is ast.Atom:
             for arg in literal.args:  # a loop: no generator per atom
-                if type(arg) is ast.BinaryOp and not _bound_term(arg, bound):
+                if type(arg) in ast.OPERATIONS and not _bound_term(arg, bound):
                     return False
         elif kind is ast.Comparison:
             if not (_bound_term(literal.left, bound) and _bound_term(literal.right, bound)):
@@ -104,7 +104,7 @@ def _expression_arguments(rule: ast.Rule):
     for literal in rule.body:
         if isinstance(literal, ast.Atom):
             for arg in literal.args:
-                if isinstance(arg, ast.BinaryOp):
+                if isinstance(arg, ast.OPERATIONS):
                     yield literal, arg
 
 

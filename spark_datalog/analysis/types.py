@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, NamedTuple, Optional
 
+from .. import functors
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
 from ..syntax import ast
@@ -158,6 +159,9 @@ def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
                 right=typed(term.right),
                 type=inference.expression_type(term) or DEFAULT_TYPE,
             )
+        if isinstance(term, ast.Call):
+            args = tuple(typed(a) for a in term.args)
+            return replace(term, args=args, type=inference.expression_type(term) or DEFAULT_TYPE)
         return term
 
     def literal(lit):
@@ -186,7 +190,7 @@ def _has_arithmetic(rule: ast.Rule) -> bool:
             terms += (lit.left, lit.right)
         elif isinstance(lit, ast.Assignment):
             terms.append(lit.expr)
-    return any(isinstance(term, ast.BinaryOp) for term in terms)
+    return any(isinstance(term, ast.OPERATIONS) for term in terms)
 
 
 def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[dict, list]:
@@ -259,6 +263,15 @@ def _sum(types):
     return "double" if t == "double" else "long"
 
 
+def _ordered(types):
+    """The type of ``min``/``max``: the widest number, or string (None until known)."""
+    if any(t is None for t in types):
+        return None
+    if all(t == "string" for t in types):
+        return "string"
+    return _arithmetic(types)
+
+
 def _same_kind(types):
     (t,) = types
     if t is None:
@@ -277,7 +290,8 @@ class _Inference(Classes):
         self.writes: list[_WriteCheck] = []
         self.comparisons: list[_Compared] = []
         self.column_nodes: dict = {}  # relation -> [node or None by position], in the order made
-        self.expressions: dict = {}  # id(BinaryOp) -> its node (its type annotates the rule)
+        self.expressions: dict = {}  # id(BinaryOp or Call) -> its node (its type annotates the rule)
+        self.calls: list = []  # (call, its argument nodes): checked once types are known
         self.names: dict = {}  # relation -> its column names from its first rule (see .naming)
         # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
         self.integers: list = []
@@ -314,6 +328,8 @@ class _Inference(Classes):
             return node
         if kind_ is ast.BinaryOp:
             return self._arithmetic(term, scope)
+        if kind_ is ast.Call:
+            return self._call(term, scope)
         raise TypeError(f"not a term: {term!r}")
 
     def _arithmetic(self, term: ast.BinaryOp, scope: _Scope) -> int:
@@ -325,6 +341,44 @@ class _Inference(Classes):
         self.flows.append(_Flow(node, _arithmetic, operands, ("result of {}", term), span))
         self.expressions[id(term)] = node
         return node
+
+    def _call(self, term: ast.Call, scope: _Scope) -> int:
+        """A functor call: evidence for its arguments (numbers, strings) and its value."""
+        node = self.node((_VALUE, "expression {}", term))
+        spec = functors.functor(term.name)
+        operands = tuple(self.term(arg, scope) for arg in term.args)
+        for position, (operand, arg) in enumerate(zip(operands, term.args, strict=True)):
+            kind_ = spec.kind(position)
+            if kind_ != "ordered":
+                evidence = "number" if kind_ == "integer" else kind_
+                self.add(operand, evidence, ("argument of '{}' at {}", term.name, term.span), _span_of(arg))
+        origin = ("result of {}", term)
+        if spec.result == "operands":
+            rule = _ordered if spec.operands == "ordered" else _arithmetic
+            self.flows.append(_Flow(node, rule, operands, origin, term.span))
+        else:
+            self.add(node, spec.result, ("result of {} at {}", term, term.span), term.span)
+        self.expressions[id(term)] = node
+        self.calls.append((term, operands))
+        return node
+
+    def _call_errors(self) -> list:
+        """Integer arguments that are doubles, min/max over numbers and strings together."""
+        errors = []
+        for call, operands in self.calls:
+            spec = functors.functor(call.name)
+            types = [self.resolve(node) for node in operands]
+            if "conflict" in types:
+                continue
+            for position, (arg, t) in enumerate(zip(call.args, types, strict=True)):
+                if spec.kind(position) == "integer" and t == "double":
+                    message = f"argument {arg} of '{call.name}' must be an integer (int or long), not double"
+                    errors.append(error_at(SchemaError, message, _span_of(arg)))
+            kinds = {"number" if t in RANK else t for t in types if t is not None}
+            if spec.operands == "ordered" and not (kinds <= {"number"} or kinds == {"string"}):
+                message = f"the arguments of '{call.name}' must be all numbers or all strings, in {call}"
+                errors.append(error_at(SchemaError, message, call.span))
+        return errors
 
     def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> tuple:
         return ("column '{}' of '{}' is {}, at {}", column.name, relation, column.type, span)
@@ -577,6 +631,7 @@ class _Inference(Classes):
                     )
                 )
         errors += self._literal_errors()
+        errors += self._call_errors()
         for comparison, left, right, _ in self.comparisons:
             if comparison.op in _ORDERING and "bool" in (self.resolve(left), self.resolve(right)):
                 errors.append(

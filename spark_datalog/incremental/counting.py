@@ -158,7 +158,7 @@ def _existence_change(
     # the key atom: the named variables in the scan's order, then the arithmetic arguments
     positions = {}
     for position, arg in enumerate(atom.args):
-        if isinstance(arg, ast.BinaryOp):
+        if isinstance(arg, ast.OPERATIONS):
             positions[fresh_name(i, position)] = position
         elif isinstance(arg, ast.Variable) and not arg.anonymous:
             positions.setdefault(arg.name, position)

@@ -29,6 +29,7 @@ from typing import Optional
 import numpy as np
 import polars as pl
 
+from .. import functors
 from ..overflow import BOUNDS, operation_overflow
 from ..plan import ir
 from ..syntax import ast
@@ -84,6 +85,8 @@ class Staging:
             return Operand(pl.lit(coerce(expr.value, expr.type), dtype=dtype), dtype)
         if isinstance(expr, ir.Arithmetic):
             return self._arithmetic(expr, reached)
+        if isinstance(expr, ir.Call):
+            return self._call(expr, reached)
         raise TypeError(f"not an IR expression: {expr!r}")
 
     def condition(self, compare: ir.Compare, reached: Optional[pl.Expr]) -> pl.Expr:
@@ -110,6 +113,32 @@ class Staging:
         self.stages.append([value.alias(name), flagged.alias(flag)])
         self.checks.append(Check(pl.col(flag), (left.expr, right.expr), _overflow(expr, bounds)))
         return Operand(pl.col(name), polars_type(bounds), partial)
+
+    def _call(self, expr: ir.Call, reached: Optional[pl.Expr]) -> Operand:
+        """A functor (:mod:`spark_datalog.functors`): an argument is evaluated where the ones
+        before it are defined; the value is null where one is not, or where it is undefined."""
+        spec = functors.functor(expr.name)
+        args = []
+        for arg in expr.args:
+            operand = self.operand(arg, reached)
+            reached = both(reached, defined(operand))
+            args.append(operand)
+        widen = spec.result == "operands" and expr.type == "double"
+        value = spec.polars(expr.type, *(a.expr.cast(pl.Float64) if widen else a.expr for a in args))
+        if spec.bounded and expr.type in ("int", "long"):
+            low, high = BOUNDS[integer_type(expr.type)]
+            value = pl.when(value.is_between(low, high)).then(value)
+        dtype = polars_type(expr.type)
+        value = canonical(value.cast(dtype)) if dtype.is_float() else value.cast(dtype)
+        arguments_defined = None
+        for operand in args:
+            arguments_defined = both(arguments_defined, defined(operand))
+        if arguments_defined is not None:
+            value = pl.when(arguments_defined).then(value)
+        name = self.temporary()
+        self.stages.append([value.alias(name)])
+        partial = spec.may_be_undefined(expr.type) or arguments_defined is not None
+        return Operand(pl.col(name), dtype, partial)
 
 
 def _overflow(expr: ir.Arithmetic, bounds: str):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import functors
 from ..syntax import ast
 from . import ir
 
@@ -18,7 +19,7 @@ def expr_type(expr, var_types: dict) -> Optional[str]:
     """The value type of an IR expression (None when a column's type is unknown)."""
     if isinstance(expr, ir.ColumnRef):
         return var_types.get(expr.name)
-    if isinstance(expr, ir.Literal):
+    if isinstance(expr, (ir.Literal, ir.Call)):
         return expr.type
     left, right = expr_type(expr.left, var_types), expr_type(expr.right, var_types)
     return "double" if "double" in (left, right) else expr.type
@@ -32,7 +33,7 @@ def coerce(expr, target: Optional[str]) -> ir.Expr:
 
 
 def to_expr(term, var_types: dict) -> ir.Expr:
-    """An AST term (Variable, Constant, BinaryOp) as an IR expression."""
+    """An AST term (Variable, Constant, BinaryOp, Call) as an IR expression."""
     if isinstance(term, ast.Variable):
         return ir.ColumnRef(term.name)
     if isinstance(term, ast.Constant):
@@ -40,7 +41,19 @@ def to_expr(term, var_types: dict) -> ir.Expr:
     if isinstance(term, ast.BinaryOp):
         left, right = _balanced(to_expr(term.left, var_types), to_expr(term.right, var_types), var_types)
         return ir.Arithmetic(term.op, left, right, _integer_type(term, left, right, var_types), term.span)
+    if isinstance(term, ast.Call):
+        args = tuple(to_expr(a, var_types) for a in term.args)
+        return ir.Call(term.name, args, term.type or _call_type(term, args, var_types), term.span)
     raise TypeError(f"not a term: {term!r}")
+
+
+def _call_type(term: ast.Call, args: tuple, var_types: dict) -> str:
+    """The type of a call analysis did not type: its functor's, or its widest argument's."""
+    result = functors.functor(term.name).result
+    if result != "operands":
+        return result
+    types = [expr_type(a, var_types) for a in args]
+    return "string" if "string" in types else ("double" if "double" in types else "long")
 
 
 def _integer_type(term: ast.BinaryOp, left, right, var_types: dict) -> str:

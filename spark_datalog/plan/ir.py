@@ -57,7 +57,31 @@ class Arithmetic:
         return f"({self.left} {self.op} {self.right})"
 
 
-Expr = Union[ColumnRef, Literal, Arithmetic]
+@dataclass(frozen=True)
+class Call:
+    """Functor ``name`` (:mod:`spark_datalog.functors`) applied to ``args``. ``type``: the
+    value's type; ``span``: the call's source position."""
+
+    name: str
+    args: tuple  # tuple[Expr, ...]
+    type: str = "long"
+    span: ast.Span = ast.NO_SPAN
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(str(a) for a in self.args)})"
+
+
+Expr = Union[ColumnRef, Literal, Arithmetic, Call]
+COMPUTED = (Arithmetic, Call)
+
+
+def operands(expr) -> tuple:
+    """The expressions a computed expression reads (none for a column or literal)."""
+    if isinstance(expr, Arithmetic):
+        return (expr.left, expr.right)
+    if isinstance(expr, Call):
+        return expr.args
+    return ()
 
 
 @dataclass(frozen=True)
@@ -78,9 +102,9 @@ def expr_columns(expr) -> set:
     """Column names an expression or comparison reads."""
     if isinstance(expr, ColumnRef):
         return {expr.name}
-    if isinstance(expr, (Arithmetic, Compare)):
+    if isinstance(expr, Compare):
         return expr_columns(expr.left) | expr_columns(expr.right)
-    return set()
+    return set().union(*(expr_columns(e) for e in operands(expr)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -286,7 +310,7 @@ def computes(node) -> bool:
         exprs = [e for c in node.conditions for e in (c.left, c.right)]
     elif isinstance(node, Project):
         exprs = [e for _, e in node.outputs]
-    return any(isinstance(e, Arithmetic) for e in exprs) or any(computes(c) for c in children(node))
+    return any(isinstance(e, COMPUTED) for e in exprs) or any(computes(c) for c in children(node))
 
 
 def scans(node) -> list:

@@ -21,7 +21,7 @@ def merge_projects(node) -> ir.Node:
         return node
     inner = dict(node.child.outputs)
     uses = Counter(name for _, expr in node.outputs for name in _references(expr))
-    if any(isinstance(expr, ir.Arithmetic) and uses[name] != 1 for name, expr in inner.items()):
+    if any(isinstance(expr, ir.COMPUTED) and uses[name] != 1 for name, expr in inner.items()):
         return node
     outputs = tuple((name, _substitute(expr, inner)) for name, expr in node.outputs)
     return ir.Project(node.child.child, outputs)
@@ -41,9 +41,7 @@ def _references(expr) -> list:
     """Column names ``expr`` reads, with repetitions."""
     if isinstance(expr, ir.ColumnRef):
         return [expr.name]
-    if isinstance(expr, ir.Arithmetic):
-        return _references(expr.left) + _references(expr.right)
-    return []
+    return [name for operand in ir.operands(expr) for name in _references(operand)]
 
 
 def _substitute(expr, inner: dict):
@@ -51,4 +49,6 @@ def _substitute(expr, inner: dict):
         return inner[expr.name]
     if isinstance(expr, ir.Arithmetic):
         return replace(expr, left=_substitute(expr.left, inner), right=_substitute(expr.right, inner))
+    if isinstance(expr, ir.Call):
+        return replace(expr, args=tuple(_substitute(a, inner) for a in expr.args))
     return expr

@@ -51,7 +51,7 @@ def binding_variables(atom: ast.Atom) -> set:
 
 def expression_variables(atom: ast.Atom) -> set:
     """Names of the variables inside arithmetic arguments (``p(X + 1)``), which bind nothing."""
-    return {v.name for a in atom.args if isinstance(a, ast.BinaryOp) for v in ast.term_variables(a)}
+    return {v.name for a in atom.args if isinstance(a, ast.OPERATIONS) for v in ast.term_variables(a)}
 
 
 def is_filtered(atom: ast.Atom) -> bool:

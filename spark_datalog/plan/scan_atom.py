@@ -59,5 +59,5 @@ def expression_arguments(atom: ast.Atom, index: int) -> list:
     return [
         (fresh_name(index, position), arg)
         for position, arg in enumerate(atom.args)
-        if isinstance(arg, ast.BinaryOp)
+        if isinstance(arg, ast.OPERATIONS)
     ]

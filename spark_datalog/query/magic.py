@@ -249,7 +249,7 @@ def _pattern(atom: ast.Atom, bound: set, schema: RelationSchema) -> str:
 def _passes(arg, bound: set) -> bool:
     if isinstance(arg, ast.Constant):
         return True
-    if isinstance(arg, ast.BinaryOp):  # an expression of bound variables (not a constant one)
+    if isinstance(arg, ast.OPERATIONS):  # an expression of bound variables (not a constant one)
         return bool(ast.term_variables(arg)) and is_bound(arg, bound)
     return is_bound(arg, bound)
 

@@ -146,6 +146,8 @@ def _shifted_atom(atom: ast.Atom, shift: int) -> ast.Atom:
     def term(t):
         if isinstance(t, ast.BinaryOp):
             return replace(t, left=term(t.left), right=term(t.right), span=moved(t.span))
+        if isinstance(t, ast.Call):
+            return replace(t, args=tuple(term(a) for a in t.args), span=moved(t.span))
         return replace(t, span=moved(t.span))
 
     return replace(atom, args=tuple(term(a) for a in atom.args), span=moved(atom.span))

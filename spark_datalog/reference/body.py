@@ -32,7 +32,7 @@ def _ready(literal, bound: set) -> bool:
     if isinstance(literal, ast.Atom):
         # Arithmetic arguments need their variables bound here or by this atom's plain variables.
         own = {a.name for a in literal.args if isinstance(a, ast.Variable)}
-        return all(_names(a) <= bound | own for a in literal.args if isinstance(a, ast.BinaryOp))
+        return all(_names(a) <= bound | own for a in literal.args if isinstance(a, ast.OPERATIONS))
     if isinstance(literal, ast.Negation):
         return all(v.name in bound for v in ast.literal_variables(literal) if not v.anonymous)
     if isinstance(literal, ast.Comparison):
@@ -77,7 +77,7 @@ def order_body(body: tuple, first: Optional[int] = None) -> list:
         if isinstance(literal, ast.Atom):
             own = _own(literal)
             for index, arg in enumerate(literal.args):
-                if isinstance(arg, ast.BinaryOp) and not _names(arg) <= bound | own:
+                if isinstance(arg, ast.OPERATIONS) and not _names(arg) <= bound | own:
                     deferred.append(Deferred(position, index))
             bound.update(own)
         elif isinstance(literal, ast.Assignment):
@@ -117,7 +117,7 @@ def _match(atom: ast.Atom, position: int, relation: Relation, subst: dict) -> It
     positions, key, later = [], [], []
     try:
         for i, arg in enumerate(atom.args):
-            if _names(arg) - subst.keys() and isinstance(arg, (ast.Variable, ast.BinaryOp)):
+            if _names(arg) - subst.keys() and isinstance(arg, (ast.Variable, *ast.OPERATIONS)):
                 later.append(i)
             else:
                 positions.append(i)
@@ -148,7 +148,7 @@ def _expressions_hold(atom: ast.Atom, position: int, later: list, row: tuple, ex
     them); the others are kept under their hidden names in ``extended``."""
     for i in later:
         arg = atom.args[i]
-        if not isinstance(arg, ast.BinaryOp):
+        if not isinstance(arg, ast.OPERATIONS):
             continue
         if not _names(arg) <= extended.keys():
             extended[Deferred(position, i).hidden] = row[i]

@@ -9,7 +9,7 @@ This module is the specification every engine must match (the Spark backend incl
   Spark do; on doubles it is ``math.fmod``.
 - Division or ``mod`` by zero (integer or double) is undefined: the body literal fails and the
   substitution is dropped, so no fact is derived from it. :func:`arithmetic` raises
-  :class:`Undefined` for it.
+  :class:`Undefined` for it. Functors (:mod:`spark_datalog.functors`) may be undefined too.
 - Numbers of different types compare by value; strings compare lexicographically by code point
   (equal to Spark's UTF-8 byte order); bools only with ``=`` and ``!=``.
 
@@ -30,16 +30,14 @@ import math
 import operator
 from typing import Union, overload
 
+from ..functors import Undefined as Undefined
+from ..functors import evaluate as functor_value
 from ..overflow import fits, operation_overflow
 from ..syntax import ast
 
 # A value of a column: int and long columns hold ints, double columns floats, string columns
 # strs, bool columns bools.
 Value = Union[int, float, str, bool]
-
-
-class Undefined(Exception):
-    """The value of an expression is undefined (division or mod by zero)."""
 
 
 def is_number(value) -> bool:
@@ -167,6 +165,8 @@ def evaluate_term(term, subst: dict) -> Value:
     if isinstance(term, ast.BinaryOp):
         left, right = evaluate_term(term.left, subst), evaluate_term(term.right, subst)
         return checked(term.op, left, right, term.type, term.span)
+    if isinstance(term, ast.Call):
+        return normal(functor_value(term.name, term.type, [evaluate_term(a, subst) for a in term.args]))
     raise TypeError(f"not a term: {term!r}")
 
 

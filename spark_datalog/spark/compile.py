@@ -19,7 +19,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..overflow import marker, span_where, sum_where
+from .. import functors
+from ..overflow import BOUNDS, marker, span_where, sum_where
 from ..plan import ir
 from ..reference.terms import integer_type
 from .types import spark_type
@@ -75,8 +76,14 @@ def _project(node: ir.Project, frames: Frames) -> DataFrame:
     child = compile_node(node.child, frames)
     types = _operand_types(child, [expr for _, expr in node.outputs])
     projected = child.select(*_outputs(node.outputs, _fractional(types), _context()))
-    partial = [name for name, expr in node.outputs if _may_be_undefined(expr)]
-    return projected.dropna(subset=partial) if partial else projected
+    return defined_rows(projected, node.outputs)
+
+
+def defined_rows(projected: DataFrame, outputs) -> DataFrame:
+    """``projected`` without the rows where an output that may be undefined is (null). Not
+    ``dropna``, which drops NaN too."""
+    partial = [F.col(name).isNotNull() for name, expr in outputs if _may_be_undefined(expr)]
+    return projected.where(reduce(lambda a, b: a & b, partial)) if partial else projected
 
 
 def _join(node: ir.Join, frames: Frames) -> DataFrame:
@@ -199,7 +206,7 @@ def column_types(frame: DataFrame) -> dict:
 
 def _operand_types(frame: DataFrame, exprs) -> dict:
     # Only arithmetic needs operand types; skip the schema round trip otherwise.
-    return column_types(frame) if any(isinstance(e, ir.Arithmetic) for e in exprs) else {}
+    return column_types(frame) if any(isinstance(e, ir.COMPUTED) for e in exprs) else {}
 
 
 def compile_expr(expr, types: dict) -> Column:
@@ -269,7 +276,9 @@ def _expr(expr, fractional: frozenset) -> tuple:
         right, right_fractional = _cached_expr(expr.right, fractional, _context())
         if left_fractional or right_fractional:
             return _FRACTIONAL[expr.op](left, right), True
-        return _integral(expr, left, right), False
+        return _integral(expr, left, right, fractional), False
+    if isinstance(expr, ir.Call):
+        return _call(expr, fractional), expr.type == "double"
     raise TypeError(f"not an IR expression: {expr!r}")
 
 
@@ -287,7 +296,9 @@ def _expr(expr, fractional: frozenset) -> tuple:
 _LONG_MIN = -(2**63)
 
 
-def _integral(expr: ir.Arithmetic, left: Column, right: Column) -> Column:
+def _integral(
+    expr: ir.Arithmetic, left: Column, right: Column, fractional: frozenset = frozenset()
+) -> Column:
     bounds = integer_type(expr.type)
     result_type = T.IntegerType() if bounds == "int" else T.LongType()
     # try_* on two ints gives an int (null past int's range), on two longs a long; an operand
@@ -303,8 +314,28 @@ def _integral(expr: ir.Arithmetic, left: Column, right: Column) -> Column:
     overflow = F.raise_error(
         F.lit(marker(span_where(expr.span), f"the result of `{expr.op}` does not fit {bounds}"))
     ).cast(result_type)
-    defined = _defined(expr, right)
+    defined = _defined(expr, right, fractional)
     return F.coalesce(value, overflow if defined is None else F.when(defined, overflow))
+
+
+def _call(expr: ir.Call, fractional: frozenset) -> Column:
+    """A functor (:mod:`spark_datalog.functors`): null where an argument is, or where the value
+    is undefined."""
+    spec = functors.functor(expr.name)
+    args = [_cached_expr(arg, fractional, _context())[0] for arg in expr.args]
+    if spec.result == "operands" and expr.type == "double":
+        args = [arg.cast(T.DoubleType()) for arg in args]
+    value = spec.spark(expr.type, *args)
+    if spec.bounded and expr.type in ("int", "long"):
+        low, high = BOUNDS[integer_type(expr.type)]
+        value = F.when(value.between(F.lit(low), F.lit(high)), value)
+    value = value.cast(spark_type(expr.type))
+    if expr.type == "double":
+        value = _positive_zero(value)
+    partial = [arg for arg, operand in zip(args, expr.args, strict=True) if _may_be_undefined(operand)]
+    if partial:
+        value = F.when(reduce(lambda a, b: a & b, (arg.isNotNull() for arg in partial)), value)
+    return value
 
 
 def _computed_as(expr, bounds: str) -> bool:
@@ -312,22 +343,23 @@ def _computed_as(expr, bounds: str) -> bool:
     return isinstance(expr, ir.Arithmetic) and expr.type == bounds
 
 
-def _defined(expr: ir.Arithmetic, right: Column):
+def _defined(expr: ir.Arithmetic, right: Column, fractional: frozenset = frozenset()):
     """The condition under which ``expr`` is defined (every divisor in it is non-zero), given
     its compiled right operand; None when it always is."""
-    parts = [_defined_operand(expr.left), _defined_operand(expr.right)]
+    parts = [_defined_operand(expr.left, fractional), _defined_operand(expr.right, fractional)]
     if expr.op in ("/", "mod"):
         parts.append(right != F.lit(0))
     present = [part for part in parts if part is not None]
     return reduce(lambda a, b: a & b, present) if present else None
 
 
-def _defined_operand(expr):
+def _defined_operand(expr, fractional: frozenset):
+    if isinstance(expr, ir.Call) and _may_be_undefined(expr):  # the columns of its arguments too
+        return _cached_expr(expr, fractional, _context())[0].isNotNull()
     if not (isinstance(expr, ir.Arithmetic) and _may_be_undefined(expr)):
         return None
-    fractional = frozenset()  # only integer operands reach here: their divisors are integers
     right, _ = _cached_expr(expr.right, fractional, _context())
-    return _defined(expr, right)
+    return _defined(expr, right, fractional)
 
 
 def _integral_divide(a: Column, b: Column) -> Column:
@@ -389,4 +421,8 @@ def _may_be_undefined(expr) -> bool:
     """True when ``expr`` contains a division or mod, which is undefined for a zero divisor."""
     if isinstance(expr, ir.Arithmetic):
         return expr.op in ("/", "mod") or _may_be_undefined(expr.left) or _may_be_undefined(expr.right)
+    if isinstance(expr, ir.Call):
+        return functors.functor(expr.name).may_be_undefined(expr.type) or any(
+            _may_be_undefined(a) for a in expr.args
+        )
     return False

@@ -22,7 +22,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from ..plan import ir
-from .compile import _may_be_undefined, _operand_types, anti_join, compile_condition, compile_expr, match
+from .compile import _operand_types, defined_rows, anti_join, compile_condition, compile_expr, match
 
 COUNT = "_count"
 _RIGHT_COUNT = "_count_right"
@@ -73,8 +73,7 @@ def _project(node: ir.Project, frames, spark):
     child = compile_counted(node.child, frames, spark)
     types = _operand_types(child, [expr for _, expr in node.outputs])
     projected = child.select(*[compile_expr(e, types).alias(n) for n, e in node.outputs], COUNT)
-    partial = [name for name, expr in node.outputs if _may_be_undefined(expr)]
-    return projected.dropna(subset=partial) if partial else projected
+    return defined_rows(projected, node.outputs)
 
 
 def _join(node: ir.Join, frames, spark):

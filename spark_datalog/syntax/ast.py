@@ -98,6 +98,8 @@ class Call:
 
 
 Term = Union[Variable, Constant, BinaryOp, Call]
+# The terms that compute a value from others
+OPERATIONS = (BinaryOp, Call)
 
 AGGREGATE_FUNCTIONS = ("min", "max", "sum", "avg", "count")
 PREMAPPABLE_FUNCTIONS = ("min", "max")

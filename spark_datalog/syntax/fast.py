@@ -29,6 +29,7 @@ from itertools import accumulate, chain
 from operator import add
 from typing import Any, Callable, Optional, cast
 
+from spark_datalog.functors import CONSTRAINTS, NAMED
 from spark_datalog.records import twin as _twin
 from spark_datalog.syntax import ast
 
@@ -36,7 +37,12 @@ __all__ = ["ESCAPES", "Fallback", "parse_fast", "unescape"]
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
 ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
-_KEYWORDS = frozenset(("not", "mod", "true", "false"))
+# Words the Lark path may read as keywords where a name is expected (prefix operators), and
+# names it reads as functors before a '(' (a call, or a constraint literal): left to Lark.
+_KEYWORDS = frozenset(("not", "mod", "true", "false", "bnot", "lnot"))
+_FUNCTORS = frozenset(NAMED + CONSTRAINTS)
+# The last character of a token after which a '%' would be the modulo operator
+_TERM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_\"')")
 # Names Lark reads as a body aggregate's (``count : {...}``) unless one of ( < , ) . follows
 _QUALIFIED_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _AGGREGATORS = frozenset(("count", "sum", "min", "max", "mean"))
@@ -77,8 +83,9 @@ class Fallback(Exception):
     """The fast parser does not accept the text: the Lark path must parse it."""
 
 
-def _tokens(text: str) -> tuple[list, array]:
-    """(values, start offsets) of the tokens of ``text``, ending with two ``_END`` tokens."""
+def _tokens(text: str) -> tuple[list, array, frozenset]:
+    """(values, start offsets, :func:`_after_percent`) of the tokens of ``text``, ending with two
+    ``_END`` tokens."""
     parts = _TOKEN.split(text)
     gaps = parts[0::2]
     if "".join(gaps).strip(_WHITESPACE):
@@ -91,11 +98,14 @@ def _tokens(text: str) -> tuple[list, array]:
     del gaps
     if _QUALIFIED.search(text) and _has_qualified_name(values, starts):
         raise Fallback  # Lark reads `a.b` as one name (a component instance's relation)
+    percent: frozenset = frozenset()
     if "%" in text or "//" in text or "/*" in text:
+        if "%" in text:
+            percent = _after_percent(values)
         values, starts = _without_comments(values, starts)
     values += (_END, _END)
     starts.append(len(text))
-    return values, starts
+    return values, starts, percent
 
 
 _QUALIFIED = re.compile(r"[A-Za-z0-9_]\.[A-Za-z_]")
@@ -127,6 +137,18 @@ def _without_comments(values: list, starts: array) -> tuple[list, array]:
 def _is_identifier(value: str) -> bool:
     """A NAME or VAR token no state of Lark's contextual lexer could read as ``not``/``mod``."""
     return (value[0] in _NAME_FIRST or value[0] in _VAR_FIRST) and value not in ("not", "mod")
+
+
+def _after_percent(values: list) -> frozenset:
+    """Indexes, among the tokens without comments, of the tokens a '%' comment right after a
+    term-like token precedes: there Lark reads the '%' as modulo if a term ends before it."""
+    found, kept = set(), 0
+    for i, value in enumerate(values):
+        if value[0] == "%" and i and values[i - 1][-1] in _TERM_END:
+            found.add(kept)
+        elif value[0] != "%" and value[:2] not in ("//", "/*"):
+            kept += 1
+    return frozenset(found)
 
 
 def _is_variable(value: str) -> bool:
@@ -186,7 +208,7 @@ class _Parser:
 
     def __init__(self, text: str):
         self.text = text
-        self.values, self.starts = _tokens(text)
+        self.values, self.starts, self.percent = _tokens(text)
         self.pos = 0
         newlines = [-1]
         find = text.find
@@ -414,7 +436,7 @@ class _Parser:
         """``name`` or ``name(args)``; aggregates only where ``head``."""
         pos = self.pos
         name = self.values[pos]
-        if name[0] not in _NAME_FIRST or name in _KEYWORDS:
+        if name[0] not in _NAME_FIRST or name in _KEYWORDS or name in _FUNCTORS:
             raise Fallback
         offset = self.starts[pos]
         line, base, end = self.cursor
@@ -442,10 +464,11 @@ class _Parser:
         values, starts = self.values, self.starts
         line, base, end = self.cursor
         args = []
+        percent = self.percent
         if values[pos] != ")":
             while True:
                 value = values[pos]
-                if value[0] in _UPPER and values[pos + 1] in _ARGUMENT_END:
+                if value[0] in _UPPER and values[pos + 1] in _ARGUMENT_END and pos + 1 not in percent:
                     offset = starts[pos]
                     if not base < offset <= end:
                         line, base, end = self.locate(offset)
@@ -484,6 +507,8 @@ class _Parser:
     def leaf(self, pos: int):
         """The variable or (short) integer that token ``pos`` is, or None: the most frequent
         arguments, read here without ``argument``'s generality (nor its calls)."""
+        if self.percent and pos + 1 in self.percent:
+            return None  # a '%' follows: perhaps a modulo
         value = self.values[pos]
         first = value[0]
         node: Any
@@ -599,6 +624,8 @@ class _Parser:
         left, depth = self.unary()
         values = self.values
         while True:
+            if self.percent and self.pos in self.percent:
+                raise Fallback  # a '%' after a term: Lark reads it as modulo
             value = values[self.pos]
             if value not in ("*", "/", "mod"):
                 return left, depth
@@ -645,7 +672,7 @@ class _Parser:
         if first in _NAME_FIRST:
             if value == "true" or value == "false":
                 return _constant(value == "true", "bool", self.span(pos)), 1
-            if value in _KEYWORDS:
+            if value in _KEYWORDS or self.values[pos + 1] == "(":
                 raise Fallback
             if value in _AGGREGATORS and not _NOT_AGGREGATOR.match(self.text, self.starts[pos] + len(value)):
                 raise Fallback

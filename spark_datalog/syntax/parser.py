@@ -30,6 +30,7 @@ from typing import Optional, Sequence, cast
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 
+from spark_datalog import functors
 from spark_datalog.errors import ParseError, raise_collected
 from spark_datalog.syntax import ast
 from spark_datalog.syntax.fast import Fallback, parse_fast, unescape
@@ -466,7 +467,15 @@ class _ToAst:
 
     def negation(self, children):
         keyword, atom = children
+        if isinstance(atom, ast.Comparison):  # a negated constraint: !match(P, S)
+            return ast.Comparison(
+                "=", atom.left, ast.Constant(False, "bool", span=atom.span), span=_span(keyword)
+            )
         return ast.Negation(atom, span=_span(keyword))
+
+    def constraint(self, children):
+        call = self.call(children)
+        return ast.Comparison("=", call, ast.Constant(True, "bool", span=call.span), span=call.span)
 
     def comparison(self, children):
         left, op, right = children
@@ -476,7 +485,8 @@ class _ToAst:
 
     def binop(self, children):
         left, op, right = children
-        node = ast.BinaryOp(str(op), left, right, span=self._start(left))
+        name = "mod" if op.type == "PERCENT" else str(op)
+        node = ast.BinaryOp(name, left, right, span=self._start(left))
         first = self._first.get(id(left))
         if first is not None:
             self._first[id(node)] = first
@@ -493,6 +503,33 @@ class _ToAst:
                 f"assignments (V = ..., W = V + ...)",
                 op,
             )
+
+    def operator(self, children):
+        """An infix functor (``X ^ Y``, ``X band Y``, ...): an ``ast.Call`` named by its word."""
+        left, op, right = children
+        node = ast.Call(functors.OPERATORS[str(op)], (left, right), span=self._start(left))
+        first = self._first.get(id(left))
+        if first is not None:
+            self._first[id(node)] = first
+        self._nest(node, op, left, right)
+        return node
+
+    def prefix(self, children):
+        op, operand = children
+        node = ast.Call(str(op), (operand,), span=_span(op))
+        self._nest(node, op, operand)
+        return node
+
+    def call(self, children):
+        name, *rest = children
+        args = tuple(_values(rest))
+        spec = functors.functor(str(name))
+        if len(args) < spec.least or (spec.most is not None and len(args) > spec.most):
+            self._error(f"functor '{name}' takes {spec.arity_text()}, given {len(args)}", name)
+        node = ast.Call(str(name), args, span=_span(name))
+        if args:
+            self._nest(node, name, *args)
+        return node
 
     def negate(self, children):
         minus, operand = children
@@ -530,6 +567,8 @@ class _ToAst:
             if value > _LONG_MAX:  # withdrawn by negate() for -9223372036854775808
                 self._error(f"integer {token} does not fit in a 64-bit long", token)
             return ast.Constant(value, "long", span=span)
+        if kind in ("RADIX", "UNSIGNED"):
+            return self._radix(token, span)
         if kind == "DECIMAL":
             return ast.Constant(float(token), "double", span=span)
         if kind == "STRING":
@@ -541,6 +580,15 @@ class _ToAst:
         if self.first_symbol_name is None:
             self.first_symbol_name = token
         return ast.Constant(str(token), "string", span=span)
+
+    def _radix(self, token: Token, span: ast.Span) -> ast.Constant:
+        """``0x1F``, ``0b101``, ``12u``: a long (Soufflé's unsigned values are longs here)."""
+        text = str(token).rstrip("u")
+        base = {"0x": 16, "0b": 2}.get(text[:2], 10)
+        value = int(text[2:] if base != 10 else text, base)
+        if value > _LONG_MAX:
+            self._error(f"integer {token} does not fit in a 64-bit long", token)
+        return ast.Constant(value, "long", span=span)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -619,8 +667,25 @@ _DESCRIBE = {
     "STAR": "'*'",
     "SLASH": "'/'",
     "MOD": "'mod'",
+    "PERCENT": "'%'",
+    "CARET": "'^'",
+    "FUNCTOR": "a functor",
+    "CONSTRAINT": "a constraint",
+    "RADIX": "a number",
+    "UNSIGNED": "a number",
     "TRUE": "'true'",
     "FALSE": "'false'",
+    "LOR": "'lor'",
+    "LXOR": "'lxor'",
+    "LAND": "'land'",
+    "BOR": "'bor'",
+    "BXOR": "'bxor'",
+    "BAND": "'band'",
+    "BSHL": "'bshl'",
+    "BSHR": "'bshr'",
+    "BSHRU": "'bshru'",
+    "BNOT": "'bnot'",
+    "LNOT": "'lnot'",
     "NAME": "a name",
     "VAR": "a variable",
     "QVAR": "a variable",

@@ -164,10 +164,10 @@ def test_comparison_constrains_kind_not_precision():
 
 
 def test_atom_over_a_relation_nothing_defines_is_an_error_at_the_atom():
-    text = ".input contain\nhit(X) :- contain(X, 1).\nmiss(X) :- contain(X, _), contains(X, 2).\n"
+    text = ".input contain\nhit(X) :- contain(X, 1).\nmiss(X) :- contain(X, _), containz(X, 2).\n"
     [error] = errors(text, SchemaError)
     assert (error.line, error.column) == (3, 27)
-    assert error.message.startswith("relation 'contains' is never defined")
+    assert error.message.startswith("relation 'containz' is never defined")
     assert error.message.endswith("did you mean 'contain'?")
     assert str(error).splitlines()[-1].endswith(" " * 26 + "^")
 

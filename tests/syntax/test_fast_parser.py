@@ -234,7 +234,7 @@ ACCEPTED = {
     "blank": " \n\t\n",
     "no_trailing_newline": "p(1).",
     "comments_everywhere": (
-        "% line\n// line\n/* block\n over lines */ p /* a */ ( /* b */ 1 % c\n , // d\n 2 /**/ ) /* e */ . %"
+        "% line\n// line\n/* block\n over lines */ p /* a */ ( % c\n /* b */ 1 , // d\n 2 /**/ ) /* e */ . %"
         "\nq(X) /*x*/ :- /*y*/ p(X, _) /* z */, X /**/ != /**/ 2 /* end */ . // tail"
     ),
     "strings": r'p("", "a\"b", "back\\slash", "tab\tnl\nret\r", "ünïcødé ✓", "% not a comment").',

@@ -1,0 +1,633 @@
+"""Soufflé's intrinsic functors and operators: one table for analysis and every engine.
+
+A :class:`Functor` says how many arguments a functor takes, which kinds of values they must be,
+the type of its value, and how each engine computes it: a Python function for the reference
+interpreter, a Polars expression builder for the local kernel, a Spark Column builder for Spark.
+Operators are functors too: ``X ^ Y`` is ``pow``, ``X band Y`` is ``band``, ``bnot X`` is
+``bnot``; the body constraints ``match(P, S)`` and ``contains(A, S)`` are functors of type bool.
+
+The rules, identical on every engine (the README's "Functors" section):
+
+- An undefined value makes the literal fail, as a division by zero does: ``to_number`` of a
+  text that is not ``[+-]?[0-9]+``, ``ftoi`` of NaN or an infinity, an integer result outside
+  the range of its type (``X ^ 64``, ``abs`` of the smallest long, ``bshl`` out of ``int``).
+- Integers are 64-bit two's complement for the bitwise operators; a shift count is taken
+  modulo 64 (``count band 63``), as Java does; ``bshl`` drops the bits shifted out.
+- ``X ^ N`` on integers is exact; a negative ``N`` gives the truncated quotient ``1 / X^-N``
+  (0 unless X is 1 or -1; undefined for X = 0). On doubles it is IEEE ``pow``.
+- ``substr(S, I, N)`` counts characters from 0; a negative I or N gives ``""``; a range past the
+  end is cut at the end. ``strlen`` counts characters. ``ord(S)`` is the code point of the first
+  character (0 for ``""``), not Soufflé's symbol number.
+- ``match(P, S)``: the regular expression P matches the whole of S (Python ``re``, Rust
+  ``regex``, Java ``java.util.regex``: keep to their common subset).
+- ``min``/``max`` order as comparisons do (NaN is the largest double).
+
+Functions over values take the call's type first (``"int"``, ``"long"``, ``"double"``, ...),
+then the argument values (already widened to double where the type is double).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from . import overflow
+
+__all__ = ["FUNCTORS", "NAMED", "OPERATORS", "PREFIX", "Functor", "Undefined", "functor"]
+
+
+class Undefined(Exception):
+    """The value of an expression is undefined (the literal computing it fails)."""
+
+
+@dataclass(frozen=True)
+class Functor:
+    """``operands``: the kind every argument must be (``number``, ``integer``, ``string``, or
+    ``ordered``: all numbers or all strings), or one kind per argument. ``result``: the type of
+    the value, or ``operands``: the widest argument type (arguments are widened to it).
+    ``bounded``: an integer value must fit the call's type, else it is undefined. ``partial``:
+    an integer value may be undefined for defined arguments."""
+
+    name: str
+    least: int
+    most: Optional[int]
+    operands: Any  # str, or tuple of str (one per argument)
+    result: str
+    reference: Callable
+    polars: Callable
+    spark: Callable
+    bounded: bool = False
+    partial: bool = False
+
+    def kind(self, position: int) -> str:
+        return self.operands if isinstance(self.operands, str) else self.operands[position]
+
+    def arity_text(self) -> str:
+        if self.most is None:
+            return f"at least {self.least} argument{'s' if self.least != 1 else ''}"
+        return f"{self.least} argument{'s' if self.least != 1 else ''}"
+
+    def may_be_undefined(self, type_: Optional[str]) -> bool:
+        """Whether a call of type ``type_`` may be undefined for defined arguments (only an
+        integer value may be)."""
+        return (self.bounded or self.partial) and type_ in ("int", "long")
+
+
+def fits(value: int, type_: Optional[str]) -> bool:
+    """Whether an integer value fits a call of type ``type_`` (``int``; ``long`` otherwise)."""
+    return overflow.fits(value, "int" if type_ == "int" else "long")
+
+
+# ---------------------------------------------------------------------------------------------
+# Engines: the modules are imported when a builder runs (analysis needs neither)
+
+
+def _pl():
+    import polars as pl
+
+    return pl
+
+
+def _sf():
+    from pyspark.sql import functions as F
+
+    return F
+
+
+def _long_pl(expr):
+    return expr.cast(_pl().Int64)
+
+
+def _long_sp(column):
+    return column.cast("long")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference functions
+
+_MASK = 2**64 - 1
+
+
+def _wrap(value: int) -> int:
+    """``value`` as a 64-bit two's complement integer."""
+    value &= _MASK
+    return value - 2**64 if value >= 2**63 else value
+
+
+def _int_pow(base: int, exponent: int) -> int:
+    if exponent < 0:
+        if base == 0:
+            raise Undefined("0 ^ a negative exponent")
+        if base in (1, -1):
+            return base ** (-exponent % 2 + 2)
+        return 0
+    if abs(base) >= 2 and exponent >= 64:
+        return 2**64  # out of every integer type's range
+    return base**exponent
+
+
+def _pow(type_, base, exponent):
+    if type_ == "double":
+        import numpy as np
+
+        with np.errstate(all="ignore"):
+            return float(np.power(np.float64(base), np.float64(exponent)))
+    return _int_pow(base, exponent)
+
+
+_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+")
+
+
+def _to_number(_type, text: str) -> int:
+    if _NUMBER_TEXT.fullmatch(text) is None:
+        raise Undefined(f"to_number of {text!r}")
+    value = int(text)
+    if not fits(value, "long"):
+        raise Undefined(f"to_number of {text!r}")
+    return value
+
+
+_TWO_63 = 2.0**63
+
+
+def _ftoi(_type, value) -> int:
+    if isinstance(value, int):
+        return value
+    if not -_TWO_63 <= value < _TWO_63:  # NaN fails too
+        raise Undefined(f"ftoi of {value!r}")
+    return int(value)
+
+
+def _substr(_type, text: str, start: int, length: int) -> str:
+    if start < 0 or length < 0:
+        return ""
+    return text[start : start + length]
+
+
+def _least(_type, *values):
+    return min(values, key=_order)
+
+
+def _greatest(_type, *values):
+    return max(values, key=_order)
+
+
+def _order(value):
+    return (1, 0.0) if value != value else (0, value)  # NaN last (reference.terms.order_key)
+
+
+def _match(_type, pattern: str, text: str) -> bool:
+    return re.fullmatch(pattern, text) is not None
+
+
+# ---------------------------------------------------------------------------------------------
+# Polars builders (``type_``, then the argument expressions)
+
+
+def _pl_numpy(function, dtype_name: str, *args):
+    """``function`` of numpy arrays over whole columns (vectorized)."""
+    pl = _pl()
+    dtype = getattr(pl, dtype_name)
+
+    def apply(batch):
+        import numpy as np
+
+        columns = batch.struct.unnest()
+        arrays = [columns[f"a{i}"].to_numpy(allow_copy=True) for i in range(len(args))]
+        with np.errstate(all="ignore"):
+            return pl.Series(batch.name, function(*arrays), dtype=dtype)
+
+    # a null (an undefined argument) is computed as 0; the caller makes the value null there
+    struct = pl.struct(*(arg.fill_null(0).alias(f"a{i}") for i, arg in enumerate(args)))
+    return struct.map_batches(apply, return_dtype=dtype, is_elementwise=True)
+
+
+def _pl_shift(kind: str):
+    def shift(a, b):
+        import numpy as np
+
+        count = (b & 63).astype(np.uint64)
+        if kind == "bshl":
+            return np.left_shift(a.view(np.uint64), count).view(np.int64)
+        if kind == "bshr":
+            return np.right_shift(a, count.astype(np.int64))
+        return np.right_shift(a.view(np.uint64), count).view(np.int64)
+
+    return lambda _type, a, b: _pl_numpy(shift, "Int64", _long_pl(a), _long_pl(b))
+
+
+def _pl_pow(type_, a, b):
+    if type_ == "double":
+        import numpy as np
+
+        return _pl_numpy(np.power, "Float64", a, b)
+    pl = _pl()
+    base, exponent = a.cast(pl.Int128), _long_pl(b)
+    small = base.abs() <= 1
+    # |base| >= 2 and exponent >= 64 overflows; |base| <= 1 keeps the exponent's parity
+    steps = pl.when(exponent < 64).then(exponent).when(small).then(exponent % 2 + 2)
+    result, power = pl.lit(1, dtype=pl.Int128), base
+    for k in range(6):  # by squaring; past long's range a value is held as 2^63 + 1
+        bit = (steps // 2**k) % 2 == 1
+        result = pl.when(bit).then(_pl_clamped(result * power)).otherwise(result)
+        power = _pl_clamped(power * power)
+    unit = pl.when(exponent % 2 == 0).then(1).otherwise(base)
+    negative = pl.when(small).then(unit).otherwise(0).cast(pl.Int128)
+    value = pl.when(exponent >= 0).then(result).when(base != 0).then(negative)
+    return pl.when(exponent >= 0).then(pl.when(steps.is_not_null()).then(value)).otherwise(value)
+
+
+def _pl_clamped(value):
+    """``value`` (Int128), or 2^63 + 1 when out of long's range (so a product stays in Int128)."""
+    pl = _pl()
+    return pl.when(value.abs() > 2**63).then(pl.lit(2**63 + 1, dtype=pl.Int128)).otherwise(value)
+
+
+def _pl_ordered(greatest: bool):
+    def build(_type, *args):
+        pl = _pl()
+        result = args[0]
+        for arg in args[1:]:
+            # Polars orders NaN as the largest double, as the language does
+            keep = result >= arg if greatest else result <= arg
+            result = pl.when(keep).then(result).otherwise(arg)
+        return result
+
+    return build
+
+
+def _pl_abs(type_, value):
+    return value.cast(_pl().Int128).abs() if type_ in ("int", "long") else value.abs()
+
+
+def _pl_substr(_type, text, start, length):
+    pl = _pl()
+    size = text.str.len_chars().cast(pl.Int64)
+    start, length = _long_pl(start), _long_pl(length)
+    inside = (start >= 0) & (length >= 0) & (start < size)
+    offset = pl.when(inside).then(start).otherwise(0)
+    count = pl.when(inside).then(pl.min_horizontal(length, size)).otherwise(0)
+    return pl.when(inside).then(text.str.slice(offset, count)).otherwise(pl.lit(""))
+
+
+def _pl_ord(_type, text):
+    """The code point of the first character, decoded from its UTF-8 bytes (0 for "")."""
+    pl = _pl()
+    hexed = text.str.slice(0, 1).str.encode("hex")
+    size = hexed.str.len_bytes() // 2
+    byte = [hexed.str.slice(2 * i, 2).str.to_integer(base=16, strict=False).cast(pl.Int64) for i in range(4)]
+    lead = {1: 0xFF, 2: 0x1F, 3: 0x0F, 4: 0x07}
+    value = pl.lit(0, dtype=pl.Int64)
+    for length in (2, 3, 4):
+        code = byte[0] & lead[length]
+        for i in range(1, length):
+            code = code * 64 + (byte[i] & 0x3F)
+        value = pl.when(size == length).then(code).otherwise(value)
+    return pl.when(size == 1).then(byte[0]).when(size == 0).then(0).otherwise(value)
+
+
+def _pl_to_number(_type, text):
+    pl = _pl()
+    valid = text.str.contains(r"^[+-]?[0-9]+\z")
+    digits = text.str.strip_prefix("+")
+    return pl.when(valid).then(digits.cast(pl.Int64, strict=False))
+
+
+def _pl_ftoi(_type, value):
+    pl = _pl()
+    double = value.cast(pl.Float64)
+    inside = (double >= -_TWO_63) & (double < _TWO_63) & ~double.is_nan()
+    return pl.when(inside).then(double.cast(pl.Int64, strict=False))
+
+
+def _pl_match(_type, pattern, text):
+    pl = _pl()
+    anchored = pl.concat_str(pl.lit("^(?:"), pattern, pl.lit(r")\z"))
+    return text.str.contains(anchored)
+
+
+def _pl_logical(op: str):
+    def build(_type, *args):
+        pl = _pl()
+        truth = [arg != 0 for arg in args]
+        if op == "land":
+            value = truth[0] & truth[1]
+        elif op == "lor":
+            value = truth[0] | truth[1]
+        elif op == "lxor":
+            value = truth[0] != truth[1]
+        else:
+            value = ~truth[0]
+        return value.cast(pl.Int64)
+
+    return build
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark builders (``type_``, then the argument Columns)
+
+
+def _sp_pow(type_, a, b):
+    F = _sf()
+    if type_ == "double":
+        return F.pow(a.cast("double"), b.cast("double"))
+    base, exponent = _long_sp(a), _long_sp(b)
+    small = F.abs(base) <= F.lit(1)
+    # |base| >= 2 and exponent >= 64 overflows; |base| <= 1 keeps the exponent's parity
+    steps = F.when(exponent >= F.lit(64), F.when(small, exponent % F.lit(2) + F.lit(2)))
+    steps = steps.otherwise(exponent)
+    power = F.aggregate(
+        F.sequence(F.lit(1).cast("long"), F.greatest(steps, F.lit(1).cast("long"))),
+        F.lit(1).cast("long"),
+        lambda acc, _step: F.try_multiply(acc, base),
+    )
+    positive = F.when(steps.isNotNull(), F.when(steps == F.lit(0), F.lit(1).cast("long")).otherwise(power))
+    unit = F.when(base == F.lit(1), F.lit(1).cast("long")).when(
+        base == F.lit(-1), F.when(exponent % F.lit(2) == F.lit(0), F.lit(1)).otherwise(F.lit(-1)).cast("long")
+    )
+    negative = F.when(base != F.lit(0), F.coalesce(unit, F.lit(0).cast("long")))
+    return F.when(exponent >= F.lit(0), positive).otherwise(negative)
+
+
+def _sp_shift(kind: str):
+    def build(_type, a, b):
+        F = _sf()
+        count = (_long_sp(b).bitwiseAND(F.lit(63))).cast("int")
+        function = {"bshl": "shiftleft", "bshr": "shiftright", "bshru": "shiftrightunsigned"}[kind]
+        return F.call_function(function, _long_sp(a), count)  # (F.shiftleft takes a constant count)
+
+    return build
+
+
+def _sp_ordered(greatest: bool):
+    def build(_type, *args):
+        F = _sf()
+        # greatest/least skip nulls: an undefined argument makes the call undefined
+        defined = args[0].isNotNull()
+        for arg in args[1:]:
+            defined = defined & arg.isNotNull()
+        value = (F.greatest if greatest else F.least)(*args) if len(args) > 1 else args[0]
+        return F.when(defined, value)
+
+    return build
+
+
+def _sp_substr(_type, text, start, length):
+    F = _sf()
+    size = F.char_length(text).cast("long")
+    start, length = _long_sp(start), _long_sp(length)
+    inside = (start >= F.lit(0)) & (length >= F.lit(0)) & (start < size)
+    count = F.least(length, size)
+    sliced = F.substr(
+        text, (F.when(inside, start).otherwise(F.lit(0)) + F.lit(1)).cast("int"), count.cast("int")
+    )
+    return F.when(inside, sliced).otherwise(F.lit(""))
+
+
+def _sp_abs(type_, value):
+    F = _sf()
+    if type_ in ("int", "long"):
+        value = _long_sp(value)
+        return F.when(value != F.lit(-(2**63)), F.abs(value))
+    return F.abs(value)
+
+
+def _sp_to_number(_type, text):
+    F = _sf()
+    return F.when(text.rlike(r"^[+-]?[0-9]+\z"), text.try_cast("long"))
+
+
+def _sp_ftoi(_type, value):
+    F = _sf()
+    double = value.cast("double")
+    inside = (double >= F.lit(-_TWO_63)) & (double < F.lit(_TWO_63)) & ~F.isnan(double)
+    return F.when(inside, F.when(inside, double).otherwise(F.lit(0.0)).cast("long"))
+
+
+def _sp_logical(op: str):
+    def build(_type, *args):
+        F = _sf()
+        truth = [arg != F.lit(0) for arg in args]
+        if op == "land":
+            value = truth[0] & truth[1]
+        elif op == "lor":
+            value = truth[0] | truth[1]
+        elif op == "lxor":
+            value = truth[0] != truth[1]
+        else:
+            value = ~truth[0]
+        return value.cast("long")
+
+    return build
+
+
+def _sp_match(_type, pattern, text):
+    F = _sf()
+    return F.regexp_like(text, F.concat(F.lit("^(?:"), pattern, F.lit(r")\z")))
+
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+def _identity(_type, value):
+    return value
+
+
+def _logical_reference(op: str):
+    def value(_type, *args):
+        a = args[0] != 0
+        if op == "lnot":
+            return int(not a)
+        b = args[1] != 0
+        return int({"land": a and b, "lor": a or b, "lxor": a != b}[op])
+
+    return value
+
+
+def _bitwise(name: str, reference, pl_op: str, sp_op: str) -> Functor:
+    return Functor(
+        name,
+        2,
+        2,
+        "integer",
+        "operands",
+        reference,
+        lambda _t, a, b: getattr(_long_pl(a), pl_op)(_long_pl(b)),
+        lambda _t, a, b: getattr(_long_sp(a), sp_op)(_long_sp(b)),
+    )
+
+
+def _shift(name: str, reference) -> Functor:
+    return Functor(
+        name, 2, 2, "integer", "operands", reference, _pl_shift(name), _sp_shift(name), bounded=True
+    )
+
+
+def _logical(name: str, arity: int) -> Functor:
+    return Functor(
+        name,
+        arity,
+        arity,
+        "integer",
+        "operands",
+        _logical_reference(name),
+        _pl_logical(name),
+        _sp_logical(name),
+    )
+
+
+def _conversion(name: str, operands: str, result: str, reference, polars, spark, partial=False) -> Functor:
+    return Functor(name, 1, 1, operands, result, reference, polars, spark, partial=partial)
+
+
+def _to_long(name: str) -> Functor:
+    return _conversion(
+        name, "integer", "long", _identity, lambda _t, a: _long_pl(a), lambda _t, a: _long_sp(a)
+    )
+
+
+def _to_double(name: str, operands: str) -> Functor:
+    return _conversion(
+        name,
+        operands,
+        "double",
+        lambda _t, a: float(a),
+        lambda _t, a: a.cast(_pl().Float64),
+        lambda _t, a: a.cast("double"),
+    )
+
+
+def _table() -> tuple:
+    return (
+        Functor("pow", 2, 2, "number", "operands", _pow, _pl_pow, _sp_pow, bounded=True, partial=True),
+        _bitwise("band", lambda _t, a, b: a & b, "__and__", "bitwiseAND"),
+        _bitwise("bor", lambda _t, a, b: a | b, "__or__", "bitwiseOR"),
+        _bitwise("bxor", lambda _t, a, b: a ^ b, "__xor__", "bitwiseXOR"),
+        _shift("bshl", lambda _t, a, b: _wrap(a << (b & 63))),
+        _shift("bshr", lambda _t, a, b: a >> (b & 63)),
+        _shift("bshru", lambda _t, a, b: _wrap((a & _MASK) >> (b & 63))),
+        Functor(
+            "bnot",
+            1,
+            1,
+            "integer",
+            "operands",
+            lambda _t, a: ~a,
+            lambda _t, a: ~_long_pl(a),
+            lambda _t, a: _sf().bitwise_not(_long_sp(a)),
+        ),
+        _logical("land", 2),
+        _logical("lor", 2),
+        _logical("lxor", 2),
+        _logical("lnot", 1),
+        Functor(
+            "cat",
+            1,
+            None,
+            "string",
+            "string",
+            lambda _t, *s: "".join(s),
+            lambda _t, *s: _pl().concat_str(list(s)),
+            lambda _t, *s: _sf().concat(*s),
+        ),
+        Functor(
+            "strlen",
+            1,
+            1,
+            "string",
+            "long",
+            lambda _t, s: len(s),
+            lambda _t, s: s.str.len_chars().cast(_pl().Int64),
+            lambda _t, s: _long_sp(_sf().char_length(s)),
+        ),
+        Functor("substr", 3, 3, ("string", "integer", "integer"), "string", _substr, _pl_substr, _sp_substr),
+        Functor(
+            "ord",
+            1,
+            1,
+            "string",
+            "long",
+            lambda _t, s: ord(s[0]) if s else 0,
+            _pl_ord,
+            lambda _t, s: _long_sp(_sf().ascii(s)),
+        ),
+        _conversion("to_number", "string", "long", _to_number, _pl_to_number, _sp_to_number, partial=True),
+        _conversion(
+            "to_string",
+            "integer",
+            "string",
+            lambda _t, a: str(a),
+            lambda _t, a: a.cast(_pl().String),
+            lambda _t, a: a.cast("string"),
+        ),
+        _to_double("to_float", "number"),
+        _to_double("itof", "integer"),
+        _to_double("utof", "integer"),
+        _to_long("to_unsigned"),
+        _to_long("itou"),
+        _to_long("utoi"),
+        _conversion("ftoi", "number", "long", _ftoi, _pl_ftoi, _sp_ftoi, partial=True),
+        _conversion("ftou", "number", "long", _ftoi, _pl_ftoi, _sp_ftoi, partial=True),
+        Functor("min", 1, None, "ordered", "operands", _least, _pl_ordered(False), _sp_ordered(False)),
+        Functor("max", 1, None, "ordered", "operands", _greatest, _pl_ordered(True), _sp_ordered(True)),
+        Functor("abs", 1, 1, "number", "operands", lambda _t, a: abs(a), _pl_abs, _sp_abs, bounded=True),
+        Functor("match", 2, 2, "string", "bool", _match, _pl_match, _sp_match),
+        Functor(
+            "contains",
+            2,
+            2,
+            "string",
+            "bool",
+            lambda _t, a, s: a in s,
+            lambda _t, a, s: s.str.contains(a, literal=True),
+            lambda _t, a, s: _sf().contains(s, a),
+        ),
+    )
+
+
+FUNCTORS: dict = {f.name: f for f in _table()}
+# Functors written as calls ``name(...)`` (the grammar's FUNCTOR and CONSTRAINT terminals)
+NAMED = (
+    "cat",
+    "strlen",
+    "substr",
+    "ord",
+    "to_number",
+    "to_string",
+    "to_float",
+    "to_unsigned",
+    "itou",
+    "utoi",
+    "ftoi",
+    "itof",
+    "ftou",
+    "utof",
+    "min",
+    "max",
+    "abs",
+)
+CONSTRAINTS = ("match", "contains")
+# Infix operators written as words or symbols -> functor, and prefix operators
+OPERATORS = {
+    "^": "pow",
+    **{w: w for w in ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")},
+}
+PREFIX = ("bnot", "lnot")
+
+
+def functor(name: str) -> Functor:
+    return FUNCTORS[name]
+
+
+def evaluate(name: str, type_: Optional[str], values: list):
+    """The reference value of functor ``name`` of type ``type_`` on ``values`` (a double not yet
+    made canonical); raises :class:`Undefined`."""
+    spec = FUNCTORS[name]
+    if spec.result == "operands" and type_ == "double":
+        values = [float(v) for v in values]
+    value = spec.reference(type_, *values)
+    if spec.bounded and type(value) is int and not fits(value, type_):
+        raise Undefined(f"{name} does not fit {type_}")
+    return value
