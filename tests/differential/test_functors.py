@@ -219,3 +219,32 @@ def test_kernel_results_are_typed():
     program = sd.Program.parse(PROGRAM)
     assert program.relations["strs"].types == ("string", "string", "long", "string", "long")
     assert kernel_result(program, EDB)["lits"] == {(48,)}
+
+
+UPDATED = """
+.decl e(x: long, y: long)
+.input e
+lab(X, V) :- e(X, Y), V = cat(to_string(X), ":", to_string(Y bshl 2)), !match(".*:0", V).
+r(X, Y) :- e(X, Y).
+r(X, W) :- r(X, Y), e(Y, Z), W = max(Z, Y ^ 2) band 7.
+"""
+
+
+def test_update_maintains_functor_rules(spark, tmp_path):
+    from spark_datalog.reference import evaluate as reference
+    from spark_datalog.storage.warehouse import Warehouse
+
+    program = sd.Program.parse(UPDATED)
+    warehouse = Warehouse(spark, str(tmp_path / "wh"))
+    edb = {(1, 2), (2, 3), (3, 0), (0, 5)}
+    program.materialize(
+        spark, inputs={"e": spark.createDataFrame(sorted(edb), "x long, y long")}, warehouse=warehouse
+    )
+    inserts, deletes = [(5, 1), (3, 6)], [(2, 3)]
+    rows = [r + (1,) for r in inserts] + [r + (-1,) for r in deletes]
+    change = spark.createDataFrame(rows, "x long, y long, _count long")
+    report = program.update(spark, warehouse, changes={"e": change})
+    assert {s.relations: s.method for s in report.strata} == {("lab",): "counting", ("r",): "dred"}
+    expected = reference(program.checked, {"e": (edb | set(inserts)) - set(deletes)})
+    for name in ("lab", "r"):
+        assert {tuple(r) for r in warehouse.read(name).collect()} == expected[name], name
