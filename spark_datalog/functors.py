@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from . import overflow
+from .syntax import ast
 
 __all__ = ["FUNCTORS", "NAMED", "OPERATORS", "PREFIX", "Functor", "Undefined", "functor"]
 
@@ -610,11 +611,8 @@ NAMED = (
 )
 CONSTRAINTS = ("match", "contains")
 # Infix operators written as words or symbols -> functor, and prefix operators
-OPERATORS = {
-    "^": "pow",
-    **{w: w for w in ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")},
-}
-PREFIX = ("bnot", "lnot")
+OPERATORS = {symbol: name for name, symbol in ast.INFIX_FUNCTORS.items()}
+PREFIX = ast.PREFIX_FUNCTORS
 
 
 def functor(name: str) -> Functor:

@@ -417,13 +417,30 @@ def term_text(term) -> str:
         elif isinstance(node, BinaryOp):
             stack.extend((")", node.right, f" {node.op} ", node.left, "("))
         elif isinstance(node, Call):
-            pieces: list = [f"{node.name}("]
-            for i, arg in enumerate(node.args):
-                pieces.extend((", ", arg) if i else (arg,))
-            stack.extend(reversed(pieces + [")"]))
+            stack.extend(reversed(_call_pieces(node)))
         else:
             parts.append(str(node))
     return "".join(parts)
+
+
+# Functors written as operators: infix (``X ^ 2`` is ``pow``) and prefix (``bnot X``)
+INFIX_FUNCTORS = {
+    "pow": "^",
+    **{w: w for w in ("band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor")},
+}
+PREFIX_FUNCTORS = ("bnot", "lnot")
+
+
+def _call_pieces(call: "Call") -> list:
+    """The text of ``call`` as it is written: ``(X ^ 2)``, ``(bnot X)``, ``cat(A, B)``."""
+    if call.name in INFIX_FUNCTORS and len(call.args) == 2:
+        return ["(", call.args[0], f" {INFIX_FUNCTORS[call.name]} ", call.args[1], ")"]
+    if call.name in PREFIX_FUNCTORS and len(call.args) == 1:
+        return [f"({call.name} ", call.args[0], ")"]
+    pieces: list = [f"{call.name}("]
+    for i, arg in enumerate(call.args):
+        pieces.extend((", ", arg) if i else (arg,))
+    return pieces + [")"]
 
 
 def term_depth(term) -> int:
