@@ -95,6 +95,7 @@ def test_the_job_reads_and_writes_soufflé_files(spark, case, tmp_path, capsys):
     for name in ("adult.csv", "minor.csv") if case.name == "io_headers" else ():  # the header first
         first = (case / "expected" / name).read_text().splitlines()[0]
         assert (out_dir / name).read_text().splitlines()[0] == first
+    expected = case / "expected"  # none: the case writes no file (git keeps no empty folder)
     assert {Path(line.split(" -> ")[1]).name for line in summary.files} == {
-        p.name for p in (case / "expected").iterdir()
+        p.name for p in (expected.iterdir() if expected.is_dir() else ())
     }
