@@ -3,7 +3,8 @@
 Two parsers, one language. The grammar lives in ``grammar.lark`` next to this module (package
 data): it is the specification and the error reporter. :func:`parse` first tries the fast
 hand-written parser of :mod:`spark_datalog.syntax.fast` (one regex for the tokens, recursive
-descent), which accepts only valid programs and builds the same AST the Lark path builds; on
+descent), which accepts only valid programs of the core language (in either dialect) and builds
+the same AST the Lark path builds; on
 anything else it gives up and :func:`parse_lark` parses the text. The reason is speed: Lark
 costs about 90 µs per fact and 600 µs per rule (its ``feed_token`` and lexer are two thirds of
 it; lark-cython only halves it), too slow for 100,000 clauses in 5 s (issue 19, item 9). The
@@ -89,11 +90,10 @@ def parse(
         raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
     if has_directives(text):
         text = preprocess(text, filename, include_dirs)
-    if dialect == "datalog":
-        try:
-            return parse_fast(text, filename)
-        except (Fallback, RecursionError):
-            pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
+    try:
+        return parse_fast(text, filename, dialect)
+    except (Fallback, RecursionError):
+        pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
     return parse_lark(text, filename, dialect)
 
 
