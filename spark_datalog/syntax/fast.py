@@ -40,7 +40,7 @@ ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 # Words the Lark path may read as keywords where a name is expected (prefix operators), and
 # names it reads as functors before a '(' (a call, or a constraint literal): left to Lark.
 _KEYWORDS = frozenset(("not", "mod", "true", "false", "bnot", "lnot"))
-_FUNCTORS = frozenset(NAMED + CONSTRAINTS)
+_FUNCTORS = frozenset((*NAMED, *CONSTRAINTS, "as"))
 # The last character of a token after which a '%' would be the modulo operator
 _TERM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_\"')")
 # Names Lark reads as a body aggregate's (``count : {...}``) unless one of ( < , ) . follows
@@ -390,7 +390,7 @@ class _Parser:
         type_name = ast.TYPE_ALIASES.get(type_name, type_name)
         if type_name not in ast.TYPES:
             raise Fallback
-        return ast.ColumnDecl(name, type_name, span)
+        return ast.ColumnDecl(name, type_name, span, declared=type_name)
 
     def directive(self) -> list:
         kind = self.values[self.pos][1:]
