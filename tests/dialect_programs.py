@@ -149,4 +149,26 @@ CASTS = SeedProgram(
     },
 )
 
-DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS, CASTS)
+INPUT_RULES = SeedProgram(
+    name="input_rules",
+    origin="Soufflé's rules and facts adding to .input relations (an eqrel one too)",
+    text="""
+        .decl edge(x: number, y: number)
+        .input edge
+        edge(Y, X) :- edge(X, Y).
+        edge(0, 1).
+        deg(X, N) :- edge(X, _), N = count : { edge(X, _) }.
+        .decl same(x: symbol, y: symbol) eqrel
+        .input same
+        same("p", "q").
+        .output edge, deg, same
+    """,
+    edb={"edge": {(1, 2), (3, 3)}, "same": {("a", "b"), ("b", "c")}},
+    expected={
+        "edge": {(0, 1), (1, 0), (1, 2), (2, 1), (3, 3)},
+        "deg": {(0, 1), (1, 2), (2, 1), (3, 1)},
+        "same": {(x, y) for group in ({"a", "b", "c"}, {"p", "q"}) for x in group for y in group},
+    },
+)
+
+DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS, CASTS, INPUT_RULES)

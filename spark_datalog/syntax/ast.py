@@ -377,6 +377,8 @@ class Program:
     queries: tuple = ()  # tuple[Query, ...]
     types: tuple = ()  # tuple[TypeDecl, ...]
     components: tuple = ()  # tuple[Component | Init, ...]: gone after lowering
+    # (relation, its EDB relation) for each `.input` relation with rules: see syntax.input_rules
+    input_aliases: tuple = ()
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)
 

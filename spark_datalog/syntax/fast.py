@@ -30,6 +30,7 @@ from operator import add
 from typing import Any, Callable, Optional, cast
 
 from spark_datalog.functors import CONSTRAINTS, NAMED
+from spark_datalog.syntax.input_rules import lower_input_rules
 from spark_datalog.records import twin as _twin
 from spark_datalog.syntax import ast
 
@@ -752,4 +753,4 @@ def unescape(body: str, unknown: Callable[[int, str], None]) -> str:
 def parse_fast(text: str, filename: Optional[str] = None) -> ast.Program:
     """The AST of ``text`` as the Lark path builds it; raises :class:`Fallback` on anything the
     Lark path would report as an error or where it could read the text differently."""
-    return _Parser(text).program(filename)
+    return lower_input_rules(_Parser(text).program(filename))  # the one lowering of the core language

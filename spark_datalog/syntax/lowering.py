@@ -6,6 +6,7 @@ and every engine see only the core:
 
 - components: every ``.init`` replaced by the statements it stands for (:mod:`.components`);
 - ``.type`` declarations: every column type names a value type (:mod:`.typedecls`);
+- ``.input`` relations with rules: the input read into ``<r>__input`` (:mod:`.input_rules`);
 - ``eqrel`` relations: the equivalence closure as connected components (:mod:`.eqrel`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
   aggregates (:mod:`.body_aggregates`);
@@ -26,6 +27,7 @@ from . import ast
 from .body_aggregates import lower_body_aggregates
 from .components import expand_components
 from .eqrel import lower_eqrel
+from .input_rules import lower_input_rules
 from .subtypes import check_types, has_casts_or_types
 from .typedecls import resolve_types
 
@@ -55,6 +57,7 @@ def lower(
     program = replace(program, declarations=declarations)
     if not complete:
         return program, errors
+    program = lower_input_rules(program)
     if any("eqrel" in d.qualifiers for d in program.declarations):
         program, eqrel_errors = lower_eqrel(program)
         errors += eqrel_errors
