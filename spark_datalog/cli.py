@@ -593,6 +593,7 @@ def parse_input_args(items: Sequence[str], checked) -> dict:
         name, path = name.strip(), path.strip()
         if not sep or not name or not path:
             raise UsageError(f"--input expects NAME=PATH.csv, got {item!r}")
+        name = checked.input_relation(name)  # `.input r` with rules: its input relation
         schema = checked.relations.get(name)
         if schema is None:
             known = ", ".join(checked.edb) or "none"

@@ -642,7 +642,7 @@ def load_program(args: JobArgs) -> "tuple[Program, tuple]":
     relations = program.checked.relations
     for flag, names in (("--input", args.inputs), ("--changes", args.changes)):
         for name in names:
-            schema = relations.get(name)
+            schema = relations.get(program.checked.input_relation(name))
             if schema is None:
                 edb = ", ".join(n for n, s in relations.items() if s.kind == "edb") or "none"
                 raise UsageError(
@@ -733,7 +733,8 @@ def _materialize(spark, program, outputs, args: JobArgs, run_id: str, plan=None)
     if plan is not None and plan.inputs:
         from .souffle_io import spark_input_frames
 
-        inputs.update(spark_input_frames(spark, program.checked, plan, skip=set(args.inputs)))
+        given = {program.checked.input_relation(name) for name in args.inputs}
+        inputs.update(spark_input_frames(spark, program.checked, plan, skip=given))
     result = program.materialize(
         spark,
         inputs=inputs,

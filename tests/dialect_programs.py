@@ -121,7 +121,57 @@ COMPONENTS = SeedProgram(
     },
 )
 
-DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS)
+CASTS = SeedProgram(
+    name="subtypes_and_casts",
+    origin="Soufflé's subtypes with as(expr, Type): the engines compute the expression",
+    text="""
+        .type Id <: number
+        .type Node = Id
+        .type Weight <: number
+        .decl e(x: Id, y: Node)
+        .decl w(x: Id, v: Weight)
+        .decl shifted(x: Id, y: Id)
+        .decl doubled(x: Id, v: Weight)
+        .decl label(x: Id, s: symbol)
+        .input e, w
+        shifted(X, as(Y + 10, Id)) :- e(X, Y).
+        doubled(X, as(X * 2, Weight)) :- e(X, _).
+        heavier(X, V) :- e(X, Y), w(Y, V), V > as(X, Weight).
+        label(X, to_string(X)) :- e(X, _).
+        .output shifted, doubled, heavier, label
+    """,
+    edb={"e": {(1, 2), (2, 3)}, "w": {(2, 5), (3, 1)}},
+    expected={
+        "shifted": {(1, 12), (2, 13)},
+        "doubled": {(1, 2), (2, 4)},
+        "heavier": {(1, 5)},
+        "label": {(1, "1"), (2, "2")},
+    },
+)
+
+INPUT_RULES = SeedProgram(
+    name="input_rules",
+    origin="Soufflé's rules and facts adding to .input relations (an eqrel one too)",
+    text="""
+        .decl edge(x: number, y: number)
+        .input edge
+        edge(Y, X) :- edge(X, Y).
+        edge(0, 1).
+        deg(X, N) :- edge(X, _), N = count : { edge(X, _) }.
+        .decl same(x: symbol, y: symbol) eqrel
+        .input same
+        same("p", "q").
+        .output edge, deg, same
+    """,
+    edb={"edge": {(1, 2), (3, 3)}, "same": {("a", "b"), ("b", "c")}},
+    expected={
+        "edge": {(0, 1), (1, 0), (1, 2), (2, 1), (3, 3)},
+        "deg": {(0, 1), (1, 2), (2, 1), (3, 1)},
+        "same": {(x, y) for group in ({"a", "b", "c"}, {"p", "q"}) for x in group for y in group},
+    },
+)
+
+DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS, CASTS, INPUT_RULES)
 
 SUBSUMPTION = SeedProgram(
     name="subsumption",

@@ -155,6 +155,17 @@ def test_run_reference_reads_csv_inputs_by_column_type(tmp_path, capsys):
     assert "  tc(1, 4)" in out  # integers, not the strings "1" and "4"
 
 
+def test_run_reference_gives_an_input_relation_with_rules_its_input_by_name(tmp_path, capsys):
+    """--input arc=... for an .input relation that rules add to (its input is arc__input)."""
+    program = write(
+        tmp_path, "sym.dl", ".decl arc(x: number, y: number)\n.input arc\narc(Y, X) :- arc(X, Y).\n"
+    )
+    arcs = write(tmp_path, "arcs.csv", "x,y\n1,2\n")
+    status, out, err = run_cli(capsys, "run", program, "--engine", "reference", "--input", f"arc={arcs}")
+    assert status == 0, err
+    assert fact_count(out, "arc") == 2 and "  arc(2, 1)" in out
+
+
 def test_run_reference_rejects_a_bad_csv_value(tmp_path, capsys):
     program = write(tmp_path, "tc.dl", TC_PROGRAM)
     arcs = write(tmp_path, "arcs.csv", "src,dst\n1,2\n2,three\n")

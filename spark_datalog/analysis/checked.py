@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Optional
+from typing import Any, Optional
 
 from ..records import twin
 from ..syntax import ast
+from ..syntax.input_rules import bound_inputs, input_relation
 from .naming import positional
 
 
@@ -141,6 +142,16 @@ class CheckedProgram:
 
     # The derived sets below are computed once per (immutable) program: callers test membership
     # in them inside loops over the relations or strata.
+
+    def input_relation(self, name: str) -> str:
+        """The EDB relation holding the input users call ``name``: ``r__input`` for an
+        ``.input r`` with rules (:mod:`spark_datalog.syntax.input_rules`), else ``name``."""
+        return input_relation(self.program.input_aliases, name)
+
+    def bound_inputs(self, inputs: Any) -> Any:
+        """``inputs`` (relation name -> anything) keyed by :meth:`input_relation`; every place
+        that takes inputs or changes by name passes them through here."""
+        return bound_inputs(self.program.input_aliases, inputs)
 
     @cached_property
     def edb(self) -> tuple:

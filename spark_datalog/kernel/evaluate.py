@@ -30,6 +30,7 @@ def evaluate_program(
     [{'X': 1, 'Y': 2}, {'X': 1, 'Y': 3}, {'X': 2, 'Y': 3}]
     """
     checked = program.checked
+    inputs = checked.bound_inputs(inputs)
     relations = {name: _edb(checked, name, inputs.get(name)) for name in checked.edb}
     for plan in program.plans:
         relations.update(evaluate_stratum(plan, checked, relations, max_iterations, index))

@@ -60,7 +60,7 @@ def evaluate(
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
 
-    facts = _initial_rows(checked, {} if edb is None else edb)
+    facts = _initial_rows(checked, checked.bound_inputs({} if edb is None else edb))
     db = {name: Relation(facts[name]) for name in checked.edb}
     with overflows_located(checked):
         for stratum in checked.evaluated:

@@ -39,7 +39,8 @@ def answer(
         program = Program(program)
     plan = plan_query(program, query, magic=magic)
     relations = plan.program.checked.relations
-    given = {name: rows for name, rows in (edb or {}).items() if name in relations}
+    bound = program.checked.bound_inputs(edb or {})
+    given = {name: rows for name, rows in bound.items() if name in relations}
     rows = evaluate(plan.program, given, strategy=strategy, max_iterations=max_iterations)[plan.query.answer]
     if plan.query.is_ground:
         return {(bool(rows),)}

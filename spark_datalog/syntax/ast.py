@@ -98,6 +98,9 @@ class Call:
 
 
 Term = Union[Variable, Constant, BinaryOp, Call]
+# Soufflé's ``as(expr, Type)``: a Call named CAST whose second argument is the type's name as a
+# string Constant. It exists only between parsing and lowering, which checks and removes it.
+CAST = "as"
 # The terms that compute a value from others
 OPERATIONS = (BinaryOp, Call)
 
@@ -264,9 +267,14 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class ColumnDecl:
+    """A column of a ``.decl``. ``type`` is its value type once lowering has resolved declared
+    types; ``declared`` is then the type name as written (``Node`` for ``.type Node <: symbol``),
+    which :mod:`spark_datalog.syntax.subtypes` checks (None: a column lowering made, unchecked)."""
+
     name: str
     type: str
     span: Span = field(default=NO_SPAN, compare=False)
+    declared: Optional[str] = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -389,6 +397,8 @@ class Program:
     queries: tuple = ()  # tuple[Query, ...]
     types: tuple = ()  # tuple[TypeDecl, ...]
     components: tuple = ()  # tuple[Component | Init, ...]: gone after lowering
+    # (relation, its EDB relation) for each `.input` relation with rules: see syntax.input_rules
+    input_aliases: tuple = ()
     subsumptions: tuple = ()  # tuple[Subsumption, ...]: gone after lowering
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)
@@ -458,6 +468,8 @@ def _call_pieces(call: "Call") -> list:
         return ["(", call.args[0], f" {INFIX_FUNCTORS[call.name]} ", call.args[1], ")"]
     if call.name in PREFIX_FUNCTORS and len(call.args) == 1:
         return [f"({call.name} ", call.args[0], ")"]
+    if call.name == CAST and len(call.args) == 2:
+        return [f"{CAST}(", call.args[0], f", {call.args[1].value})"]
     pieces: list = [f"{call.name}("]
     for i, arg in enumerate(call.args):
         pieces.extend((", ", arg) if i else (arg,))

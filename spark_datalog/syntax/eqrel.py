@@ -33,7 +33,7 @@ def lower_eqrel(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
     for declaration in program.declarations:
         if "eqrel" not in declaration.qualifiers:
             continue
-        problem = _problem(declaration, program)
+        problem = _problem(declaration)
         if problem:
             errors.append(ParseError(problem, declaration.span.line, declaration.span.column))
             continue
@@ -46,13 +46,12 @@ def lower_eqrel(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
     return replace(program, declarations=tuple(declarations), rules=program.rules + tuple(rules)), errors
 
 
-def _problem(declaration: ast.Declaration, program: ast.Program) -> str:
+def _problem(declaration: ast.Declaration) -> str:
+    """An eqrel relation that is an ``.input`` was lowered before (:mod:`.input_rules`): its
+    pairs come from ``<r>__input``."""
     types = {column.type for column in declaration.columns}
     if len(declaration.columns) != 2 or len(types) != 1:
         return f"eqrel relation '{declaration.name}' must have two columns of one type"
-    if declaration.name in program.inputs:
-        name = declaration.name
-        return f"an eqrel relation cannot be an .input yet ('{name}'): read its pairs into another relation"
     return ""
 
 

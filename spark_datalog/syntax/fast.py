@@ -30,6 +30,7 @@ from operator import add
 from typing import Any, Callable, Optional, cast
 
 from spark_datalog.functors import CONSTRAINTS, NAMED
+from spark_datalog.syntax.input_rules import lower_input_rules
 from spark_datalog.records import twin as _twin
 from spark_datalog.syntax import ast
 
@@ -40,7 +41,7 @@ ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t", "r": "\r"}
 # Words the Lark path may read as keywords where a name is expected (prefix operators), and
 # names it reads as functors before a '(' (a call, or a constraint literal): left to Lark.
 _KEYWORDS = frozenset(("not", "mod", "true", "false", "bnot", "lnot"))
-_FUNCTORS = frozenset(NAMED + CONSTRAINTS)
+_FUNCTORS = frozenset((*NAMED, *CONSTRAINTS, "as"))
 # The last character of a token after which a '%' would be the modulo operator
 _TERM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_\"')")
 # Names Lark reads as a body aggregate's (``count : {...}``) unless one of ( < , ) . follows
@@ -397,7 +398,7 @@ class _Parser:
         type_name = ast.TYPE_ALIASES.get(type_name, type_name)
         if type_name not in ast.TYPES:
             raise Fallback
-        return ast.ColumnDecl(name, type_name, span)
+        return ast.ColumnDecl(name, type_name, span, declared=type_name)
 
     def directive(self) -> list:
         kind = self.values[self.pos][1:]
@@ -781,4 +782,5 @@ def parse_fast(text: str, filename: Optional[str] = None, dialect: str = "datalo
         >>> print(parse_fast("p(X) :- q(X, x).", dialect="souffle").rules[0])
         p(X) :- q(X, x).
     """
-    return _Parser(text, names_are_variables=dialect == "souffle").program(filename)
+    program = _Parser(text, names_are_variables=dialect == "souffle").program(filename)
+    return lower_input_rules(program)  # the one lowering of the core language

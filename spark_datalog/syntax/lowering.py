@@ -6,12 +6,15 @@ and every engine see only the core:
 
 - components: every ``.init`` replaced by the statements it stands for (:mod:`.components`);
 - ``.type`` declarations: every column type names a value type (:mod:`.typedecls`);
+- ``.input`` relations with rules: the input read into ``<r>__input`` (:mod:`.input_rules`);
 - ``eqrel`` relations: the equivalence closure as connected components (:mod:`.eqrel`);
 - subsumptive clauses (``r(X, A) <= r(X, B) :- B < A.``): a head ``min``/``max``, or negation
   (:mod:`.subsumption`);
 - ``choice-domain`` relations: the least candidate per key (:mod:`.choice`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
-  aggregates (:mod:`.body_aggregates`).
+  aggregates (:mod:`.body_aggregates`);
+- declared types checked in the rules (distinct subtypes are not mixed) and ``as(expr, T)``
+  casts replaced by ``expr`` (:mod:`.subtypes`).
 
 Several heads and disjunctions (``a(X), b(X) :- c(X) ; d(X).``) are multiplied out by the
 parser itself. Auxiliary relations are named ``<relation>__<what><n>`` (never a name the
@@ -29,7 +32,9 @@ from .body_aggregates import lower_body_aggregates
 from .choice import lower_choice
 from .components import expand_components
 from .eqrel import lower_eqrel
+from .input_rules import lower_input_rules
 from .subsumption import lower_subsumption
+from .subtypes import check_types, has_casts_or_types
 from .typedecls import resolve_types
 
 __all__ = ["lower"]
@@ -58,6 +63,7 @@ def lower(
     program = replace(program, declarations=declarations)
     if not complete:
         return program, errors
+    program = lower_input_rules(program)
     if any("eqrel" in d.qualifiers for d in program.declarations):
         program, eqrel_errors = lower_eqrel(program)
         errors += eqrel_errors
@@ -70,6 +76,9 @@ def lower(
     if any(_has_body_aggregate(rule) for rule in program.rules):
         program, aggregate_errors = lower_body_aggregates(program)
         errors += aggregate_errors
+    if has_casts_or_types(program):
+        program, type_errors = check_types(program)
+        errors += type_errors
     return program, errors
 
 

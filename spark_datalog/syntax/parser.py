@@ -572,6 +572,18 @@ class _ToAst:
             self._nest(node, name, *args)
         return node
 
+    def cast(self, children):
+        """Soufflé's ``as(expr, Type)``: an ``ast.Call`` named ``as`` whose second argument is
+        the type's name (lowering checks it and keeps the expression)."""
+        self.souffle_syntax = True
+        keyword, *rest = children
+        (expr,) = _values(rest)
+        type_token = [t for t in rest if isinstance(t, Token) and t.type in ("NAME", "VAR")][-1]
+        type_name = ast.Constant(str(type_token), "string", span=_span(type_token))
+        node = ast.Call(ast.CAST, (expr, type_name), span=_span(keyword))
+        self._nest(node, keyword, expr)
+        return node
+
     def negate(self, children):
         minus, operand = children
         if isinstance(operand, ast.Constant) and operand.type in ("long", "double"):
@@ -711,6 +723,7 @@ _DESCRIBE = {
     "PERCENT": "'%'",
     "CARET": "'^'",
     "FUNCTOR": "a functor",
+    "AS": "'as'",
     "CONSTRAINT": "a constraint",
     "RADIX": "a number",
     "UNSIGNED": "a number",

@@ -38,7 +38,7 @@ def resolve_types(program: ast.Program, type_spans: dict) -> tuple[tuple, list[D
                     f"unknown type '{column.type}'; expected one of {KNOWN}{resolver.declared()}", where
                 )
                 value_type = column.type
-            columns.append(replace(column, type=value_type) if value_type != column.type else column)
+            columns.append(replace(column, type=value_type, declared=column.declared or column.type))
         declarations.append(replace(declaration, columns=tuple(columns)))
     resolver.check_all()
     return tuple(declarations), resolver.errors

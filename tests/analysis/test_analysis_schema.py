@@ -57,10 +57,14 @@ def test_declared_input_never_used_is_fine():
     assert checked.relations["e"].kind == "edb"
 
 
-def test_input_relation_with_rules_is_rejected():
-    [error] = errors(".input e\ne(X) :- f(X).\n.input f\n", SchemaError)
-    assert error.message == "relation 'e' is declared .input but also defined by rules"
-    assert (error.line, error.column) == (2, 1)
+def test_input_relation_with_rules_reads_its_input_into_an_edb_relation():
+    """As in Soufflé, rules may add to an .input relation: its input is e__input (see
+    syntax.input_rules), and e is derived from it and from its rules."""
+    checked = check(".input e\ne(X) :- f(X).\n.input f\n")
+    kinds = {name: schema.kind for name, schema in checked.relations.items()}
+    assert kinds == {"e": "idb", "f": "edb", "e__input": "edb"}
+    assert checked.input_relation("e") == "e__input" and checked.input_relation("f") == "f"
+    assert [str(rule) for rule in checked.rules] == ["e(X) :- f(X).", "e(X0) :- e__input(X0)."]
 
 
 def test_edb_and_idb_classification():

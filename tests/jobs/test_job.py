@@ -405,6 +405,15 @@ def test_input_and_output_names_are_checked_against_the_program(tmp_path):
     assert outputs == ("tc",)
 
 
+def test_an_input_relation_with_rules_is_given_by_its_own_name(tmp_path):
+    """`.input arc` with rules adding to it: --input and --changes still name arc."""
+    program = write(tmp_path / "sym.dl", ".decl arc(x: long, y: long)\n.input arc\narc(Y, X) :- arc(X, Y).\n")
+    base = ["--program", str(program), "--warehouse", str(tmp_path / "wh")]
+    loaded, _ = job.load_program(job.parse_args(base + ["--input", "arc=a.csv"]))
+    assert loaded.checked.input_relation("arc") == "arc__input"
+    job.load_program(job.parse_args(base + ["--mode", "incremental", "--changes", "arc=c.csv"]))
+
+
 def test_a_wrong_program_exits_1_with_a_caret_before_any_jvm_starts(tmp_path):
     bad = write(
         tmp_path / "bad.dl",

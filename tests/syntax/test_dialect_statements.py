@@ -356,7 +356,6 @@ def test_eqrel_is_the_equivalence_closure():
     [
         (".decl e(x: number) eqrel", "must have two columns of one type"),
         (".decl e(x: number, y: symbol) eqrel", "must have two columns of one type"),
-        (".decl e(x: number, y: number) eqrel\n.input e", "cannot be an .input yet"),
     ],
 )
 def test_bad_eqrel_relations(text, fragment):
