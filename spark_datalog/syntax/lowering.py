@@ -11,7 +11,9 @@ and every engine see only the core:
   (:mod:`.subsumption`);
 - ``choice-domain`` relations: the least candidate per key (:mod:`.choice`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
-  aggregates (:mod:`.body_aggregates`).
+  aggregates (:mod:`.body_aggregates`);
+- calls of user-defined functors (``@f(X)``): each given its ``.functor`` declaration's entry
+  in the program's registry (:mod:`.user_functor_calls`).
 
 Several heads and disjunctions (``a(X), b(X) :- c(X) ; d(X).``) are multiplied out by the
 parser itself. Auxiliary relations are named ``<relation>__<what><n>`` (never a name the
@@ -19,8 +21,6 @@ program uses); their rules carry the position of the construct they come from.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from ..errors import DatalogError
 from . import ast
@@ -31,6 +31,7 @@ from .components import expand_components
 from .eqrel import lower_eqrel
 from .subsumption import lower_subsumption
 from .typedecls import resolve_types
+from .user_functor_calls import bind_functor_calls
 
 __all__ = ["lower"]
 
@@ -53,9 +54,8 @@ def lower(
     errors: list[DatalogError] = []
     if program.components:
         program, errors = expand_components(program, type_spans)
-    declarations, type_errors = resolve_types(program, type_spans)
+    program, type_errors = resolve_types(program, type_spans)
     errors += type_errors
-    program = replace(program, declarations=declarations)
     if not complete:
         return program, errors
     if any("eqrel" in d.qualifiers for d in program.declarations):
@@ -70,6 +70,9 @@ def lower(
     if any(_has_body_aggregate(rule) for rule in program.rules):
         program, aggregate_errors = lower_body_aggregates(program)
         errors += aggregate_errors
+    if program.functors or "@" in program.source:
+        program, functor_errors = bind_functor_calls(program)
+        errors += functor_errors
     return program, errors
 
 
