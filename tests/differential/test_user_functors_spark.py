@@ -27,7 +27,7 @@ RULES = {
 }
 
 
-@settings(spark_settings, max_examples=3)  # ~15 s each: the kernel test runs 60
+@settings(spark_settings, max_examples=2)  # ~13 s each: the kernel test runs 60
 @given(case=user_functor_cases())
 def test_random_user_functors_on_spark_equal_the_reference(spark, case):
     text, edb, functors = case
