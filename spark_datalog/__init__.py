@@ -9,6 +9,7 @@ from .errors import (
     DatalogError,
     DirectiveError,
     ExecutorError,
+    FunctorError,
     InputError,
     LimitError,
     SettingsError,
@@ -21,6 +22,7 @@ from .errors import (
 )
 from .program import Materialization, Program
 from . import reference
+from .user_functors import vectorized
 
 __version__ = "0.1.0"
 
@@ -39,6 +41,7 @@ __all__ = [
     "DatalogError",
     "DirectiveError",
     "ExecutorError",
+    "FunctorError",
     "InputError",
     "LimitError",
     "SettingsError",
@@ -52,4 +55,5 @@ __all__ = [
     "Warehouse",
     "WarehouseError",
     "reference",
+    "vectorized",
 ]

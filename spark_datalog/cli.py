@@ -242,10 +242,11 @@ def add_dialect_argument(command) -> None:
         help="datalog (default): a lower-case name in a term is a symbol, p(lis); souffle: it is a "
         "variable, as in Soufflé, path(x, y) :- edge(x, y)",
     )
+    job.add_functor_argument(command.add_argument)
 
 
 def run_check(args: argparse.Namespace) -> int:
-    program = load_program(args.program, args.dialect, args.include_dirs)
+    program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
     print(describe_checked(program.checked))
     return EXIT_OK
 
@@ -271,7 +272,8 @@ def describe_checked(checked) -> str:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    program = load_program(args.program, args.dialect, args.include_dirs)
+    program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
+    program.require_functors()
     checked = program.checked
     input_paths = parse_input_args(args.inputs, checked)
     from .query import checked_query
@@ -460,9 +462,11 @@ def run_query(args: argparse.Namespace) -> int:
     from .query import checked_query
     from .storage import Warehouse
 
-    program = load_program(args.program, args.dialect, args.include_dirs) if args.program else None
-    if program is not None:  # a query that does not fit the program fails before Spark starts
-        checked_query(program.checked, args.query)
+    program = None
+    if args.program:
+        program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
+        program.require_functors()
+        checked_query(program.checked, args.query)  # a query that does not fit fails before Spark starts
     with cli_session("spark-datalog query") as spark:
         warehouse = Warehouse(spark, args.warehouse)
         magic = {"auto": "auto", "on": True, "off": False}[args.magic]
@@ -573,16 +577,24 @@ def run_unlock(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def load_program(path: str, dialect: str = "datalog", include_dirs: Sequence[str] = ()) -> "Program":
+def load_program(
+    path: str,
+    dialect: str = "datalog",
+    include_dirs: Sequence[str] = (),
+    functors: Optional[Sequence[str]] = None,
+) -> "Program":
     """The checked program in ``path`` read in ``dialect`` (``#include`` searching
-    ``include_dirs`` after the including file's directory); a missing or unreadable file is a
-    usage error."""
+    ``include_dirs`` after the including file's directory), its user-defined functors bound as
+    ``functors`` (``--functor NAME=module:function``) say; a missing or unreadable file and a
+    bad ``--functor`` are usage errors."""
     import spark_datalog as sd
 
     try:
-        return sd.Program.from_file(path, dialect, include_dirs)
+        program = sd.Program.from_file(path, dialect, include_dirs)
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
+    job.bind_functors(program, job.parse_functors(functors or ()))
+    return program
 
 
 def parse_input_args(items: Sequence[str], checked) -> dict:

@@ -142,6 +142,13 @@ class LimitError(DatalogError):
     kind = "limit"
 
 
+class FunctorError(DatalogError):
+    """A user-defined functor (``.functor``) cannot be evaluated: it is bound to no function, or
+    its function raised. Carries the position of its ``.functor`` declaration."""
+
+    kind = "functor error"
+
+
 class WarehouseError(DatalogError):
     """The warehouse refused an operation (foreign program, incompatible table, concurrent run)."""
 

@@ -60,6 +60,8 @@ class Functor:
     spark: Callable
     bounded: bool = False
     partial: bool = False
+    # a user-defined functor's binding (:mod:`spark_datalog.user_functors`), None for the others
+    binding: Any = None
 
     def kind(self, position: int) -> str:
         return self.operands if isinstance(self.operands, str) else self.operands[position]
@@ -71,8 +73,8 @@ class Functor:
 
     def may_be_undefined(self, type_: Optional[str]) -> bool:
         """Whether a call of type ``type_`` may be undefined for defined arguments (only an
-        integer value may be)."""
-        return (self.bounded or self.partial) and type_ in ("int", "long")
+        integer value may be; a user-defined functor's value of any type may be)."""
+        return self.binding is not None or ((self.bounded or self.partial) and type_ in ("int", "long"))
 
 
 def fits(value: int, type_: Optional[str]) -> bool:
@@ -611,10 +613,16 @@ def functor(name: str) -> Functor:
     return FUNCTORS[name]
 
 
-def evaluate(name: str, type_: Optional[str], values: list):
-    """The reference value of functor ``name`` of type ``type_`` on ``values`` (a double not yet
+def spec(call) -> Functor:
+    """The entry of an ``ast.Call`` or ``ir.Call``: a user-defined functor's own (the program's
+    registry, :mod:`spark_datalog.user_functors`), else the intrinsic one named."""
+    return call.functor if getattr(call, "functor", None) is not None else FUNCTORS[call.name]
+
+
+def evaluate(spec: Functor, type_: Optional[str], values: list):
+    """The reference value of functor ``spec`` of type ``type_`` on ``values`` (a double not yet
     made canonical); raises :class:`Undefined`."""
-    spec = FUNCTORS[name]
+    name = spec.name
     if spec.result == "operands" and type_ == "double":
         values = [float(v) for v in values]
     value = spec.reference(type_, *values)

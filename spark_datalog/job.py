@@ -138,6 +138,7 @@ class JobArgs:
     facts_dir: Optional[str] = None
     output_dir: Optional[str] = None
     dialect: str = "datalog"  # souffle: lower-case names in the program's terms are variables
+    functors: Mapping[str, str] = field(default_factory=dict)  # user-defined functor -> module:function
 
 
 @dataclass(frozen=True)
@@ -310,6 +311,7 @@ def _add_data_arguments(add) -> None:
         help="how lower-case names in the program's terms read: datalog (default), symbols; "
         "souffle, variables, as in Soufflé",
     )
+    add_functor_argument(add)
     add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
     add(
         "--database",
@@ -433,6 +435,8 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
         flags["inputs"] = {**settings.get("inputs", {}), **parse_inputs(flags["inputs"])}
     if flags["changes"] is not None:
         flags["changes"] = {**settings.get("changes", {}), **parse_inputs(flags["changes"], "--changes")}
+    if flags["functors"] is not None:  # per functor: a flag replaces the config's entry
+        flags["functors"] = {**settings.get("functors", {}), **parse_functors(flags["functors"])}
     if flags["outputs"] is not None:
         flags["outputs"] = split_outputs(flags["outputs"])
     if flags["queries"] is not None:
@@ -484,6 +488,7 @@ _KEYS = (
     "facts_dir",
     "output_dir",
     "dialect",
+    "functors",
 )
 
 
@@ -521,6 +526,49 @@ def parse_inputs(items: Sequence[str], flag: str = "--input") -> dict:
             raise UsageError(f"{flag} {name} given twice")
         inputs[name] = parse_location(location)
     return inputs
+
+
+def add_functor_argument(add) -> None:
+    """``--functor NAME=module:function`` (``add``: a parser's ``add_argument``)."""
+    add(
+        "--functor",
+        dest="functors",
+        action="append",
+        metavar="NAME=MODULE:FUNCTION",
+        help="bind the program's user-defined functor NAME (.functor NAME(...): ..., called @NAME(...)) "
+        "to the Python function FUNCTION of MODULE (imported; mark it with spark_datalog.vectorized "
+        "to have it called on pandas Series); repeatable",
+    )
+
+
+def parse_functors(items: Sequence[str]) -> dict:
+    """``["inc=mylib.udfs:inc"]`` -> ``{"inc": "mylib.udfs:inc"}``."""
+    functors: dict = {}
+    for item in items:
+        name, sep, reference = item.partition("=")
+        name, reference = name.strip(), reference.strip()
+        if not sep or not name or ":" not in reference:
+            raise UsageError(f"--functor expects NAME=MODULE:FUNCTION, got {item!r}")
+        if name in functors:
+            raise UsageError(f"--functor {name} given twice")
+        functors[name] = reference
+    return functors
+
+
+def bind_functors(program: "Program", references: Mapping[str, str], where: str = "--functor") -> None:
+    """Bind ``program``'s user-defined functors to the functions ``references`` name
+    (``module:function``, imported); a reference that cannot be loaded, or a name the program
+    does not declare, is a ``UsageError``."""
+    from .errors import FunctorError
+    from .user_functors import load_function
+
+    for name, reference in references.items():
+        try:
+            program.functor(name, load_function(reference, ship=True))
+        except ValueError as err:
+            raise UsageError(f"{where} {name}: {err}") from None
+        except FunctorError as err:
+            raise UsageError(f"{where} {name}: {err.message}") from None
 
 
 def parse_location(text: str) -> InputSpec:
@@ -639,6 +687,8 @@ def load_program(args: JobArgs) -> "tuple[Program, tuple]":
         program = sd.Program.from_file(args.program, args.dialect)
     except OSError as err:
         raise UsageError(f"cannot read the program {args.program}: {err.strerror or err}") from None
+    bind_functors(program, args.functors, "functors:" if args.config else "--functor")
+    program.require_functors()
     relations = program.checked.relations
     for flag, names in (("--input", args.inputs), ("--changes", args.changes)):
         for name in names:

@@ -113,6 +113,7 @@ QueryValue = Annotated[
 ]
 _NAMES = 'a list of relation names or "a,b"'
 Names = Annotated[TextOr[list[Text]], _shape(list, f"must be {_NAMES}")]
+FunctorReference = Annotated[Text, StringConstraints(pattern=r"^[\w.]+:[\w.]+$")]
 
 _SINGULAR = {"inputs": "input", "outputs": "output", "queries": "query"}
 
@@ -159,6 +160,9 @@ class JobConfig(BaseModel):
     facts_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string)")
     output_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string), or '-'")
     dialect: Optional[Dialect] = Field(None, description=_one_of(Dialect))
+    functors: Optional[dict[Identifier, FunctorReference]] = Field(
+        None, description='a mapping of functor names to Python functions (name: "module:function")'
+    )
 
     def settings(self, path: str) -> dict:
         """The values ``JobArgs`` takes (null keys left out), relative paths made relative to

@@ -17,7 +17,7 @@ import re
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
-from .errors import ArithmeticOverflowError
+from .errors import ArithmeticOverflowError, FunctorError
 
 BOUNDS = {"int": (-(2**31), 2**31 - 1), "long": (-(2**63), 2**63 - 1)}
 
@@ -118,13 +118,18 @@ def _sum_rule(checked, relation: str):
 @contextmanager
 def overflows_located(checked) -> Iterator[None]:
     """Re-raise an overflow found inside the block (by any engine, also inside a Spark task)
-    as an ArithmeticOverflowError located in ``checked``'s program."""
+    as an ArithmeticOverflowError located in ``checked``'s program, and the failure of a
+    user-defined functor's function as a FunctorError (``user_functors.failure_located``)."""
     try:
         yield
     except ArithmeticOverflowError:
         raise
+    except FunctorError as error:  # bound to no function (found while evaluating): the line too
+        raise error.with_source(checked.program.source or None, checked.program.filename) from None
     except Exception as error:
-        found = located(error, checked)
+        from .user_functors import failure_located
+
+        found = located(error, checked) or failure_located(error, checked)
         if found is None:
             raise
         raise found from None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Mapping, Optional, Sequence
 
 from .analysis import analyse
 from .bounds import MAX_ITERATIONS
@@ -47,24 +47,75 @@ class Program:
         filename: Optional[str] = None,
         dialect: str = "datalog",
         include_dirs: Sequence[str] = (),
+        functors: Optional[Mapping[str, Callable]] = None,
     ) -> "Program":
         """Parse and check ``text``; raises ParseError, SafetyError, StratificationError or
         SchemaError (the first one, with every error found in ``.errors``). ``dialect="souffle"``
         reads lower-case names in terms as variables, as Soufflé does (README, The language).
         Preprocessor directives (``#include``, ``#define``, ``#ifdef``, ...) are carried out
         first: included files are found relative to ``filename``'s directory (the current
-        directory without one), then in ``include_dirs``."""
+        directory without one), then in ``include_dirs``. ``functors`` binds user-defined
+        functors (``.functor``) to Python functions, as :meth:`functor` does."""
         with _collector_paused():  # parsing allocates much and frees nothing: no cycles to find
-            return cls(analyse(parse(text, filename, dialect, include_dirs)))
+            program = cls(analyse(parse(text, filename, dialect, include_dirs)))
+        for name, function in (functors or {}).items():
+            program.functor(name, function)
+        return program
 
     @classmethod
-    def from_file(cls, path, dialect: str = "datalog", include_dirs: Sequence[str] = ()) -> "Program":
+    def from_file(
+        cls,
+        path,
+        dialect: str = "datalog",
+        include_dirs: Sequence[str] = (),
+        functors: Optional[Mapping[str, Callable]] = None,
+    ) -> "Program":
         """Parse and check the program in the file at ``path`` (UTF-8; ``ParseError`` at the first
         byte that is not, ``OSError`` when the file cannot be read); ``#include`` finds files
-        relative to its directory, then in ``include_dirs``."""
+        relative to its directory, then in ``include_dirs``. ``functors`` as for :meth:`parse`."""
         from .textfiles import read_utf8
 
-        return cls.parse(read_utf8(path), filename=str(path), dialect=dialect, include_dirs=include_dirs)
+        text = read_utf8(path)
+        return cls.parse(
+            text, filename=str(path), dialect=dialect, include_dirs=include_dirs, functors=functors
+        )
+
+    def functor(self, name: str, function: Callable, vectorized: Optional[bool] = None) -> "Program":
+        """Bind the user-defined functor ``name`` (declared ``.functor name(...): type``, called
+        ``@name(...)``) to ``function``; returns the program. ``function`` takes the arguments'
+        values (``number``: int, ``float``: float, ``symbol``: str) and returns one of the
+        declared type, or None (undefined: the literal fails). With ``vectorized=True`` it takes
+        one pandas Series per argument and returns as many values (a Series, an array, a list):
+        the kernel and Spark call it on whole batches (``vectorized=None``: as
+        ``spark_datalog.vectorized`` marked the function). It must not depend on state (Spark may
+        call it on a row more than once, in any order, in other processes). A ``name`` the
+        program does not declare is a ``FunctorError``.
+
+        >>> program = Program.parse(".functor half(x: float): float  .decl p(x: float)  p(3.0)."
+        ...                         "  q(Y) :- p(X), Y = @half(X).").functor("half", lambda x: x / 2)
+        >>> from spark_datalog import reference
+        >>> reference.evaluate(program, {})["q"]
+        {(1.5,)}
+        """
+        from .errors import FunctorError
+
+        declared = {d.name: d for d in self.ast.functors}
+        if name not in declared or declared[name].functor is None:
+            known = ", ".join(sorted(declared)) or "none"
+            raise FunctorError(f"the program declares no functor '{name}' (.functor declarations: {known})")
+        declared[name].functor.binding.bind(function, vectorized)
+        return self
+
+    def require_functors(self) -> None:
+        """Raise a FunctorError, at its ``.functor`` line, for a declared functor bound to no
+        function (the engines call this before they start)."""
+        from .errors import FunctorError
+
+        for declared in self.ast.functors:
+            binding = declared.functor.binding if declared.functor is not None else None
+            if binding is not None and binding.function is None:
+                source, filename = self.ast.source or None, self.ast.filename
+                raise FunctorError(binding.unbound_message(), binding.line, binding.column, source, filename)
 
     def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
         """The same program re-checked with column types taken from inputs (relation -> types)."""
@@ -188,6 +239,7 @@ class Program:
         """
         from .query.run import answer_query
 
+        self.require_functors()
         return answer_query(
             self,
             spark,
@@ -234,6 +286,7 @@ class Program:
         from .overflow import overflows_located
         from .spark.session import engine_settings
 
+        self.require_functors()
         with overflows_located(self.checked), engine_settings(spark):
             return materialize(
                 self,
@@ -276,6 +329,7 @@ class Program:
         from .overflow import overflows_located
         from .spark.session import engine_settings
 
+        self.require_functors()
         with overflows_located(self.checked), engine_settings(spark):
             return update(
                 self,

@@ -9,6 +9,7 @@ the lowered programs alike (auxiliary relations, aggregates over bodies, compone
 from __future__ import annotations
 
 from seed_programs import SeedProgram
+from spark_datalog import vectorized
 
 
 BODY_AGGREGATES = SeedProgram(
@@ -230,3 +231,44 @@ CHOICE = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (SUBSUMPTION, CHOICE)
+
+USER_FUNCTORS = SeedProgram(
+    name="user_functors",
+    origin="Soufflé's user-defined functors: bound to Python functions, one vectorized",
+    text="""
+        .type Node <: number
+        .functor norm2(a: float, b: float): float
+        .functor tag(s: symbol, n: Node): symbol
+        .functor half(n: number): number
+        .functor inv(n: number): number
+        .decl e(x: Node, y: Node)
+        .input e
+        dist(X, Y, D) :- e(X, Y), D = @norm2(X, Y).
+        label(S) :- e(X, _), S = @tag("n", X).
+        even(X, H) :- e(X, _), H = @half(X).
+        safe(X, Q) :- e(X, _), X != 0, Q = @inv(X).
+        reach(X, Y) :- e(X, Y).
+        reach(X, Z) :- reach(X, Y), e(Y, Z), @half(Z) >= 0.
+        .output dist, label, even, safe, reach
+    """,
+    edb={"e": {(3, 4), (4, 2), (0, 3)}},
+    expected={
+        # a*a + b*b on whole Series (the reference calls it on one-row Series)
+        "dist": {(3, 4, 25.0), (4, 2, 20.0), (0, 3, 9.0)},
+        "label": {("n3",), ("n4",), ("n0",)},
+        # half is undefined (None) for an odd number: the literal fails
+        "even": {(4, 2), (0, 0)},
+        # inv raises on 0: X != 0 before it keeps it from being called there, on every engine
+        "safe": {(3, 4), (4, 3)},
+        # (0, 3) -> 3 is odd: not extended through it; 4 and 2 are even
+        "reach": {(3, 4), (4, 2), (0, 3), (3, 2), (0, 4), (0, 2)},
+    },
+    functors={
+        "norm2": vectorized(lambda a, b: a * a + b * b),
+        "tag": lambda s, n: f"{s}{n}",
+        "half": lambda n: n // 2 if n % 2 == 0 else None,
+        "inv": lambda n: 12 // n,
+    },
+)
+
+DIALECT_PROGRAMS += (USER_FUNCTORS,)

@@ -17,9 +17,16 @@ class SeedProgram:
     text: str
     edb: dict = field(default_factory=dict)  # relation -> set of tuples
     expected: dict = field(default_factory=dict)  # every IDB relation -> set of tuples
+    functors: dict = field(default_factory=dict)  # user-defined functor -> its Python function
 
     def __str__(self) -> str:
         return self.name
+
+    def program(self):
+        """The checked program, its user-defined functors bound."""
+        import spark_datalog as sd
+
+        return sd.Program.parse(self.text, functors=self.functors)
 
 
 TC_EXAMPLE_3_5 = SeedProgram(

@@ -414,3 +414,23 @@ def test_run_spark_rejects_a_csv_value_out_of_range_and_reports_an_overflow(spar
     status, out, err = run_cli(capsys, "run", program, "--input", f"arc={arcs}")
     assert status == 1
     assert "next.dl:4:9: arithmetic overflow: the result of `+` does not fit long" in err
+
+
+def test_functor_flags_bind_user_defined_functors(tmp_path, capsys):
+    program = tmp_path / "prog.dl"
+    program.write_text(
+        ".functor root(x: float): float\n.decl q(x: float)\nq(9.0).\nr(y) :- q(x), y = @root(x).\n"
+    )
+    argv = ["run", str(program), "--dialect", "souffle", "--engine", "reference", "--quiet"]
+    assert main([*argv, "--functor", "root=math:sqrt"]) == 0
+    assert "r(3.0)" in capsys.readouterr().out
+    assert main(argv) == 1  # unbound: a FunctorError at the .functor line, before any work
+    err = capsys.readouterr().err
+    assert "prog.dl:1:10: functor error: functor @root is declared but bound to no function" in err
+    for bad, message in [
+        ("root=math:nope", "--functor root: cannot load 'math:nope'"),
+        ("root", "--functor expects NAME=MODULE:FUNCTION, got 'root'"),
+        ("cube=math:sqrt", "--functor cube: the program declares no functor 'cube'"),
+    ]:
+        assert main([*argv, "--functor", bad]) == 2
+        assert message in capsys.readouterr().err

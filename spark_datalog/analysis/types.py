@@ -345,7 +345,7 @@ class _Inference(Classes):
     def _call(self, term: ast.Call, scope: _Scope) -> int:
         """A functor call: evidence for its arguments (numbers, strings) and its value."""
         node = self.node((_VALUE, "expression {}", term))
-        spec = functors.functor(term.name)
+        spec = functors.spec(term)
         operands = tuple(self.term(arg, scope) for arg in term.args)
         for position, (operand, arg) in enumerate(zip(operands, term.args, strict=True)):
             kind_ = spec.kind(position)
@@ -366,7 +366,7 @@ class _Inference(Classes):
         """Integer arguments that are doubles, min/max over numbers and strings together."""
         errors = []
         for call, operands in self.calls:
-            spec = functors.functor(call.name)
+            spec = functors.spec(call)
             types = [self.resolve(node) for node in operands]
             if "conflict" in types:
                 continue

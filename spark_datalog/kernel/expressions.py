@@ -117,14 +117,17 @@ class Staging:
     def _call(self, expr: ir.Call, reached: Optional[pl.Expr]) -> Operand:
         """A functor (:mod:`spark_datalog.functors`): an argument is evaluated where the ones
         before it are defined; the value is null where one is not, or where it is undefined."""
-        spec = functors.functor(expr.name)
+        spec = functors.spec(expr)
         args = []
         for arg in expr.args:
             operand = self.operand(arg, reached)
             reached = both(reached, defined(operand))
             args.append(operand)
         widen = spec.result == "operands" and expr.type == "double"
-        value = spec.polars(expr.type, *(a.expr.cast(pl.Float64) if widen else a.expr for a in args))
+        exprs = [a.expr.cast(pl.Float64) if widen else a.expr for a in args]
+        if spec.binding is not None and reached is not None:  # a user's function: where reached only
+            exprs = [pl.when(reached).then(e) for e in exprs]
+        value = spec.polars(expr.type, *exprs)
         if spec.bounded and expr.type in ("int", "long"):
             low, high = BOUNDS[integer_type(expr.type)]
             value = pl.when(value.is_between(low, high)).then(value)

@@ -43,13 +43,14 @@ def to_expr(term, var_types: dict) -> ir.Expr:
         return ir.Arithmetic(term.op, left, right, _integer_type(term, left, right, var_types), term.span)
     if isinstance(term, ast.Call):
         args = tuple(to_expr(a, var_types) for a in term.args)
-        return ir.Call(term.name, args, term.type or _call_type(term, args, var_types), term.span)
+        call_type = term.type or _call_type(term, args, var_types)
+        return ir.Call(term.name, args, call_type, term.span, functor=term.functor)
     raise TypeError(f"not a term: {term!r}")
 
 
 def _call_type(term: ast.Call, args: tuple, var_types: dict) -> str:
     """The type of a call analysis did not type: its functor's, or its widest argument's."""
-    result = functors.functor(term.name).result
+    result = functors.spec(term).result
     if result != "operands":
         return result
     types = [expr_type(a, var_types) for a in args]

@@ -60,12 +60,14 @@ class Arithmetic:
 @dataclass(frozen=True)
 class Call:
     """Functor ``name`` (:mod:`spark_datalog.functors`) applied to ``args``. ``type``: the
-    value's type; ``span``: the call's source position."""
+    value's type; ``span``: the call's source position. ``functor``: a user-defined functor's
+    entry (``@f``, :mod:`spark_datalog.user_functors`), None for an intrinsic one."""
 
     name: str
     args: tuple  # tuple[Expr, ...]
     type: str = "long"
     span: ast.Span = ast.NO_SPAN
+    functor: Optional[object] = field(default=None, repr=False)
 
     def __str__(self) -> str:
         return f"{self.name}({', '.join(str(a) for a in self.args)})"

@@ -32,6 +32,7 @@ from typing import Union, overload
 
 from ..functors import Undefined as Undefined
 from ..functors import evaluate as functor_value
+from ..functors import spec as functors_spec
 from ..overflow import fits, operation_overflow
 from ..syntax import ast
 
@@ -166,7 +167,9 @@ def evaluate_term(term, subst: dict) -> Value:
         left, right = evaluate_term(term.left, subst), evaluate_term(term.right, subst)
         return checked(term.op, left, right, term.type, term.span)
     if isinstance(term, ast.Call):
-        return normal(functor_value(term.name, term.type, [evaluate_term(a, subst) for a in term.args]))
+        return normal(
+            functor_value(functors_spec(term), term.type, [evaluate_term(a, subst) for a in term.args])
+        )
     raise TypeError(f"not a term: {term!r}")
 
 

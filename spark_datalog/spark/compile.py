@@ -321,7 +321,7 @@ def _integral(
 def _call(expr: ir.Call, fractional: frozenset) -> Column:
     """A functor (:mod:`spark_datalog.functors`): null where an argument is, or where the value
     is undefined."""
-    spec = functors.functor(expr.name)
+    spec = functors.spec(expr)
     args = [_cached_expr(arg, fractional, _context())[0] for arg in expr.args]
     if spec.result == "operands" and expr.type == "double":
         args = [arg.cast(T.DoubleType()) for arg in args]
@@ -422,7 +422,5 @@ def _may_be_undefined(expr) -> bool:
     if isinstance(expr, ir.Arithmetic):
         return expr.op in ("/", "mod") or _may_be_undefined(expr.left) or _may_be_undefined(expr.right)
     if isinstance(expr, ir.Call):
-        return functors.functor(expr.name).may_be_undefined(expr.type) or any(
-            _may_be_undefined(a) for a in expr.args
-        )
+        return functors.spec(expr).may_be_undefined(expr.type) or any(_may_be_undefined(a) for a in expr.args)
     return False

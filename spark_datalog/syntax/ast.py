@@ -86,12 +86,15 @@ class Call:
     """A functor applied to terms: ``cat(X, "a")``, ``strlen(S)``, ``band(X, 3)``, ``X ^ 2``
     (``pow``), ``bnot X``. ``name`` is the functor's name in :mod:`spark_datalog.functors`
     (Soufflé's spelling; operators by their word: ``pow``, ``band``, ``bshl``, ``land``, ...).
-    ``type`` is the type of its value, set by analysis (``None`` before it)."""
+    ``type`` is the type of its value, set by analysis (``None`` before it). A user-defined
+    functor (``@f(X)``, declared with ``.functor``) is named ``@f``; ``functor`` is its entry
+    (a :class:`spark_datalog.functors.Functor`), set by lowering (None for intrinsic ones)."""
 
     name: str
     args: tuple  # tuple[Term, ...]
     span: Span = field(default=NO_SPAN, compare=False)
     type: Optional[str] = field(default=None, compare=False)
+    functor: Optional[object] = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return term_text(self)
@@ -278,6 +281,23 @@ class ColumnDecl:
 
 
 @dataclass(frozen=True, slots=True)
+class FunctorDecl:
+    """``.functor f(x: number, s: symbol): number``: a user-defined functor, called ``@f(X, S)``.
+    ``params``: its arguments (``ColumnDecl``, types resolved to value types by lowering).
+    ``functor``: its entry in the program's functor registry (set by lowering)."""
+
+    name: str
+    params: tuple  # tuple[ColumnDecl, ...]
+    result: str
+    span: Span = field(default=NO_SPAN, compare=False)
+    functor: Optional[object] = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        params = ", ".join(f"{p.name}: {p.type}" for p in self.params)
+        return f".functor {self.name}({params}): {self.result}"
+
+
+@dataclass(frozen=True, slots=True)
 class Declaration:
     """``.decl name(col: type, ...)``, with Soufflé's qualifiers (``btree``, ``eqrel``, ...)."""
 
@@ -400,6 +420,7 @@ class Program:
     # (relation, its EDB relation) for each `.input` relation with rules: see syntax.input_rules
     input_aliases: tuple = ()
     subsumptions: tuple = ()  # tuple[Subsumption, ...]: gone after lowering
+    functors: tuple = ()  # tuple[FunctorDecl, ...]
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)
 

@@ -25,7 +25,7 @@ becomes
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import DatalogError
 from . import ast
@@ -158,16 +158,16 @@ def _children(node) -> tuple:
     return ()
 
 
-def _rebuilt(node, function):
+def rebuilt(node, function) -> Any:
     """``node`` with ``function`` applied to every sub-node bottom-up (aggregates left whole)."""
     if isinstance(node, ast.Atom):
-        node = replace(node, args=tuple(_rebuilt(a, function) for a in node.args))
+        node = replace(node, args=tuple(rebuilt(a, function) for a in node.args))
     elif isinstance(node, ast.Negation):
-        node = replace(node, atom=_rebuilt(node.atom, function))
+        node = replace(node, atom=rebuilt(node.atom, function))
     elif isinstance(node, (ast.Comparison, ast.BinaryOp)):
-        node = replace(node, left=_rebuilt(node.left, function), right=_rebuilt(node.right, function))
+        node = replace(node, left=rebuilt(node.left, function), right=rebuilt(node.right, function))
     elif isinstance(node, ast.Call):
-        node = replace(node, args=tuple(_rebuilt(a, function) for a in node.args))
+        node = replace(node, args=tuple(rebuilt(a, function) for a in node.args))
     return function(node)
 
 
@@ -175,14 +175,14 @@ def _replaced(rule: ast.Rule, aggregate: ast.BodyAggregate, value: ast.Variable)
     def swap(node):
         return value if node is aggregate else node
 
-    return replace(rule, head=_rebuilt(rule.head, swap), body=tuple(_rebuilt(lit, swap) for lit in rule.body))
+    return replace(rule, head=rebuilt(rule.head, swap), body=tuple(rebuilt(lit, swap) for lit in rule.body))
 
 
 def _rename(literal, renamed: dict):
     def swap(node):
         return renamed.get(node.name, node) if isinstance(node, ast.Variable) else node
 
-    return _rebuilt(literal, swap)
+    return rebuilt(literal, swap)
 
 
 def _variables(nodes) -> list:
@@ -204,7 +204,7 @@ def _variables(nodes) -> list:
 def _rule_variables(rule: ast.Rule, without: Optional[ast.BodyAggregate] = None) -> list:
     nodes = [rule.head, *rule.body]
     if without is not None:
-        nodes = [_rebuilt(node, lambda n: ast.Constant(0, "long") if n is without else n) for node in nodes]
+        nodes = [rebuilt(node, lambda n: ast.Constant(0, "long") if n is without else n) for node in nodes]
     return _variables(nodes)
 
 

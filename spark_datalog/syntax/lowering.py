@@ -13,6 +13,8 @@ and every engine see only the core:
 - ``choice-domain`` relations: the least candidate per key (:mod:`.choice`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
   aggregates (:mod:`.body_aggregates`);
+- calls of user-defined functors (``@f(X)``): each given its ``.functor`` declaration's entry
+  in the program's registry (:mod:`.user_functor_calls`);
 - declared types checked in the rules (distinct subtypes are not mixed) and ``as(expr, T)``
   casts replaced by ``expr`` (:mod:`.subtypes`).
 
@@ -22,8 +24,6 @@ program uses); their rules carry the position of the construct they come from.
 """
 
 from __future__ import annotations
-
-from dataclasses import replace
 
 from ..errors import DatalogError
 from . import ast
@@ -36,6 +36,7 @@ from .input_rules import lower_input_rules
 from .subsumption import lower_subsumption
 from .subtypes import check_types, has_casts_or_types
 from .typedecls import resolve_types
+from .user_functor_calls import bind_functor_calls
 
 __all__ = ["lower"]
 
@@ -58,9 +59,8 @@ def lower(
     errors: list[DatalogError] = []
     if program.components:
         program, errors = expand_components(program, type_spans)
-    declarations, type_errors = resolve_types(program, type_spans)
+    program, type_errors = resolve_types(program, type_spans)
     errors += type_errors
-    program = replace(program, declarations=declarations)
     if not complete:
         return program, errors
     program = lower_input_rules(program)
@@ -76,6 +76,9 @@ def lower(
     if any(_has_body_aggregate(rule) for rule in program.rules):
         program, aggregate_errors = lower_body_aggregates(program)
         errors += aggregate_errors
+    if program.functors or "@" in program.source:
+        program, functor_errors = bind_functor_calls(program)
+        errors += functor_errors
     if has_casts_or_types(program):
         program, type_errors = check_types(program)
         errors += type_errors

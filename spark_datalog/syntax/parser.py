@@ -148,6 +148,7 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
             ast.TypeDecl,
             ast.Component,
             ast.Subsumption,
+            ast.FunctorDecl,
         )
     }
     for statement in statements:
@@ -163,6 +164,7 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
         types=tuple(groups[ast.TypeDecl]),
         components=tuple(groups[ast.Component]),
         subsumptions=tuple(groups[ast.Subsumption]),
+        functors=tuple(groups[ast.FunctorDecl]),
         source=text,
         filename=filename,
     )
@@ -442,6 +444,30 @@ class _ToAst:
     def override(self, children):
         return ast.Override(str(children[1]), span=_span(children[1]))
 
+    def functor_declaration(self, children):
+        """``.functor f(x: number): number``; ``stateful`` is not supported yet."""
+        self.souffle_syntax = True
+        name = children[1]
+        params = tuple(c for c in children if isinstance(c, ast.ColumnDecl))
+        stateful = [t for t in _tokens(children) if t.type == "STATEFUL"]
+        if stateful:
+            self._error("stateful functors are not supported yet", stateful[0])
+        result = [t for t in _tokens(children) if t.type == "COLON"][-1]
+        type_token = children[children.index(result) + 1]
+        declared = ast.FunctorDecl(str(name), params, self._type_name(type_token), span=_span(name))
+        self.type_spans[id(declared)] = _span(type_token)
+        return declared
+
+    def functor_param(self, children):
+        *name, type_token = children
+        column = ast.ColumnDecl(str(name[0]) if name else "", self._type_name(type_token), _span(type_token))
+        self.type_spans[id(column)] = _span(type_token)
+        return column
+
+    @staticmethod
+    def _type_name(token) -> str:
+        return ast.TYPE_ALIASES.get(str(token), str(token))
+
     def pragma(self, children):
         values = [self._unescape(t) for t in children[1:]]
         _LOG.warning("line %s: .pragma %s ignored", children[0].line, " ".join(map(repr, values)))
@@ -582,6 +608,15 @@ class _ToAst:
         type_name = ast.Constant(str(type_token), "string", span=_span(type_token))
         node = ast.Call(ast.CAST, (expr, type_name), span=_span(keyword))
         self._nest(node, keyword, expr)
+
+    def user_call(self, children):
+        """``@f(X, ...)``: a user-defined functor, checked against its ``.functor`` by lowering."""
+        self.souffle_syntax = True
+        name, *rest = children
+        args = tuple(_values(rest))
+        node = ast.Call(str(name), args, span=_span(name))
+        if args:
+            self._nest(node, name, *args)
         return node
 
     def negate(self, children):
@@ -683,6 +718,9 @@ _DESCRIBE = {
     "NUMBER_TYPE": "'.number_type'",
     "SYMBOL_TYPE": "'.symbol_type'",
     "PRAGMA": "'.pragma'",
+    "FUNCTOR_DECL": "'.functor'",
+    "STATEFUL": "'stateful'",
+    "USER_FUNCTOR": "a user-defined functor (@name)",
     "SUBTYPE": "'<:'",
     "BAR": "'|'",
     "SEMI": "';'",

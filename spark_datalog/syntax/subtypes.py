@@ -211,7 +211,12 @@ class _RuleCheck:
 
     def _result_type(self, term) -> Optional[frozenset]:
         """A computed value is of a root type: the functor's result, or its operands' root."""
-        result = functors.functor(term.name).result if type(term) is ast.Call else "operands"
+        result = "operands"
+        if type(term) is ast.Call:
+            entry = term.functor or functors.FUNCTORS.get(term.name)  # None: an undeclared @f
+            if entry is None:
+                return None
+            result = entry.result
         if result != "operands":
             return frozenset((ROOTS[result],)) if result in ROOTS else None
         args = term.args if type(term) is ast.Call else (term.left, term.right)

@@ -24,24 +24,36 @@ from . import ast
 KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
 
 
-def resolve_types(program: ast.Program, type_spans: dict) -> tuple[tuple, list[DatalogError]]:
-    """The program's declarations with every column type a value type, and the errors."""
+def resolve_types(program: ast.Program, type_spans: dict) -> tuple[ast.Program, list[DatalogError]]:
+    """``program`` with every column type (of its declarations, and of its ``.functor``
+    declarations' parameters and results) a value type, and the errors."""
     resolver = _Resolver(program.types)
-    declarations = []
-    for declaration in program.declarations:
-        columns = []
-        for column in declaration.columns:
-            value_type = resolver.value_type(column.type)
-            if value_type is None:
-                where = type_spans.get(id(column), column.span)
-                resolver.error(
-                    f"unknown type '{column.type}'; expected one of {KNOWN}{resolver.declared()}", where
-                )
-                value_type = column.type
-            columns.append(replace(column, type=value_type, declared=column.declared or column.type))
-        declarations.append(replace(declaration, columns=tuple(columns)))
+    declarations = tuple(
+        replace(d, columns=_resolved_columns(resolver, d.columns, type_spans)) for d in program.declarations
+    )
+    functors = []
+    for declared in program.functors:
+        params = _resolved_columns(resolver, declared.params, type_spans)
+        result = ast.ColumnDecl("", declared.result, declared.span)
+        type_spans[id(result)] = type_spans.get(id(declared), declared.span)
+        (result,) = _resolved_columns(resolver, (result,), type_spans)
+        functors.append(replace(declared, params=params, result=result.type))
     resolver.check_all()
-    return tuple(declarations), resolver.errors
+    return replace(program, declarations=declarations, functors=tuple(functors)), resolver.errors
+
+
+def _resolved_columns(resolver: "_Resolver", columns: tuple, type_spans: dict) -> tuple:
+    resolved = []
+    for column in columns:
+        value_type = resolver.value_type(column.type)
+        if value_type is None:
+            where = type_spans.get(id(column), column.span)
+            resolver.error(
+                f"unknown type '{column.type}'; expected one of {KNOWN}{resolver.declared()}", where
+            )
+            value_type = column.type
+        resolved.append(replace(column, type=value_type, declared=column.declared or column.type))
+    return tuple(resolved)
 
 
 class _Resolver:

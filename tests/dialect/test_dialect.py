@@ -6,6 +6,8 @@ A folder is laid out as Soufflé's own tests are::
     tests/dialect/<name>/facts/<rel>.facts  its .input files (-F; the folder itself without facts/)
     tests/dialect/<name>/expected/<file>  every file -D must hold (<rel>.csv unless filename=)
     tests/dialect/<name>/stdout           what it prints (IO=stdout, .printsize); none: nothing
+    tests/dialect/<name>/args             more arguments of ``run``, one a line (``--functor``);
+                                          the folder is on ``sys.path`` (its modules importable)
 
 Each folder runs ``spark-datalog run prog.dl --dialect souffle -F facts -D OUT`` (in-process: the Spark engine
 reuses the tests' session) on the reference engine and on Spark; OUT must hold exactly the
@@ -24,10 +26,13 @@ HERE = Path(__file__).resolve().parent
 CASES = sorted(path.parent for path in HERE.glob("*/prog.dl"))
 
 
-def run_case(case: Path, out_dir: Path, capsys, engine: str) -> None:
+def run_case(case: Path, out_dir: Path, capsys, engine: str, monkeypatch) -> None:
     facts = case / "facts"
     argv = ["run", str(case / "prog.dl"), "--dialect", "souffle"]
     argv += ["-F", str(facts if facts.is_dir() else case), "-D", str(out_dir)]
+    if (case / "args").exists():
+        argv += (case / "args").read_text(encoding="utf-8").split()
+        monkeypatch.syspath_prepend(str(case))
     status = main(argv + ["--engine", engine, "--quiet"])
     out, err = capsys.readouterr()
     assert status == 0, err
@@ -52,11 +57,11 @@ def check_outputs(case: Path, out_dir: Path, out: str) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
-def test_reference_engine(case, tmp_path, capsys):
-    run_case(case, tmp_path / "out", capsys, "reference")
+def test_reference_engine(case, tmp_path, capsys, monkeypatch):
+    run_case(case, tmp_path / "out", capsys, "reference", monkeypatch)
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
-def test_spark_engine(spark, case, tmp_path, capsys):
-    run_case(case, tmp_path / "out", capsys, "spark")
+def test_spark_engine(spark, case, tmp_path, capsys, monkeypatch):
+    run_case(case, tmp_path / "out", capsys, "spark", monkeypatch)

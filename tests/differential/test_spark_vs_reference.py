@@ -91,7 +91,7 @@ def assert_same(spark, text: str, edb: dict, strategy: str = "seminaive", decomp
 
 @pytest.mark.parametrize("seed", SEED_PROGRAMS + DIALECT_PROGRAMS, ids=str)
 def test_seed_program_on_spark_equals_reference(spark, seed):
-    program = sd.Program.parse(seed.text)
+    program = seed.program()
     actual = spark_result(spark, program, seed.edb)
     assert actual == reference_result(program, seed.edb)
     assert actual == {name: _normal_set(rows) for name, rows in seed.expected.items()}

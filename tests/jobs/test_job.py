@@ -347,7 +347,7 @@ def test_every_config_problem_is_one_line_naming_the_file_and_the_key(tmp_path, 
         f"{config}: show: must be an integer >= 0, not -1",
         f"{config}: unknown key 'colour' (known keys: program, inputs, warehouse, database, outputs, run_id, "
         "mode, replace, strategy, decompose, max_iterations, checkpoint_interval, on_null, show, changes, "
-        "method, queries, facts_dir, output_dir, dialect)",
+        "method, queries, facts_dir, output_dir, dialect, functors)",
     ]
 
 
@@ -784,3 +784,24 @@ def test_an_output_flag_for_a_relation_the_program_does_not_compute_is_a_usage_e
         job.load_program(job.parse_args(base + ["--output", "loop"]))
     _, outputs = job.load_program(job.parse_args(base + ["--output", "arc"]))
     assert outputs == ("arc",)
+
+
+def test_functors_from_the_config_and_the_flags_are_bound_before_spark(tmp_path):
+    (tmp_path / "p.dl").write_text(
+        ".functor root(x: float): float\n.decl q(x: float)\nq(4.0).\nr(Y) :- q(X), Y = @root(X)."
+    )
+    config = tmp_path / "job.yaml"
+    config.write_text("program: p.dl\nwarehouse: wh\nfunctors:\n  root: math:sqrt\n")
+    args = job.parse_args(["--config", str(config)])
+    assert args.functors == {"root": "math:sqrt"}
+    program, _ = job.load_program(args)
+    assert sd.reference.evaluate(program, {})["r"] == {(2.0,)}
+    args = job.parse_args(["--config", str(config), "--functor", "root=math:nope"])
+    with pytest.raises(UsageError, match="root: cannot load 'math:nope'"):
+        job.load_program(args)
+    config.write_text("program: p.dl\nwarehouse: wh\nfunctors:\n  root: sqrt\n")
+    with pytest.raises(UsageError, match="functors.root"):
+        job.parse_args(["--config", str(config)])
+    config.write_text("program: p.dl\nwarehouse: wh\n")
+    with pytest.raises(sd.FunctorError, match="functor @root is declared but bound to no function"):
+        job.load_program(job.parse_args(["--config", str(config)]))

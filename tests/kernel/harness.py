@@ -48,10 +48,12 @@ def outcome(run):
         return type(error).__name__, error.line, error.column, error.message.partition(" (in rule ")[2]
 
 
-def assert_same(text: str, edb: dict, max_iterations: int = 500, index: IndexPolicy = DEFAULT) -> None:
+def assert_same(
+    text: str, edb: dict, max_iterations: int = 500, index: IndexPolicy = DEFAULT, functors=None
+) -> None:
     """The kernel's outcome on ``text`` and ``edb`` is the reference's (``index``: the kernel
-    relations' index policy)."""
-    program = sd.Program.parse(text)
+    relations' index policy; ``functors``: the user-defined functors' functions)."""
+    program = sd.Program.parse(text, functors=functors)
     expected = outcome(lambda: reference_result(program, edb, max_iterations))
     actual = outcome(lambda: kernel_result(program, edb, max_iterations, index))
     if expected[0] == "NonTerminationError":  # the messages count rows differently

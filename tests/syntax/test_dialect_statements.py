@@ -364,7 +364,7 @@ def test_bad_eqrel_relations(text, fragment):
 
 @pytest.mark.parametrize("case", DIALECT_PROGRAMS, ids=str)
 def test_dialect_programs_on_the_reference(case):
-    result = sd.reference.evaluate(sd.Program.parse(case.text), case.edb)
+    result = sd.reference.evaluate(case.program(), case.edb)
     assert result == case.expected
 
 

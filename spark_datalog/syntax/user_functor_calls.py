@@ -1,0 +1,74 @@
+"""Calls of user-defined functors (``@f(X)``) bound to their ``.functor`` declarations.
+
+Each declaration gets its entry in the program's own functor registry
+(:func:`spark_datalog.user_functors.entry`), and every call ``@f(...)`` that entry
+(``ast.Call.functor``), so analysis and the engines evaluate it as they do an intrinsic functor.
+A call of an undeclared functor, a call with the wrong number of arguments, a functor declared
+twice and one with no parameter are :class:`~spark_datalog.errors.ParseError` s.
+
+Example::
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> program = parse(".functor inc(x: number): number  q(Y) :- p(X), Y = @inc(X).")
+    >>> call = program.rules[0].body[1].right
+    >>> call.functor is program.functors[0].functor, call.functor.arity_text()
+    (True, '1 argument')
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..errors import DatalogError, ParseError
+from ..user_functors import entry
+from . import ast
+from .body_aggregates import rebuilt
+
+__all__ = ["bind_functor_calls"]
+
+
+def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
+    """``program`` with each ``.functor`` given its registry entry and each ``@f`` call its
+    declaration's entry; the errors found."""
+    errors: list[DatalogError] = []
+    declared: dict = {}
+    functors = []
+    for declaration in program.functors:
+        name = "@" + declaration.name
+        if name in declared:
+            errors.append(_error(f"functor '{declaration.name}' is declared twice", declaration.span))
+        elif not declaration.params:
+            errors.append(_error("a functor without parameters is not supported yet", declaration.span))
+        elif all(t in ast.TYPES for t in (declaration.result, *(p.type for p in declaration.params))):
+            declaration = replace(declaration, functor=entry(declaration))
+            declared[name] = declaration.functor
+        functors.append(declaration)
+
+    def bound(node):
+        if not (isinstance(node, ast.Call) and node.name.startswith("@")):
+            return node
+        spec = declared.get(node.name)
+        if spec is None:
+            if not any(d.name == node.name[1:] for d in program.functors):
+                errors.append(
+                    _error(
+                        f"functor '{node.name}' is not declared (.functor {node.name[1:]}(...): ...)",
+                        node.span,
+                    )
+                )
+            return node
+        if len(node.args) != spec.least:
+            errors.append(
+                _error(f"functor '{node.name}' takes {spec.arity_text()}, given {len(node.args)}", node.span)
+            )
+        return replace(node, functor=spec)
+
+    rules = tuple(
+        replace(rule, head=rebuilt(rule.head, bound), body=tuple(rebuilt(lit, bound) for lit in rule.body))
+        for rule in program.rules
+    )
+    return replace(program, rules=rules, functors=tuple(functors)), errors
+
+
+def _error(message: str, span: ast.Span) -> ParseError:
+    return ParseError(message, span.line, span.column)

@@ -1,0 +1,294 @@
+"""User-defined functors: Soufflé's ``.functor f(x: number, s: symbol): number``, called ``@f(X, S)``.
+
+Each declaration becomes an entry of the same shape as the intrinsic functors'
+(:class:`spark_datalog.functors.Functor`: arity, argument kinds, result type, a reference, a
+Polars and a Spark implementation), kept on the program's own calls (``ast.Call.functor``,
+``ir.Call.functor``): the global table is never changed, and analysis, the reference
+interpreter, the Polars kernel and Spark evaluate ``@f`` through the code that evaluates
+``cat`` or ``strlen``.
+
+The entry's implementations call the Python function the declaration is *bound* to
+(``Program.functor("f", fn)``, ``Program.parse(..., functors={"f": fn})``, ``--functor
+f=module:function``):
+
+- a function on values (the default): called once per row (on Spark inside a ``pandas_udf``,
+  one Arrow batch at a time);
+- ``vectorized=True``: a function of pandas Series (one per argument) returning a sequence of
+  as many values; called on whole batches by the kernel (``map_batches``) and Spark (a
+  ``pandas_udf``), and on one-row Series by the reference.
+
+It is called only where every argument is defined; ``None`` (or NaN) as a value is undefined (the
+literal fails, as a division by zero does); an integer value out of the range of the declared
+type is undefined too. An exception it raises stops the evaluation with a
+:class:`~spark_datalog.errors.FunctorError` naming the functor (:func:`failure_located`).
+
+Example::
+
+    >>> import spark_datalog as sd
+    >>> program = sd.Program.parse(
+    ...     ".functor twice(x: number): number  .decl p(x: number)  p(1). q(Y) :- p(X), Y = @twice(X).",
+    ...     functors={"twice": lambda x: 2 * x},
+    ... )
+    >>> sd.reference.evaluate(program, {})["q"]
+    {(2,)}
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from typing import Callable, Optional
+
+from .errors import FunctorError
+from .functors import Functor, fits
+from .syntax import ast
+
+__all__ = ["Binding", "FunctorFailure", "entry", "failure_located", "load_function", "vectorized"]
+
+_MARKER = re.compile(r"\[spark_datalog functor (@\w+) @ (\d+):(\d+)\] ([^\n\r]*)")
+_KINDS = {"int": "integer", "long": "integer", "double": "number", "string": "string", "bool": "bool"}
+
+
+def vectorized(function: Callable) -> Callable:
+    """Mark ``function`` as vectorized (it takes pandas Series and returns as many values), so
+    that ``functors={"f": vectorized(fn)}`` and ``--functor f=module:fn`` bind it as such.
+
+    >>> vectorized(lambda a: a * 2).spark_datalog_vectorized
+    True
+    """
+    function.spark_datalog_vectorized = True  # type: ignore[attr-defined]
+    return function
+
+
+class FunctorFailure(Exception):
+    """The user's function raised: its text carries a marker that survives a Spark task."""
+
+
+class Binding:
+    """The function a declared functor is bound to (set after parsing; None until then)."""
+
+    def __init__(self, declared: ast.FunctorDecl):
+        self.name = "@" + declared.name
+        self.line, self.column = declared.span.line, declared.span.column
+        self.params = tuple(p.type for p in declared.params)
+        self.result = declared.result
+        self.function: Optional[Callable] = None
+        self.vectorized = False
+
+    def bind(self, function: Callable, vectorized: Optional[bool] = None) -> None:
+        """Bind ``function``; ``vectorized`` None: as :func:`vectorized` marked it."""
+        if not callable(function):
+            raise TypeError(f"functor {self.name}: {function!r} is not callable")
+        if vectorized is None:
+            vectorized = getattr(function, "spark_datalog_vectorized", False) is True
+        self.function, self.vectorized = function, vectorized
+
+    def require(self) -> Callable:
+        """The bound function; a FunctorError (at the ``.functor`` line) when there is none."""
+        if self.function is None:
+            raise FunctorError(self.unbound_message(), self.line, self.column)
+        return self.function
+
+    def unbound_message(self) -> str:
+        bare = self.name[1:]
+        return (
+            f"functor {self.name} is declared but bound to no function: give one with "
+            f'Program.functor("{bare}", fn), functors={{"{bare}": fn}} or --functor {bare}=module:function'
+        )
+
+    def marker(self, error: BaseException) -> str:
+        detail = f"{type(error).__name__}: {error}".replace("\n", " ")
+        return f"[spark_datalog functor {self.name} @ {self.line}:{self.column}] {detail}"
+
+    def call(self, function: Callable, values) -> object:
+        """``function(*values)`` as the declared result (None: undefined)."""
+        try:
+            value = function(*values)
+        except Exception as error:
+            raise FunctorFailure(self.marker(error)) from None
+        return self.value(value)
+
+    def value(self, value) -> object:
+        """A value the function returned, as the declared result type; None when undefined (NaN
+        too: Spark's Arrow batches cannot tell it from a null)."""
+        if value is None or (isinstance(value, numbers.Real) and value != value):
+            return None
+        result = self.result
+        if result in ("int", "long"):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise FunctorFailure(self.marker(TypeError(f"returned {value!r}, not an integer")))
+            return int(value) if fits(int(value), result) else None
+        if result == "double":
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise FunctorFailure(self.marker(TypeError(f"returned {value!r}, not a number")))
+            return float(value)
+        if result == "string" and not isinstance(value, str):
+            raise FunctorFailure(self.marker(TypeError(f"returned {value!r}, not a string")))
+        return bool(value) if result == "bool" else value
+
+    def arguments(self, values) -> list:
+        """The values as the declared parameter types (an integer given for a float, widened)."""
+        return [float(v) if t == "double" else v for v, t in zip(values, self.params, strict=True)]
+
+    def rows(self, columns: list) -> list:
+        """The values of the function on rows given as columns (lists) where no value is None."""
+        function = self.require()
+        valid = [i for i in range(len(columns[0])) if all(c[i] is not None for c in columns)]
+        out: list = [None] * len(columns[0])
+        if not valid:
+            return out
+        if self.vectorized:
+            import pandas as pd
+
+            series = [pd.Series([c[i] for i in valid]) for c in columns]
+            try:
+                values = list(function(*series))
+            except Exception as error:
+                raise FunctorFailure(self.marker(error)) from None
+            if len(values) != len(valid):
+                mismatch = ValueError(f"returned {len(values)} values for {len(valid)} rows")
+                raise FunctorFailure(self.marker(mismatch))
+            for i, value in zip(valid, values, strict=True):
+                out[i] = self.value(None if _missing(value) else value)
+            return out
+        for i in valid:
+            out[i] = self.call(function, [c[i] for c in columns])
+        return out
+
+
+def _missing(value) -> bool:
+    """pandas' missing values (``pd.NA``, ``NaT``) as None; NaN stays a value."""
+    return value is None or type(value).__name__ in ("NAType", "NaTType")
+
+
+def entry(declared: ast.FunctorDecl) -> Functor:
+    """The registry entry of a declaration, with a fresh (unbound) :class:`Binding`."""
+    binding = Binding(declared)
+    kinds = tuple(_KINDS[p.type] for p in declared.params)
+    arity = len(declared.params)
+    return Functor(
+        binding.name,
+        arity,
+        arity,
+        kinds,
+        declared.result,
+        lambda _type, *values: _reference(binding, values),
+        lambda _type, *args: _polars(binding, args),
+        lambda _type, *args: _spark(binding, args),
+        binding=binding,
+    )
+
+
+def _reference(binding: Binding, values) -> object:
+    from .functors import Undefined
+
+    value = binding.rows([[v] for v in binding.arguments(values)])[0]
+    if value is None:
+        raise Undefined(f"{binding.name} is undefined")
+    return value
+
+
+def _polars(binding: Binding, args):
+    """The values of the function over whole columns (``map_batches``): the function is called
+    on the rows where every argument is defined."""
+    import polars as pl
+
+    from .kernel.types import polars_type
+
+    binding.require()
+    dtype = polars_type(binding.result)
+    typed = [
+        arg.cast(polars_type(t)).alias(f"a{i}")
+        for i, (arg, t) in enumerate(zip(args, binding.params, strict=True))
+    ]
+
+    def apply(batch: pl.Series) -> pl.Series:
+        frame = batch.struct.unnest()
+        return pl.Series(batch.name, binding.rows([frame[c].to_list() for c in frame.columns]), dtype=dtype)
+
+    return pl.struct(*typed).map_batches(apply, return_dtype=dtype, is_elementwise=True)
+
+
+def _spark(binding: Binding, args):
+    """A ``pandas_udf`` (Arrow batches): a vectorized function gets the batch's Series, another
+    is called row by row. The function is not called where an argument is null: the UDF gets
+    the arguments with nulls replaced and a column saying where every one is defined (a
+    nullable integer column would reach pandas as doubles)."""
+    from pyspark.sql import functions as F
+
+    from .spark.types import spark_type
+
+    binding.require()
+    defined = F.lit(True)
+    typed = []
+    for arg, t in zip(args, binding.params, strict=True):
+        defined = defined & arg.isNotNull()
+        typed.append(F.coalesce(arg.cast(spark_type(t)), F.lit(_PLACEHOLDER[t]).cast(spark_type(t))))
+
+    def batch(flags, *series):
+        import pandas as pd
+
+        keep = flags.tolist()
+        columns = [[v if k else None for v, k in zip(s.tolist(), keep, strict=True)] for s in series]
+        return pd.Series(binding.rows(columns), dtype=object)
+
+    return F.pandas_udf(batch, spark_type(binding.result))(defined, *typed)  # type: ignore[call-overload]
+
+
+_PLACEHOLDER = {"int": 0, "long": 0, "double": 0.0, "string": "", "bool": False}
+
+
+def failure_located(error: BaseException, checked) -> Optional[FunctorError]:
+    """The FunctorError an exception stands for (its text carries a functor's failure marker,
+    also from inside a Spark task), at the functor's ``.functor`` line; None otherwise."""
+    if isinstance(error, FunctorError):
+        return error
+    found = _MARKER.search(str(error))
+    if found is None:
+        return None
+    name, line, column, detail = found.group(1), int(found.group(2)), int(found.group(3)), found.group(4)
+    program = checked.program
+    detail = re.sub(r"\s*SQLSTATE: \w+\s*$", "", detail.strip())
+    message = f"functor {name} raised {detail}"
+    return FunctorError(message, line or None, column or None, program.source or None, program.filename)
+
+
+def load_function(reference: str, ship: bool = False) -> Callable:
+    """The function ``"module:function"`` names (importlib); ValueError when it cannot be loaded.
+    With ``ship``, a module of the user's (not installed: outside the interpreter's prefixes) is
+    registered with Spark's cloudpickle to travel by value, so executors need not import it.
+
+    >>> load_function("math:sqrt")(4.0)
+    2.0
+    """
+    import importlib
+
+    module_name, sep, attribute = reference.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ValueError(f"{reference!r} is not module:function")
+    try:
+        found: object = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            found = getattr(found, part)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"cannot load {reference!r}: {error}") from None
+    if not callable(found):
+        raise ValueError(f"{reference!r} is not callable")
+    if ship:
+        _ship_by_value(module_name)
+    return found
+
+
+def _ship_by_value(module_name: str) -> None:
+    import sys
+
+    module = sys.modules[module_name]
+    path = getattr(module, "__file__", None)
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    if path is None or any(str(path).startswith(prefix) for prefix in prefixes):
+        return
+    try:
+        from pyspark import cloudpickle
+    except ImportError:  # pragma: no cover - no Spark: nothing to ship to
+        return
+    cloudpickle.register_pickle_by_value(module)

@@ -1,0 +1,145 @@
+"""Soufflé's user-defined functors (``.functor``, ``@f(...)``): what they parse to, their errors
+(class, line, column), their bindings, and their evaluation on the reference and the kernel."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from tests.syntax.test_parse_errors import assert_error
+
+import spark_datalog as sd
+from hypothesis import given
+from programs import settings
+from spark_datalog.syntax import parse
+from user_functor_cases import user_functor_cases
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernel"))
+from harness import assert_same, kernel_result, reference_result  # noqa: E402
+
+DECLARED = ".type Node <: number\n.functor f(x: Node, s: symbol): float\n"
+
+
+def test_a_declaration_resolves_its_types_and_calls_get_its_entry():
+    program = parse(DECLARED + 'p(V) :- q(X, S), V = @f(X + 1, cat(S, "a")).\n.decl q(x: Node, s: symbol)')
+    (declared,) = program.functors
+    assert [p.type for p in declared.params] == ["long", "string"] and declared.result == "double"
+    assert str(declared) == ".functor f(x: long, s: string): double"
+    call = program.rules[0].body[-1].right
+    assert call.name == "@f" and call.functor is declared.functor
+    assert (call.functor.least, call.functor.operands, call.functor.result) == (
+        1 + 1,
+        ("integer", "string"),
+        "double",
+    )
+    assert str(program.rules[0]) == 'p(V) :- q(X, S), V = @f((X + 1), cat(S, "a")).'
+    assert str(parse(DECLARED + str(program.rules[0])).rules[0]) == str(program.rules[0])  # prints back
+
+
+def test_parameters_may_be_unnamed_and_types_are_checked():
+    program = sd.Program.parse(
+        '.functor g(number, symbol): symbol\n.decl q(x: number)\np(S) :- q(X), S = @g(X, "a").'
+    )
+    assert program.relations["p"].types == ("string",)
+    assert program.ast.functors[0].params[1].type == "string"
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        ("q(1).\np(Y) :- q(X), Y = @g(X).", 2, 19, "functor '@g' is not declared"),
+        (
+            ".functor g(x: number): number\nq(1).\np(Y) :- q(X), Y = @g(X, X).",
+            3,
+            19,
+            "takes 1 argument, given 2",
+        ),
+        (".functor g(x: number): number stateful", 1, 31, "stateful functors are not supported yet"),
+        (".functor g(x: Nope): number", 1, 15, "unknown type 'Nope'"),
+        (".functor g(x: number): Nope", 1, 24, "unknown type 'Nope'"),
+        (".functor g(x: number): number\n.functor g(y: symbol): number", 2, 10, "declared twice"),
+        (".functor g(): number", 1, 10, "without parameters is not supported yet"),
+    ],
+)
+def test_errors(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
+
+
+@pytest.mark.parametrize(
+    "body, line, column, fragment",
+    [
+        ('Y = @inc("a")', 3, 24, "type conflict"),
+        ("Y = @inc(D)", 3, 24, "must be an integer"),
+        ('Y = @inc(1), Y = "b"', 3, 28, "type conflict"),
+    ],
+)
+def test_argument_and_result_types_follow_the_declaration(body, line, column, fragment):
+    text = f".functor inc(x: number): number\n.decl q(d: float)\np(Y) :- q(D), {body}."
+    with pytest.raises(sd.SchemaError) as info:
+        sd.Program.parse(text)
+    assert (info.value.line, info.value.column) == (line, column), str(info.value)
+    assert fragment in info.value.message
+
+
+TEXT = """.functor inc(x: number): number
+.decl e(x: number)
+e(1). e(2). e(0).
+q(Y) :- e(X), X != 0, Y = @inc(X).
+"""
+
+
+def test_bindings_by_keyword_and_by_method():
+    assert sd.reference.evaluate(sd.Program.parse(TEXT, functors={"inc": lambda x: x + 1}), {})["q"] == {
+        (2,),
+        (3,),
+    }
+    program = sd.Program.parse(TEXT).functor("inc", lambda x: None if x == 1 else 10 * x)
+    assert sd.reference.evaluate(program, {})["q"] == {(20,)}  # None: undefined, the literal fails
+    assert kernel_result(program, {})["q"] == {(20,)}
+    with pytest.raises(sd.FunctorError, match="declares no functor 'dec'"):
+        program.functor("dec", abs)
+
+
+def test_a_vectorized_function_gets_series():
+    program = sd.Program.parse(TEXT).functor("inc", lambda s: s * 3 + s.index.size * 0, vectorized=True)
+    assert reference_result(program, {})["q"] == kernel_result(program, {})["q"] == {(3,), (6,)}
+    program = sd.Program.parse(TEXT, functors={"inc": sd.vectorized(lambda s: list(s + 1))})
+    assert reference_result(program, {})["q"] == kernel_result(program, {})["q"] == {(2,), (3,)}
+
+
+@pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
+def test_an_unbound_functor_is_an_error_at_its_declaration(engine):
+    with pytest.raises(sd.FunctorError) as info:
+        engine(sd.Program.parse(TEXT), {})
+    assert (info.value.line, info.value.column) == (1, 10)
+    assert "functor @inc is declared but bound to no function" in str(info.value)
+    assert "   1 | .functor inc" in str(info.value)
+    with pytest.raises(sd.FunctorError) as info:
+        sd.Program.parse(TEXT).require_functors()
+    assert info.value.line == 1
+
+
+@pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
+@pytest.mark.parametrize(
+    "function, fragment",
+    [
+        (
+            lambda x: 12 // (x - 1),
+            "functor @inc raised ZeroDivisionError: integer division or modulo by zero",
+        ),
+        (lambda x: "one", "functor @inc raised TypeError: returned 'one', not an integer"),
+    ],
+    ids=["raises", "wrong-type"],
+)
+def test_a_failing_function_is_a_functor_error(engine, function, fragment):
+    with pytest.raises(sd.FunctorError) as info:
+        engine(sd.Program.parse(TEXT, functors={"inc": function}), {})
+    assert fragment in info.value.message and info.value.line == 1
+
+
+@settings(default=60)
+@given(case=user_functor_cases())
+def test_random_user_functors_on_the_kernel_equal_the_reference(case):
+    text, edb, functors = case
+    assert_same(text, edb, functors=functors)
