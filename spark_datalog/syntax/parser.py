@@ -608,6 +608,7 @@ class _ToAst:
         type_name = ast.Constant(str(type_token), "string", span=_span(type_token))
         node = ast.Call(ast.CAST, (expr, type_name), span=_span(keyword))
         self._nest(node, keyword, expr)
+        return node
 
     def user_call(self, children):
         """``@f(X, ...)``: a user-defined functor, checked against its ``.functor`` by lowering."""
