@@ -38,7 +38,7 @@ Example::
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from .. import functors
 from ..errors import DatalogError, SchemaError
@@ -213,7 +213,7 @@ class _RuleCheck:
         """A computed value is of a root type: the functor's result, or its operands' root."""
         result = "operands"
         if type(term) is ast.Call:
-            entry = term.functor or functors.FUNCTORS.get(term.name)  # None: an undeclared @f
+            entry: Any = term.functor or functors.FUNCTORS.get(term.name)  # None: an undeclared @f
             if entry is None:
                 return None
             result = entry.result
