@@ -312,19 +312,20 @@ def _pl_match(_type, pattern, text):
     return text.str.contains(anchored)
 
 
+def _combined(op: str, truth: list):
+    """``land lor lxor lnot`` over boolean expressions (Polars and Spark both have ``& | != ~``)."""
+    if op == "land":
+        return truth[0] & truth[1]
+    if op == "lor":
+        return truth[0] | truth[1]
+    if op == "lxor":
+        return truth[0] != truth[1]
+    return ~truth[0]
+
+
 def _pl_logical(op: str):
     def build(_type, *args):
-        pl = _pl()
-        truth = [arg != 0 for arg in args]
-        if op == "land":
-            value = truth[0] & truth[1]
-        elif op == "lor":
-            value = truth[0] | truth[1]
-        elif op == "lxor":
-            value = truth[0] != truth[1]
-        else:
-            value = ~truth[0]
-        return value.cast(pl.Int64)
+        return _combined(op, [arg != 0 for arg in args]).cast(_pl().Int64)
 
     return build
 
@@ -412,17 +413,8 @@ def _sp_ftoi(_type, value):
 
 def _sp_logical(op: str):
     def build(_type, *args):
-        F = _sf()
-        truth = [arg != F.lit(0) for arg in args]
-        if op == "land":
-            value = truth[0] & truth[1]
-        elif op == "lor":
-            value = truth[0] | truth[1]
-        elif op == "lxor":
-            value = truth[0] != truth[1]
-        else:
-            value = ~truth[0]
-        return value.cast("long")
+        zero = _sf().lit(0)
+        return _combined(op, [arg != zero for arg in args]).cast("long")
 
     return build
 

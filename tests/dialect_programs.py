@@ -182,3 +182,61 @@ GENERATORS = SeedProgram(
 )
 
 DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS, GENERATORS)
+
+SUBSUMPTION = SeedProgram(
+    name="subsumption",
+    origin="Soufflé's subsumption: least lengths over a cycle (a min in recursion) and intervals "
+    "inside others dropped (negation)",
+    text="""
+        .decl e(x: number, y: number, d: number)
+        .decl iv(lo: number, hi: number)
+        .input e, iv
+        .decl path(x: number, y: number, d: number)
+        path(X, Y, D) :- e(X, Y, D).
+        path(X, Y, D + W) :- path(X, Z, D), e(Z, Y, W).
+        path(X, Y, D1) <= path(X, Y, D2) :- D2 <= D1.
+        .decl outer(lo: number, hi: number)
+        outer(L, H) :- iv(L, H).
+        outer(L1, H1) <= outer(L2, H2) :- L2 <= L1, H1 <= H2.
+        .decl widest(lo: number, hi: number)
+        widest(L, H) :- iv(L, H).
+        widest(L, H1) <= widest(L, H2) :- H1 < H2.
+        .output path, outer, widest
+    """,
+    edb={
+        "e": {(1, 2, 5), (2, 1, 1), (1, 3, 9), (2, 3, 2)},
+        "iv": {(0, 10), (2, 5), (3, 12), (0, 4), (20, 30)},
+    },
+    expected={
+        "path": {(1, 2, 5), (1, 1, 6), (1, 3, 7), (2, 1, 1), (2, 2, 6), (2, 3, 2)},
+        "outer": {(0, 10), (3, 12), (20, 30)},
+        "widest": {(0, 10), (2, 5), (3, 12), (20, 30)},
+    },
+)
+
+CHOICE = SeedProgram(
+    name="choice_domain",
+    origin="Soufflé's choice-domain outside recursion: the least candidate per key, in column order",
+    text="""
+        .decl student(s: symbol, majr: symbol, year: number)
+        .decl professor(p: symbol, majr: symbol)
+        .input student, professor
+        .decl advisor(s: symbol, year: number, p: symbol) choice-domain (s, year)
+        advisor(S, Y, P) :- student(S, M, Y), professor(P, M).
+        .decl room(p: symbol, floor: number, n: number) choice-domain p
+        room(P, F, N) :- professor(P, _), floor(F, N), N > F.
+        .decl floor(f: number, n: number)
+        floor(2, 1). floor(2, 7). floor(1, 9). floor(1, 3).
+        .output advisor, room
+    """,
+    edb={
+        "student": {("ann", "cs", 1), ("bob", "math", 2), ("ann", "cs", 2), ("cy", "art", 1)},
+        "professor": {("zed", "cs"), ("amy", "cs"), ("kim", "math")},
+    },
+    expected={
+        "advisor": {("ann", 1, "amy"), ("ann", 2, "amy"), ("bob", 2, "kim")},
+        "room": {("zed", 1, 3), ("amy", 1, 3), ("kim", 1, 3)},
+    },
+)
+
+DIALECT_PROGRAMS += (SUBSUMPTION, CHOICE)

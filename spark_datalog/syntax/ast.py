@@ -230,6 +230,24 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
+class Subsumption:
+    """Soufflé's subsumptive clause ``r(X, D1) <= r(X, D2) :- D2 < D1.``: a tuple of ``r``
+    matching ``dominated`` is removed when another tuple matching ``dominating`` exists for
+    which the body holds. It exists only between parsing and lowering
+    (:mod:`spark_datalog.syntax.subsumption`)."""
+
+    dominated: Atom
+    dominating: Atom
+    body: tuple  # tuple[Literal, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
+    text: str = field(default="", compare=False)
+
+    def __str__(self) -> str:
+        body = ", ".join(str(literal) for literal in self.body)
+        return f"{self.dominated} <= {self.dominating} :- {body}."
+
+
+@dataclass(frozen=True, slots=True)
 class Fact:
     """A ground atom stated in the program. Its arguments are all constants."""
 
@@ -259,6 +277,8 @@ class Declaration:
     columns: tuple  # tuple[ColumnDecl, ...]
     span: Span = field(default=NO_SPAN, compare=False)
     qualifiers: tuple = field(default=(), compare=False)  # tuple[str, ...]
+    # Soufflé's ``choice-domain a, (b, c)``: each key a tuple of column names
+    choice_domains: tuple = field(default=(), compare=False)
 
     def __str__(self) -> str:
         cols = ", ".join(f"{c.name}: {c.type}" for c in self.columns)
@@ -369,6 +389,7 @@ class Program:
     queries: tuple = ()  # tuple[Query, ...]
     types: tuple = ()  # tuple[TypeDecl, ...]
     components: tuple = ()  # tuple[Component | Init, ...]: gone after lowering
+    subsumptions: tuple = ()  # tuple[Subsumption, ...]: gone after lowering
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)
 

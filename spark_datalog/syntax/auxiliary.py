@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import Iterator
+
 from . import ast
 
 
@@ -26,3 +29,67 @@ def relation_names(program: ast.Program) -> set:
             if isinstance(atom, ast.Atom):
                 names.add(atom.predicate)
     return names
+
+
+def nodes(*roots) -> Iterator:
+    """Every node inside ``roots`` (literals or terms), the roots included: atoms' arguments,
+    negated atoms, operands, functors' arguments, aggregates' bodies and targets."""
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, ast.Atom):
+            stack.extend(node.args)
+        elif isinstance(node, ast.Negation):
+            stack.append(node.atom)
+        elif isinstance(node, (ast.Comparison, ast.BinaryOp)):
+            stack.extend((node.left, node.right))
+        elif isinstance(node, ast.Call):
+            stack.extend(node.args)
+        elif isinstance(node, ast.BodyAggregate):
+            stack.extend(node.body)
+            if node.target is not None:
+                stack.append(node.target)
+
+
+def read_relations(literal) -> set:
+    """The relations a literal reads, inside negations and aggregates' bodies too."""
+    return {node.predicate for node in nodes(literal) if isinstance(node, ast.Atom)}
+
+
+def is_recursive(program: ast.Program, name: str) -> bool:
+    """Whether relation ``name`` depends on itself through the program's rules.
+
+    Example::
+
+        >>> from spark_datalog.syntax.parser import parse
+        >>> is_recursive(parse("t(X, Y) :- e(X, Y). t(X, Z) :- t(X, Y), e(Y, Z)."), "t")
+        True
+    """
+    reads: dict = {}
+    for rule in program.rules:
+        found = reads.setdefault(rule.head.predicate, set())
+        for literal in rule.body:
+            found |= read_relations(literal)
+    seen: set = set()
+    pending = list(reads.get(name, ()))
+    while pending:
+        relation = pending.pop()
+        if relation == name:
+            return True
+        if relation not in seen:
+            seen.add(relation)
+            pending.extend(reads.get(relation, ()))
+    return False
+
+
+def renamed_heads(program: ast.Program, renamed: dict) -> ast.Program:
+    """``program`` with the heads of the rules and facts of the relations in ``renamed`` (old
+    name -> new name) renamed; the bodies keep reading the old names."""
+
+    def head(atom: ast.Atom) -> ast.Atom:
+        return replace(atom, predicate=renamed[atom.predicate]) if atom.predicate in renamed else atom
+
+    facts = tuple(replace(fact, atom=head(fact.atom)) for fact in program.facts)
+    rules = tuple(replace(rule, head=head(rule.head)) for rule in program.rules)
+    return replace(program, facts=facts, rules=rules)

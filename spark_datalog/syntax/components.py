@@ -40,6 +40,7 @@ def expand_components(program: ast.Program, type_spans: dict) -> tuple[ast.Progr
         ast.Directive: "directives",
         ast.Fact: "facts",
         ast.Rule: "rules",
+        ast.Subsumption: "subsumptions",
     }
     kinds[ast.TypeDecl] = "types"  # the grammar allows nothing else in a component
     grouped: dict = {field: list(getattr(program, field)) for field in kinds.values()}
@@ -53,6 +54,7 @@ def expand_components(program: ast.Program, type_spans: dict) -> tuple[ast.Progr
         facts=tuple(grouped["facts"]),
         rules=tuple(grouped["rules"]),
         types=tuple(grouped["types"]),
+        subsumptions=tuple(grouped["subsumptions"]),
     )
     return expanded, expansion.errors
 
@@ -177,10 +179,18 @@ class _Expansion:
         if isinstance(statement, ast.Rule):
             body = tuple(_renamed_node(literal, rename) for literal in statement.body)
             return replace(statement, head=_renamed_node(statement.head, rename), body=body)
+        if isinstance(statement, ast.Subsumption):
+            body = tuple(_renamed_node(literal, rename) for literal in statement.body)
+            dominated, dominating = (
+                _renamed_atom(a, rename) for a in (statement.dominated, statement.dominating)
+            )
+            return replace(statement, dominated=dominated, dominating=dominating, body=body)
         return statement
 
 
 def _head_name(statement) -> Optional[str]:
+    if isinstance(statement, ast.Subsumption):
+        return statement.dominated.predicate
     if isinstance(statement, ast.Rule):
         return statement.head.predicate
     if isinstance(statement, ast.Fact):

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 from ..errors import DatalogError, ParseError
 from . import ast
-from .auxiliary import fresh_name, relation_names
+from .auxiliary import fresh_name, relation_names, renamed_heads
 
 
 def lower_eqrel(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
@@ -42,9 +42,8 @@ def lower_eqrel(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
         renamed[declaration.name] = pairs
         declarations += _declarations(declaration, pairs, label)
         rules += _rules(declaration, pairs, label)
-    facts = tuple(_renamed_fact(fact, renamed) for fact in program.facts)
-    given = [replace(rule, head=_renamed(rule.head, renamed)) for rule in program.rules]
-    return replace(program, declarations=tuple(declarations), facts=facts, rules=tuple(given + rules)), errors
+    program = renamed_heads(program, renamed)
+    return replace(program, declarations=tuple(declarations), rules=program.rules + tuple(rules)), errors
 
 
 def _problem(declaration: ast.Declaration, program: ast.Program) -> str:
@@ -93,11 +92,3 @@ def _rules(declaration: ast.Declaration, pairs: str, label: str) -> list:
     ]
     rules = [ast.Rule(head, body, span=span) for head, body in heads_bodies]
     return [replace(rule, text=str(rule)) for rule in rules]
-
-
-def _renamed(atom: ast.Atom, renamed: dict) -> ast.Atom:
-    return replace(atom, predicate=renamed[atom.predicate]) if atom.predicate in renamed else atom
-
-
-def _renamed_fact(fact: ast.Fact, renamed: dict) -> ast.Fact:
-    return replace(fact, atom=_renamed(fact.atom, renamed)) if fact.atom.predicate in renamed else fact

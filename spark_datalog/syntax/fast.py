@@ -46,6 +46,8 @@ _TERM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 # Names Lark reads as a body aggregate's (``count : {...}``) unless one of ( < , ) . follows
 _QUALIFIED_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _AGGREGATORS = frozenset(("count", "sum", "min", "max", "mean"))
+# Lower-case names ``leaf`` does not read as Soufflé's variables (``primary`` decides for them)
+_NOT_NAME_LEAVES = _KEYWORDS | _AGGREGATORS
 _NOT_AGGREGATOR = re.compile(r"\s*[(<,).]")
 # Parentheses and unary minus signs nested deeper than this are left to the Lark path (no deep
 # recursion here; Lark reduces without recursion).
@@ -204,10 +206,15 @@ def _rule(head: ast.Atom, body: tuple, text: str) -> ast.Rule:
 
 
 class _Parser:
-    """One parse: the token arrays, a position in them, and the clause being built."""
+    """One parse: the token arrays, a position in them, and the clause being built. Where
+    ``names_are_variables`` (Soufflé's dialect) a lower-case name in a term is a variable, as
+    ``_ToAst.constant`` reads it; the texts accepted are the same (one grammar)."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, names_are_variables: bool = False):
         self.text = text
+        self.names_are_variables = names_are_variables
+        # the first characters of the arguments ``arguments`` reads as variables itself
+        self.variable_first = _UPPER | _NAME_FIRST if names_are_variables else _UPPER
         self.values, self.starts, self.percent = _tokens(text)
         self.pos = 0
         newlines = [-1]
@@ -465,10 +472,16 @@ class _Parser:
         line, base, end = self.cursor
         args = []
         percent = self.percent
+        variable_first = self.variable_first
         if values[pos] != ")":
             while True:
                 value = values[pos]
-                if value[0] in _UPPER and values[pos + 1] in _ARGUMENT_END and pos + 1 not in percent:
+                if (
+                    value[0] in variable_first
+                    and values[pos + 1] in _ARGUMENT_END
+                    and pos + 1 not in percent
+                    and (value[0] in _UPPER or value not in _NOT_NAME_LEAVES)
+                ):
                     offset = starts[pos]
                     if not base < offset <= end:
                         line, base, end = self.locate(offset)
@@ -527,6 +540,11 @@ class _Parser:
             node.value = int(value)
             node.type = "long"
             cls = ast.Constant
+        elif self.names_are_variables and first in _NAME_FIRST and value not in _NOT_NAME_LEAVES:
+            node = _MutableVariable()
+            node.name = value
+            node.anonymous = False
+            cls = ast.Variable
         else:
             return None
         offset = self.starts[pos]
@@ -676,6 +694,8 @@ class _Parser:
                 raise Fallback
             if value in _AGGREGATORS and not _NOT_AGGREGATOR.match(self.text, self.starts[pos] + len(value)):
                 raise Fallback
+            if self.names_are_variables:  # Soufflé's dialect: `x` is a variable
+                return _variable(value, self.span(pos), False), 1
             return _constant(value, "string", self.span(pos)), 1
         if first == '"':
             return _constant(_unescape(value), "string", self.span(pos)), 1
@@ -749,7 +769,16 @@ def unescape(body: str, unknown: Callable[[int, str], None]) -> str:
     return "".join(out)
 
 
-def parse_fast(text: str, filename: Optional[str] = None) -> ast.Program:
-    """The AST of ``text`` as the Lark path builds it; raises :class:`Fallback` on anything the
-    Lark path would report as an error or where it could read the text differently."""
-    return _Parser(text).program(filename)
+def parse_fast(text: str, filename: Optional[str] = None, dialect: str = "datalog") -> ast.Program:
+    """The AST of ``text`` as the Lark path builds it in ``dialect`` (``datalog``, or ``souffle``:
+    a lower-case name in a term is a variable); raises :class:`Fallback` on anything the Lark
+    path would report as an error or where it could read the text differently.
+
+    Example::
+
+        >>> print(parse_fast("p(X) :- q(X, x).").rules[0])
+        p(X) :- q(X, "x").
+        >>> print(parse_fast("p(X) :- q(X, x).", dialect="souffle").rules[0])
+        p(X) :- q(X, x).
+    """
+    return _Parser(text, names_are_variables=dialect == "souffle").program(filename)

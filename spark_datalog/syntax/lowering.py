@@ -7,6 +7,9 @@ and every engine see only the core:
 - components: every ``.init`` replaced by the statements it stands for (:mod:`.components`);
 - ``.type`` declarations: every column type names a value type (:mod:`.typedecls`);
 - ``eqrel`` relations: the equivalence closure as connected components (:mod:`.eqrel`);
+- subsumptive clauses (``r(X, A) <= r(X, B) :- B < A.``): a head ``min``/``max``, or negation
+  (:mod:`.subsumption`);
+- ``choice-domain`` relations: the least candidate per key (:mod:`.choice`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
   aggregates (:mod:`.body_aggregates`);
 - generators (``range``, ``urange``, ``frange``): each call lifted into the body as
@@ -23,10 +26,13 @@ from dataclasses import replace
 
 from ..errors import DatalogError
 from . import ast
+from .auxiliary import nodes
 from .body_aggregates import lower_body_aggregates
+from .choice import lower_choice
 from .components import expand_components
 from .eqrel import lower_eqrel
 from .generators import has_generator, lift_generators
+from .subsumption import lower_subsumption
 from .typedecls import resolve_types
 
 __all__ = ["lower"]
@@ -58,6 +64,12 @@ def lower(
     if any("eqrel" in d.qualifiers for d in program.declarations):
         program, eqrel_errors = lower_eqrel(program)
         errors += eqrel_errors
+    if program.subsumptions:
+        program, subsumption_errors = lower_subsumption(program)
+        errors += subsumption_errors
+    if any(d.choice_domains for d in program.declarations):
+        program, choice_errors = lower_choice(program)
+        errors += choice_errors
     if any(_has_body_aggregate(rule) for rule in program.rules):
         program, aggregate_errors = lower_body_aggregates(program)
         errors += aggregate_errors
@@ -67,21 +79,4 @@ def lower(
 
 
 def _has_body_aggregate(rule: ast.Rule) -> bool:
-    return "BodyAggregate" in _node_kinds(rule)
-
-
-def _node_kinds(rule: ast.Rule) -> set:
-    kinds: set = set()
-    stack: list = [rule.head, *rule.body]
-    while stack:
-        node = stack.pop()
-        kinds.add(type(node).__name__)
-        if isinstance(node, ast.Atom):
-            stack.extend(node.args)
-        elif isinstance(node, ast.Negation):
-            stack.append(node.atom)
-        elif isinstance(node, (ast.Comparison, ast.BinaryOp)):
-            stack.extend((node.left, node.right))
-        elif isinstance(node, ast.Call):
-            stack.extend(node.args)
-    return kinds
+    return any(isinstance(node, ast.BodyAggregate) for node in nodes(rule.head, *rule.body))

@@ -3,7 +3,8 @@
 Two parsers, one language. The grammar lives in ``grammar.lark`` next to this module (package
 data): it is the specification and the error reporter. :func:`parse` first tries the fast
 hand-written parser of :mod:`spark_datalog.syntax.fast` (one regex for the tokens, recursive
-descent), which accepts only valid programs and builds the same AST the Lark path builds; on
+descent), which accepts only valid programs of the core language (in either dialect) and builds
+the same AST the Lark path builds; on
 anything else it gives up and :func:`parse_lark` parses the text. The reason is speed: Lark
 costs about 90 µs per fact and 600 µs per rule (its ``feed_token`` and lexer are two thirds of
 it; lark-cython only halves it), too slow for 100,000 clauses in 5 s (issue 19, item 9). The
@@ -95,11 +96,10 @@ def parse(
         raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
     if has_directives(text):
         text = preprocess(text, filename, include_dirs)
-    if dialect == "datalog":
-        try:
-            return parse_fast(text, filename)
-        except (Fallback, RecursionError):
-            pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
+    try:
+        return parse_fast(text, filename, dialect)
+    except (Fallback, RecursionError):
+        pass  # not a valid program, or one the fast parser leaves to Lark: Lark decides
     return parse_lark(text, filename, dialect)
 
 
@@ -153,6 +153,7 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
             ast.Query,
             ast.TypeDecl,
             ast.Component,
+            ast.Subsumption,
         )
     }
     for statement in statements:
@@ -167,6 +168,7 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
         queries=tuple(groups[ast.Query]),
         types=tuple(groups[ast.TypeDecl]),
         components=tuple(groups[ast.Component]),
+        subsumptions=tuple(groups[ast.Subsumption]),
         source=text,
         filename=filename,
     )
@@ -174,6 +176,14 @@ def _program(statements, text: str, filename: Optional[str]) -> ast.Program:
 
 # ---------------------------------------------------------------------------------------------
 # Parse tree -> AST
+
+
+class _ChoiceDomain:
+    """The keys of a ``choice-domain`` qualifier (column names) and their tokens."""
+
+    def __init__(self, keys: tuple, tokens: list):
+        self.keys = keys
+        self.tokens = tokens
 
 
 class _Nested:
@@ -295,6 +305,19 @@ class _ToAst:
             ast.Rule(head, alternative, span=head.span, text=text) for head in heads for alternative in body
         ]
 
+    def subsumption(self, children):
+        """``r(X, A) <= r(X, B) :- B < A.``: one subsumptive clause per alternative of the body."""
+        self.souffle_syntax = True
+        dominated, _le, dominating, _neck, body, dot = children
+        text = self._text(dominated, dot)
+        self._end_clause()
+        for atom in (dominated, dominating):
+            self._no_aggregate_outside_head(atom, "subsumptive clause")
+        return [
+            ast.Subsumption(dominated, dominating, alternative, span=dominated.span, text=text)
+            for alternative in body
+        ]
+
     def heads(self, children):
         heads = _values(children)
         self.souffle_syntax |= len(heads) > 1
@@ -338,7 +361,24 @@ class _ToAst:
         values = [c for c in _values(children) if c is not None]
         columns = tuple(c for c in values if isinstance(c, ast.ColumnDecl))
         qualifiers = tuple(c for c in values if isinstance(c, str))
-        return ast.Declaration(str(name), columns, span=_span(children[0]), qualifiers=qualifiers)
+        domains = tuple(key for c in values if isinstance(c, _ChoiceDomain) for key in c.keys)
+        self._check_choice_domains(str(name), columns, [c for c in values if isinstance(c, _ChoiceDomain)])
+        return ast.Declaration(
+            str(name), columns, span=_span(children[0]), qualifiers=qualifiers, choice_domains=domains
+        )
+
+    def _check_choice_domains(self, name: str, columns: tuple, domains: list) -> None:
+        """Every column a ``choice-domain`` names is a column of the relation, once per key."""
+        known = {column.name for column in columns}
+        for domain in domains:
+            for key, tokens in zip(domain.keys, domain.tokens, strict=True):
+                for column, token in zip(key, tokens, strict=True):
+                    if column not in known:
+                        self._error(
+                            f"choice-domain of '{name}' names '{column}', not one of its columns", token
+                        )
+                if len(set(key)) < len(key):
+                    self._error(f"choice-domain of '{name}' names a column twice in one key", tokens[0])
 
     def column(self, children):
         name, _colon, type_token = children
@@ -352,11 +392,12 @@ class _ToAst:
         return str(children[0])
 
     def choice_domain(self, children):
-        self._error("choice-domain is not supported yet", children[0])
-        return None
+        self.souffle_syntax = True
+        keys = [c for c in children if isinstance(c, list)]
+        return _ChoiceDomain(tuple(tuple(str(t) for t in key) for key in keys), keys)
 
     def choice_key(self, children):
-        return None
+        return [t for t in _tokens(children) if t.type in ("NAME", "VAR")]
 
     def type_declaration(self, children):
         self.souffle_syntax = True

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import spark_datalog as sd
 from programs import aggregate_programs, any_program, positive_programs, prem_programs, stratified_programs
 from dialect_aggregates import aggregate_cases
+from dialect_orders import order_cases
 from dialect_programs import DIALECT_PROGRAMS
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.plan.partitioning import decomposition, is_linear
@@ -165,3 +166,10 @@ def test_random_programs_in_bsp_rounds(spark, datalog_settings, case):
 def test_random_body_aggregates(spark, case):
     text, edb, expected = case
     assert spark_result(spark, sd.Program.parse(text), edb)["r"] == _normal_set(expected)
+
+
+@spark_settings
+@given(case=order_cases())
+def test_random_subsumptions_and_choices(spark, case):
+    text, edb, expected = case
+    assert spark_result(spark, sd.Program.parse(text, dialect="souffle"), edb)["r"] == _normal_set(expected)

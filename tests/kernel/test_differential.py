@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 
 from dialect_aggregates import aggregate_cases
+from dialect_orders import order_cases
 from kernel.harness import assert_same, kernel_result
 
 import spark_datalog as sd
@@ -68,3 +69,10 @@ def test_random_programs_with_every_check_by_the_index(case):
 def test_random_body_aggregates(case):
     text, edb, expected = case
     assert kernel_result(sd.Program.parse(text), edb)["r"] == expected
+
+
+@settings(default=40)
+@given(case=order_cases())
+def test_random_subsumptions_and_choices(case):
+    text, edb, expected = case
+    assert kernel_result(sd.Program.parse(text, dialect="souffle"), edb)["r"] == expected

@@ -10,6 +10,7 @@ from tests.syntax.test_parse_errors import assert_error
 
 import spark_datalog as sd
 from dialect_aggregates import aggregate_cases
+from dialect_orders import order_cases
 from dialect_programs import DIALECT_PROGRAMS
 from hypothesis import given
 from programs import settings
@@ -93,8 +94,136 @@ def test_qualifiers_are_accepted_and_a_declaration_needs_no_dot():
     assert rules(text) == ["b(X) :- a(X).", "c(X) :- b(X)."]
 
 
-def test_choice_domain_is_reported_as_not_supported():
-    assert_error(".decl r(x: number, y: number) choice-domain x", 1, 31, "choice-domain is not supported yet")
+# ---------------------------------------------------------------------------------------------
+# choice-domain and subsumption
+
+
+def test_choice_domain_keys_are_parsed():
+    declaration = parse(".decl r(x: number, y: number, z: number) choice-domain (x, y)").declarations[0]
+    assert declaration.choice_domains == (("x", "y"),)
+
+
+def test_choice_domain_chooses_the_least_candidate_per_key():
+    text = """
+        .decl c(k: number, x: symbol, y: number) choice-domain k
+        c(1, "b", 0). c(1, "a", 9). c(1, "a", 3). c(2, "z", 1).
+    """
+    assert rules(text) == [
+        "c__choice(_choice0, min<_choice1>) :- c__choices(_choice0, _choice1, _choice2).",
+        "c__choice2(_choice0, _choice1, min<_choice2>) :- c__choices(_choice0, _choice1, _choice2), "
+        "c__choice(_choice0, _choice1).",
+        "c(_choice0, _choice1, _choice2) :- c__choice2(_choice0, _choice1, _choice2).",
+    ]
+    assert sd.reference.evaluate(sd.Program.parse(text), {})["c"] == {(1, "a", 3), (2, "z", 1)}
+
+
+def test_a_choice_domain_of_every_column_changes_nothing():
+    assert rules(".decl r(x: number) choice-domain x\nr(X) :- q(X).") == ["r(X) :- q(X)."]
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        (".decl r(x: number, y: number) choice-domain z", 1, 45, "names 'z', not one of its columns"),
+        (".decl r(x: number, y: number) choice-domain (x, x)", 1, 46, "names a column twice"),
+        (".decl r(x: number, y: number) choice-domain x, y", 1, 1, "several keys is not supported yet"),
+        (
+            ".decl r(x: number, y: number) choice-domain x\n.input r",
+            1,
+            1,
+            "an .input relation is not supported",
+        ),
+        (
+            ".decl r(x: number, y: number) choice-domain x\nr(1, 2).\nr(X, Y) :- r(Y, X).",
+            1,
+            1,
+            "choice-domain on a recursive relation is not supported yet",
+        ),
+        (".decl r(x: number) choice-domain", 1, 33, "expected"),
+    ],
+)
+def test_bad_choice_domains(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
+
+
+def test_subsumption_of_one_column_is_a_head_min():
+    text = """
+        path(X, Y, D) :- e(X, Y, D).
+        path(X, Y, D + W) :- path(X, Z, D), e(Z, Y, W).
+        path(X, Y, D1) <= path(X, Y, D2) :- D2 <= D1.
+    """
+    assert rules(text) == [
+        "path(X, Y, min<D>) :- e(X, Y, D).",
+        "path(X, Y, min<_subsumed2>) :- path(X, Z, D), e(Z, Y, W), _subsumed2 = (D + W).",
+    ]
+
+
+@pytest.mark.parametrize(
+    "clause, func",
+    [
+        ("r(K, A) <= r(K, B) :- B < A.", "min"),
+        ("r(K, A) <= r(K, B) :- A >= B.", "min"),
+        ("r(K, A) <= r(K, B) :- B > A.", "max"),
+        ("r(K, A) <= r(K, B) :- A <= B.", "max"),
+    ],
+)
+def test_each_spelling_of_an_order_on_one_column(clause, func):
+    assert rules(f"r(K, V) :- p(K, V).\n{clause}") == [f"r(K, {func}<V>) :- p(K, V)."]
+
+
+def test_subsumption_with_another_body_is_negation():
+    text = """
+        iv(0, 10). iv(2, 5).
+        iv(L1, H1) <= iv(L2, H2) :- L2 <= L1, H1 <= H2 ; L2 = 0, H2 = 0.
+    """
+    program = parse(text)
+    assert [str(f) for f in program.facts] == ["iv__candidates(0, 10).", "iv__candidates(2, 5)."]
+    both = "iv__dominated(L1, H1) :- iv__candidates(L1, H1), iv__candidates(L2, H2)"
+    assert [str(rule) for rule in program.rules] == [
+        f"{both}, L2 <= L1, H1 <= H2, L1 != L2.",
+        f"{both}, L2 <= L1, H1 <= H2, H1 != H2.",
+        f"{both}, L2 = 0, H2 = 0, L1 != L2.",
+        f"{both}, L2 = 0, H2 = 0, H1 != H2.",
+        "iv(_column0, _column1) :- iv__candidates(_column0, _column1), "
+        "not iv__dominated(_column0, _column1).",
+    ]
+    assert sd.reference.evaluate(sd.Program.parse(text), {})["iv"] == {(0, 10)}
+
+
+def test_a_tuple_never_dominates_itself():
+    text = "r(1). r(2).\nr(A) <= r(B) :- A <= B."  # 1 <= 2 drops 1; 2 <= 2 is the tuple itself
+    assert sd.reference.evaluate(sd.Program.parse(text), {})["r"] == {(2,)}
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        ("r(1).\nr(A) <= q(B) :- A < B.", 2, 1, "must be of one relation ('r' and 'q')"),
+        ("r(1).\nr(A) <= r(B, C) :- A < B.", 2, 1, "have different arities"),
+        (
+            ".decl r(x: number)\n.input r\nr(A) <= r(B) :- A < B.",
+            3,
+            1,
+            "on an .input relation is not supported",
+        ),
+        (
+            "r(1, 2).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- A < C, B < D.",
+            3,
+            1,
+            "is supported only as an order on one column",
+        ),
+        (
+            "r(K, max<V>) :- p(K, V).\nr(K, A) <= r(K, B) :- B < A.",
+            1,
+            1,
+            "has max<> where its subsumption keeps the min",
+        ),
+        ("r(1).\nr(A) <= r(B) :- .", 2, 17, "expected"),
+        ("r(1).\nr(min<A>) <= r(B) :- A < B.", 2, 3, "aggregate"),
+    ],
+)
+def test_bad_subsumptions(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
 
 
 def test_pragma_is_accepted_and_reported(caplog):
@@ -245,6 +374,13 @@ def test_dialect_programs_on_the_reference(case):
 def test_random_body_aggregates_on_the_reference(case):
     text, edb, expected = case
     assert sd.reference.evaluate(sd.Program.parse(text), edb)["r"] == expected
+
+
+@settings(default=60)
+@given(case=order_cases())
+def test_random_subsumptions_and_choices_on_the_reference(case):
+    text, edb, expected = case
+    assert sd.reference.evaluate(sd.Program.parse(text, dialect="souffle"), edb)["r"] == expected
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 """The fast parser (issue 19, item 9) against the Lark parser, the specification: on every text
 either the fast parser falls back, or Lark accepts the text too and both build the same AST,
-compared field by field including the fields equality ignores (spans, rule texts, sources)."""
+compared field by field including the fields equality ignores (spans, rule texts, sources). In
+both dialects: in Soufflé's (issue 23) a lower-case name in a term is a variable."""
 
 from __future__ import annotations
 
 import ast as python_ast
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from spark_datalog.errors import ParseError
 from spark_datalog.syntax import ast
 from spark_datalog.syntax import parser as lark_parser
 from spark_datalog.syntax.fast import Fallback, parse_fast
-from spark_datalog.syntax.parser import MAX_TERM_DEPTH, parse, parse_lark
+from spark_datalog.syntax.parser import DIALECTS, MAX_TERM_DEPTH, parse, parse_lark
 from syntax.test_fuzz import deep_nesting, mutated_programs, token_soup
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,30 +51,39 @@ def differences(a, b, path: str = "program") -> list:
     return out
 
 
-def _lark(text: str):
+def _lark(text: str, dialect: str = "datalog"):
     try:
-        return parse_lark(text, "f.dl")
+        return parse_lark(text, "f.dl", dialect)
     except ParseError:
         return None
 
 
-def _fast(text: str):
+def _fast(text: str, dialect: str = "datalog"):
     try:
-        return parse_fast(text, "f.dl")
+        return parse_fast(text, "f.dl", dialect)
     except Fallback:
         return None
 
 
-def check_same(text: str, must_accept: bool = False) -> None:
+def check_same(text: str, must_accept: bool = False, dialect: str = "datalog") -> None:
     """The fast parser falls back on ``text`` (never where ``must_accept``), or Lark accepts it
-    and builds the identical AST."""
-    fast = _fast(text)
+    and builds the identical AST, both reading ``dialect``."""
+    fast = _fast(text, dialect)
     if fast is None:
-        assert not must_accept, f"fast parser fell back on {text!r}"
+        assert not must_accept, f"fast parser fell back on {text!r} ({dialect})"
         return
-    lark = _lark(text)
-    assert lark is not None, f"fast parser accepted what Lark rejects: {text!r}"
-    assert differences(fast, lark) == [], text
+    lark = _lark(text, dialect)
+    assert lark is not None, f"fast parser accepted what Lark rejects: {text!r} ({dialect})"
+    assert differences(fast, lark) == [], (text, dialect)
+
+
+# Upper-case variables (not in strings, not a head aggregate's) made lower-case names: Soufflé's
+_VARIABLE = re.compile(r'"(?:[^"\\\n]|\\.)*"|(?<![A-Za-z0-9_?<])[A-Z][A-Za-z0-9_]*')
+
+
+def souffle_names(text: str) -> str:
+    """``text`` with its variables written as Soufflé writes them (``X1`` -> ``vX1``)."""
+    return _VARIABLE.sub(lambda m: m.group() if m.group()[0] == '"' else "v" + m.group(), text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -118,16 +129,19 @@ def test_the_corpus_is_there():
 
 @pytest.mark.parametrize("path", _program_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_program_files_give_the_same_ast(path):
-    # Soufflé's programs (tests/dialect) use syntax only the Lark path reads
-    check_same(path.read_text(encoding="utf-8"), must_accept="dialect" not in path.relative_to(ROOT).parts)
+    # Soufflé's programs (tests/dialect) often use syntax only the Lark path reads
+    text = path.read_text(encoding="utf-8")
+    check_same(text, must_accept="dialect" not in path.relative_to(ROOT).parts)
+    check_same(text, dialect="souffle")
 
 
 def test_every_string_of_the_test_suite_gives_the_same_ast_or_falls_back():
-    accepted = 0
+    accepted = {dialect: 0 for dialect in DIALECTS}
     for text in _string_literals():
-        check_same(text)
-        accepted += _fast(text) is not None and bool(text.strip())
-    assert accepted > 100  # the fast path does take the programs of the tests
+        for dialect in DIALECTS:
+            check_same(text, dialect=dialect)
+            accepted[dialect] += _fast(text, dialect) is not None and bool(text.strip())
+    assert min(accepted.values()) > 100  # the fast path does take the programs of the tests
 
 
 @pytest.mark.parametrize("seed", SEED_PROGRAMS, ids=lambda s: s.name if hasattr(s, "name") else None)
@@ -136,21 +150,52 @@ def test_seed_programs_take_the_fast_path(seed):
 
 
 @settings(default=100)
+@given(programs.any_program(), st.sampled_from(DIALECTS))
+def test_random_programs_give_the_same_ast(drawn, dialect):
+    check_same(drawn[0], must_accept=True, dialect=dialect)
+
+
+@settings(default=100)
 @given(programs.any_program())
-def test_random_programs_give_the_same_ast(drawn):
-    check_same(drawn[0], must_accept=True)
+def test_random_programs_in_souffles_names_give_the_same_ast(drawn):
+    text = souffle_names(drawn[0])
+    check_same(text, must_accept=True, dialect="souffle")
+    assert not any(v.name[0].isupper() for v in _variables(_fast(text, "souffle")))
+
+
+def _variables(program: ast.Program) -> list:
+    """The variables of ``program``'s rules and queries (not in nested terms: enough here)."""
+    atoms = [a for r in program.rules for a in (r.head, *r.body) if isinstance(a, ast.Atom)]
+    atoms += [q.atom for q in program.queries]
+    return [arg for a in atoms for arg in a.args if isinstance(arg, ast.Variable) and not arg.anonymous]
 
 
 @settings(default=300)
-@given(st.one_of(mutated_programs(), token_soup(), deep_nesting(), st.text(max_size=60)))
-def test_mutated_texts_fall_back_or_give_the_same_ast(text):
-    check_same(text)
+@given(
+    st.one_of(mutated_programs(), token_soup(), deep_nesting(), st.text(max_size=60)),
+    st.sampled_from(DIALECTS),
+)
+def test_mutated_texts_fall_back_or_give_the_same_ast(text, dialect):
+    check_same(text, dialect=dialect)
 
 
 # Texts from the grammar itself, with keywords, odd spacing and comments in every position, so
 # that Lark's contextual lexer (keywords only where the parser accepts them) is put to the test.
-NAMES = ("p", "q", "e", "not", "mod", "true", "false", "count", "min", "nota", "x_1", "long", "number")
-VARIABLES = ("X", "Y", "_", "_Z", "?x", "Xmod")
+NAMES = (
+    "p", "q", "e", "x", "y", "not", "mod", "true", "false", "count", "min", "mean", "nota", "x_1", "long",
+    "number", "cat", "band", "lnot", "match",
+)  # fmt: skip
+VARIABLES = ("X", "Y", "_", "_Z", "_x", "?x", "Xmod")
+# Soufflé's syntax, which the fast parser leaves to Lark in either dialect
+SOUFFLE_ONLY = (
+    ".type T <: number", ".type U = T | symbol", ".decl b(x: number) btree", "p(x; y) :- q(x).",
+    "p(x), q(x) :- r(x).", "p(x) :- q(x) ; r(x).", "p(n) :- n = count : { q(_) }.",
+    "p(s) :- s = sum y : q(y).", "p(x) :- q(x), (r(x) ; s(x)).", "p(x) <= p(y) :- x < y.",
+    ".decl c(x: number, y: number) choice-domain x", ".comp C { .decl r(x: number) }", ".init c = C",
+    "p(x) :- q(y), x = cat(y, y).", "p(x) :- q(y), x = y ^ 2.", "p(x) :- q(y), x = y band 1.",
+    "p(0x1F, 12u, 0b101).", "p(x) :- c.r(x).", '.pragma "a" "b"', "p(x) :- q(y), x = bnot y.",
+    "p(x) :- q(x), match(x, x).",
+)  # fmt: skip
 GAPS = ("", " ", "\n", "\t", "\r\n", " % c\n", "/* c */", "//c\n")
 
 
@@ -216,14 +261,60 @@ def _statement(draw) -> str:
 
 @st.composite
 def grammar_texts(draw) -> str:
-    statements = draw(st.lists(_statement(), max_size=4))
+    statements = draw(
+        st.lists(st.one_of(_statement(), _statement(), st.sampled_from(SOUFFLE_ONLY)), max_size=4)
+    )
     return "".join(s + draw(st.sampled_from(GAPS + ("\n",))) for s in statements)
 
 
 @settings(default=500)
 @given(grammar_texts())
-def test_texts_from_the_grammar_fall_back_or_give_the_same_ast(text):
-    check_same(text)
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_texts_from_the_grammar_fall_back_or_give_the_same_ast(dialect, text):
+    check_same(text, dialect=dialect)
+
+
+# Soufflé's programs as the fast parser takes them: lower-case variables everywhere, no keyword
+# where a name is read, no '%' (modulo or comment: Lark's lexer decides), so never a fallback.
+SOUFFLE_LEAVES = ("x", "y", "z", "a_1", "node", "notx", "_x", "_", "?q", "X", "0", "7", "1.5", '"s"', "true")
+SOUFFLE_GAPS = ("", " ", "\n", "/* c */", "//c\n")
+
+
+@st.composite
+def _souffle_term(draw, depth: int = 0) -> str:
+    gap = draw(st.sampled_from(SOUFFLE_GAPS))
+    if depth > 2 or draw(st.integers(0, 2)) == 0:
+        return draw(st.sampled_from(("", "-"))) + draw(st.sampled_from(SOUFFLE_LEAVES))
+    op = draw(st.sampled_from(("+", "-", "*", " / ", " mod ")))  # ('//' would start a comment)
+    term = f"{draw(_souffle_term(depth + 1))}{gap}{op}{gap}{draw(_souffle_term(depth + 1))}"
+    # (a parenthesised constant after a '-' is left to Lark: '-(5)')
+    return f"({gap}{term})" if draw(st.booleans()) else term
+
+
+@st.composite
+def _souffle_atom(draw) -> str:
+    name = draw(st.sampled_from(("p", "edge", "x", "path_2")))
+    return f"{name}({', '.join(draw(st.lists(_souffle_term(), min_size=1, max_size=3)))})"
+
+
+@st.composite
+def _souffle_clause(draw) -> str:
+    head = draw(_souffle_atom())
+    literals = st.one_of(
+        _souffle_atom(),
+        _souffle_atom().map(lambda atom: "!" + atom),
+        st.tuples(_souffle_term(), st.sampled_from(("=", "!=", "<", "<=", ">", ">=")), _souffle_term()).map(
+            " ".join
+        ),
+    )
+    body = draw(st.lists(literals, max_size=3))
+    return f"{head} :- {', '.join(body)}." if body else f"{head}."
+
+
+@settings(default=80)
+@given(st.lists(_souffle_clause(), max_size=4).map("\n".join))
+def test_souffle_texts_take_the_fast_path_and_give_the_same_ast(text):
+    check_same(text, must_accept=True, dialect="souffle")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,21 +436,89 @@ FALLS_BACK = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(FALLS_BACK))
-def test_targeted_texts_fall_back(name):
-    text = FALLS_BACK[name]
+def _falls_back(text: str, dialect: str) -> None:
+    """The fast parser falls back on ``text``, and ``parse`` answers as the Lark path does: the
+    same AST, or the same errors."""
     with pytest.raises(Fallback):
-        parse_fast(text)
-    check_same(text)
-    # and parse() answers as the Lark path does
+        parse_fast(text, dialect=dialect)
     try:
-        expected = parse_lark(text)
+        expected = parse_lark(text, dialect=dialect)
     except ParseError as error:
         with pytest.raises(ParseError) as raised:
-            parse(text)
+            parse(text, dialect=dialect)
         assert [str(e) for e in raised.value.errors] == [str(e) for e in error.errors]
     else:
-        assert differences(parse(text), expected) == []
+        assert differences(parse(text, dialect=dialect), expected) == []
+
+
+# Soufflé's dialect: the same texts, lower-case names in terms read as variables
+ACCEPTED_SOUFFLE = {
+    "names_are_variables": "path(x, y) :- edge(x, y).\npath(x, z) :- path(x, y), edge(y, z).",
+    "facts_of_constants": 'edge(1, 2).\nlabel(1, "a", true, false, -2.5).\np.\np().',
+    "a_fact_with_a_name_is_a_rule": "p(x).\np(1, x, 2).\np(_).\np(x + 1).",
+    "underscores_and_qvars": "p(x, _x, _X) :- q(x, _, _x, _, _X, ?y), r(_, ?y).\n?- p(_, a, _).",
+    "keywords_inside_names": "p(note, modal, trueish) :- q(note, modal, trueish, falsey), note = mod_x.",
+    "booleans": "p(x) :- q(x, y), y = true, false != x.",
+    "comparisons_and_expressions": "p(z) :- q(x, y), z = (x + y) * 2 - -x mod 3, x < y, a >= b, c = 1.",
+    "aggregate_names_as_variables": "p(count, sum, mean) :- q(count, min, max), sum < mean, x = (max).",
+    "names_and_uppercase_mixed": "p(X, y) :- q(X, y), not r(y), !s(X), X != y.",
+    "relation_names_stay_names": "edge(a, b) :- edge(b, a), node, node(a).",
+    "comments_and_lines": "p(x, /* c */ y) :- % c\n q(x,\n y), // d\n x\n <\n y.",
+    "query_decl_directive": '.decl edge(x: number, y: symbol)\n.input edge\n?- edge(x, "s").\n.output edge',
+    "head_aggregate_of_a_variable": "s(g, sum<V>) :- v(g, V).",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ACCEPTED_SOUFFLE))
+def test_targeted_souffle_programs_take_the_fast_path_and_give_the_same_ast(name):
+    check_same(ACCEPTED_SOUFFLE[name], must_accept=True, dialect="souffle")
+
+
+def test_souffle_details():
+    program = parse_fast(ACCEPTED_SOUFFLE["a_fact_with_a_name_is_a_rule"], dialect="souffle")
+    assert program.facts == () and [r.text for r in program.rules[:2]] == ["p(x).", "p(1, x, 2)."]
+    assert program.rules[1].head.args[1] == ast.Variable("x") and program.rules[1].body == ()
+    assert parse_fast("p(x).").facts[0].atom.args[0] == ast.Constant("x", "string")
+    rule = parse_fast(ACCEPTED_SOUFFLE["underscores_and_qvars"], dialect="souffle").rules[0]
+    assert [(v.name, v.anonymous) for v in rule.body[0].args] == [
+        ("x", False), ("_#1", True), ("_x", False), ("_#2", True), ("_X", False), ("?y", False)
+    ]  # fmt: skip
+    assert rule.body[1].args[0].name == "_#3"
+    booleans = parse_fast(ACCEPTED_SOUFFLE["booleans"], dialect="souffle").rules[0].body[1]
+    assert booleans.right == ast.Constant(True, "bool")
+
+
+FALLS_BACK_SOUFFLE = {
+    "syntax_error": "p(x)",
+    "type": ".type T <: number\n.decl p(x: T)\np(1).",
+    "body_aggregate": "p(n) :- n = count : { q(_) }.",
+    "body_aggregate_of_an_atom": "p(n) :- n = count : q(_).",
+    "disjunction": "p(x) :- q(x) ; r(x).",
+    "two_heads": "p(x), q(x) :- r(x).",
+    "subsumption": "p(x) <= p(y) :- x < y.",
+    "qualifier": ".decl p(x: number) btree",
+    "choice_domain": ".decl p(x: number, y: number) choice-domain x",
+    "functor": "p(x) :- q(y), x = cat(y, y).",
+    "infix_functor": "p(x) :- q(y), x = y band 1.",
+    "component": ".comp C { .decl r(x: number) }\n.init c = C\np(x) :- c.r(x).",
+    "radix": "p(0x1F).",
+    "keyword_as_a_term": "p(x) :- q(x), x = not.",
+    "keyword_mod_as_a_term": "p(mod).",
+    "percent_after_a_name": "p(z) :- q(x), z = x % 3.",  # modulo or a comment: Lark's lexer decides
+    "aggregate_name_before_an_operator": "p(count) :- q(count), count = 1.",
+    "lower_case_head_aggregate": "p(count<x>) :- q(x).",
+    "empty_body": "p(x) :- .",
+    "unknown_type": ".decl p(x: text)",
+}
+
+
+@pytest.mark.parametrize(
+    "dialect, name",
+    [("datalog", name) for name in sorted(FALLS_BACK)]
+    + [("souffle", name) for name in sorted(FALLS_BACK_SOUFFLE)],
+)
+def test_targeted_texts_fall_back(dialect, name):
+    _falls_back((FALLS_BACK if dialect == "datalog" else FALLS_BACK_SOUFFLE)[name], dialect)
 
 
 def test_records_are_the_dataclasses_frozen_and_hashable():
@@ -395,22 +554,26 @@ def _no_lark(*args, **kwargs):
     raise AssertionError("the Lark path was used")
 
 
-def test_parse_takes_the_fast_path_for_the_benchmark_programs(monkeypatch):
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_parse_takes_the_fast_path_for_the_benchmark_programs(monkeypatch, dialect):
     from benchmarks.parse import facts, rules
 
     monkeypatch.setattr(lark_parser, "parse_lark", _no_lark)
-    assert len(parse(facts(1000)).facts) == 1000
-    assert len(parse(rules(1000)).rules) == 1000
+    assert len(parse(facts(1000, dialect), dialect=dialect).facts) == 1000
+    assert len(parse(rules(1000, dialect), dialect=dialect).rules) == 1000
 
 
-def test_parse_falls_back_to_lark_for_errors(monkeypatch):
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_parse_falls_back_to_lark_for_errors_and_souffle_syntax(monkeypatch, dialect):
     monkeypatch.setattr(lark_parser, "parse_lark", _no_lark)
-    with pytest.raises(AssertionError, match="Lark path"):
-        parse("p(1)")
+    for text in ("p(1)", "p(n) :- n = count : { q(_) }."):
+        with pytest.raises(AssertionError, match="Lark path"):
+            parse(text, dialect=dialect)
 
 
-def test_benchmark_programs_give_the_same_ast():
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_benchmark_programs_give_the_same_ast(dialect):
     from benchmarks.parse import facts, rules
 
-    check_same(facts(300), must_accept=True)
-    check_same(rules(300), must_accept=True)
+    check_same(facts(300, dialect), must_accept=True, dialect=dialect)
+    check_same(rules(300, dialect), must_accept=True, dialect=dialect)

@@ -1,0 +1,235 @@
+"""Soufflé's subsumption, lowered to a head ``min``/``max`` or to negation.
+
+A subsumptive clause ``r(X, D1) <= r(X, D2) :- D2 < D1.`` removes every tuple of ``r`` that
+another tuple of ``r`` dominates (a tuple never dominates itself). Two forms:
+
+- **An order on one column**: both atoms repeat the same variables except in one column, and the
+  body is one comparison of the two variables there (``D2 < D1``, ``D2 <= D1``, ``D1 > D2``,
+  ...). What survives is, per value of the other columns, the least (or greatest) value: a head
+  ``min``/``max`` on that column, in every rule of ``r``. That runs inside recursion too (every
+  engine keeps only the best value per group in each round, as Soufflé deletes dominated tuples
+  in each round), so shortest paths over cycles terminate::
+
+      path(X, Y, D1) <= path(X, Y, D2) :- D2 <= D1.
+      path(X, Y, D) :- e(X, Y, D).            becomes   path(X, Y, min<D>) :- e(X, Y, D).
+
+- **Any other body**, for a relation outside recursion: the relation's rules and facts define
+  ``<r>__candidates``, the dominated tuples ``<r>__dominated`` (one rule per clause and per
+  column where the two atoms may differ), and ``r`` keeps the candidates that are not dominated::
+
+      r__dominated(A, B) :- r__candidates(A, B), r__candidates(C, D), <body>, A != C.
+      r__dominated(A, B) :- r__candidates(A, B), r__candidates(C, D), <body>, B != D.
+      r(A, B) :- r__candidates(A, B), not r__dominated(A, B).
+
+  Inside recursion such a clause is an error (not supported yet): deleting during evaluation is
+  not expressible with stratified negation.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import replace
+from typing import Optional
+
+from ..errors import DatalogError, ParseError
+from . import ast
+from .auxiliary import fresh_name, is_recursive, relation_names, renamed_heads
+
+_MIN_WHEN = {"<": "dominating", "<=": "dominating", ">": "dominated", ">=": "dominated"}
+
+
+def lower_subsumption(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
+    """``program`` without subsumptive clauses (see the module's docstring)."""
+    errors: list[DatalogError] = []
+    by_relation: dict = defaultdict(list)
+    for clause in program.subsumptions:
+        problem = _problem(clause, program)
+        if problem:
+            errors.append(ParseError(problem, clause.span.line, clause.span.column))
+        else:
+            by_relation[clause.dominated.predicate].append(clause)
+    program = replace(program, subsumptions=())
+    taken = relation_names(program)
+    for relation, clauses in by_relation.items():
+        order = _column_order(clauses)
+        if order is not None:
+            program = _facts_as_rule(program, relation, taken)
+            program, problems = _with_aggregate(program, relation, *order)
+            errors += problems
+        elif is_recursive(program, relation):
+            clause = clauses[0]
+            message = (
+                f"subsumption on the recursive relation '{relation}' is supported only as an order "
+                f"on one column ({relation}(X, A) <= {relation}(X, B) :- B < A.), not yet in general"
+            )
+            errors.append(ParseError(message, clause.span.line, clause.span.column))
+        else:
+            program = _with_negation(program, relation, clauses, taken)
+    return program, errors
+
+
+def _problem(clause: ast.Subsumption, program: ast.Program) -> str:
+    dominated, dominating = clause.dominated, clause.dominating
+    if dominated.predicate != dominating.predicate:
+        return (
+            f"both atoms of a subsumptive clause must be of one relation "
+            f"('{dominated.predicate}' and '{dominating.predicate}')"
+        )
+    if dominated.arity != dominating.arity:
+        return f"the atoms of a subsumptive clause on '{dominated.predicate}' have different arities"
+    if dominated.predicate in program.inputs:
+        return f"subsumption on an .input relation is not supported yet ('{dominated.predicate}')"
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# An order on one column: a head min/max
+
+
+def _column_order(clauses: list) -> Optional[tuple[int, str]]:
+    """(column, ``min`` or ``max``) when every clause orders the same column the same way."""
+    orders = {_order(clause) for clause in clauses}
+    if len(orders) != 1 or None in orders:
+        return None
+    return orders.pop()
+
+
+def _order(clause: ast.Subsumption) -> Optional[tuple[int, str]]:
+    pairs = list(zip(clause.dominated.args, clause.dominating.args, strict=True))
+    if not all(_is_named(a) and _is_named(b) for a, b in pairs):
+        return None
+    differing = [i for i, (a, b) in enumerate(pairs) if a.name != b.name]
+    names = [a.name for a, _ in pairs]
+    if len(differing) != 1 or len(set(names)) != len(names) or len(clause.body) != 1:
+        return None
+    column = differing[0]
+    comparison = clause.body[0]
+    if not isinstance(comparison, ast.Comparison) or comparison.op not in _MIN_WHEN:
+        return None
+    sides = (_name(comparison.left), _name(comparison.right))
+    low, high = clause.dominating.args[column].name, clause.dominated.args[column].name
+    if sides == (low, high) or sides == (high, low):
+        smaller_is = "dominating" if sides[0] == low else "dominated"
+        keeps_least = (_MIN_WHEN[comparison.op] == "dominating") == (smaller_is == "dominating")
+        return column, "min" if keeps_least else "max"
+    return None
+
+
+def _is_named(term) -> bool:
+    return isinstance(term, ast.Variable) and not term.anonymous
+
+
+def _name(term) -> Optional[str]:
+    return term.name if _is_named(term) else None
+
+
+def _facts_as_rule(program: ast.Program, relation: str, taken: set) -> ast.Program:
+    """The facts of ``relation`` moved to ``<relation>__candidates``, which a rule reads (so
+    that the order applies to them too)."""
+    facts = [fact for fact in program.facts if fact.atom.predicate == relation]
+    if not facts:
+        return program
+    candidates = fresh_name(f"{relation}__candidates", taken)
+    renamed = replace(program, rules=())
+    program = replace(renamed_heads(renamed, {relation: candidates}), rules=program.rules)
+    span = facts[0].span
+    row = tuple(ast.Variable(f"_column{i}", span) for i in range(facts[0].atom.arity))
+    rule = ast.Rule(ast.Atom(relation, row, span), (ast.Atom(candidates, row, span),), span=span)
+    declarations = tuple(
+        ast.Declaration(candidates, d.columns, d.span) for d in program.declarations if d.name == relation
+    )
+    return replace(
+        program,
+        declarations=program.declarations + declarations,
+        rules=program.rules + (replace(rule, text=str(rule)),),
+    )
+
+
+def _with_aggregate(
+    program: ast.Program, relation: str, column: int, func: str
+) -> tuple[ast.Program, list[DatalogError]]:
+    """Every rule of ``relation`` with ``func<>`` on ``column``."""
+    rules: list = []
+    errors: list[DatalogError] = []
+    for rule in program.rules:
+        if rule.head.predicate != relation:
+            rules.append(rule)
+        elif rule.aggregate is not None and rule.aggregate != (column, rule.head.args[column]):
+            message = (
+                f"a rule of '{relation}' has a head aggregate that its subsumption "
+                f"({func} on column {column + 1}) contradicts"
+            )
+            errors.append(ParseError(message, rule.span.line, rule.span.column))
+        elif rule.aggregate is not None and rule.aggregate[1].func != func:
+            used = rule.aggregate[1].func
+            message = f"a rule of '{relation}' has {used}<> where its subsumption keeps the {func}"
+            errors.append(ParseError(message, rule.span.line, rule.span.column))
+        else:
+            rules.append(_aggregated(rule, column, func))
+    return replace(program, rules=tuple(rules)), errors
+
+
+def _aggregated(rule: ast.Rule, column: int, func: str) -> ast.Rule:
+    arg = rule.head.args[column]
+    if isinstance(arg, ast.Aggregate):
+        return rule
+    body = rule.body
+    if not _is_named(arg):
+        value = ast.Variable(f"_subsumed{column}", arg.span)
+        body = body + (ast.Comparison("=", value, arg, arg.span),)
+        arg = value
+    args = rule.head.args[:column] + (ast.Aggregate(func, arg, arg.span),) + rule.head.args[column + 1 :]
+    changed = replace(rule, head=replace(rule.head, args=args), body=body)
+    return replace(changed, text=str(changed))
+
+
+# ---------------------------------------------------------------------------------------------
+# Any other body, outside recursion: negation
+
+
+def _with_negation(program: ast.Program, relation: str, clauses: list, taken: set) -> ast.Program:
+    candidates = fresh_name(f"{relation}__candidates", taken)
+    dominated = fresh_name(f"{relation}__dominated", taken)
+    program = renamed_heads(program, {relation: candidates})
+    declarations = list(program.declarations)
+    for declaration in program.declarations:
+        if declaration.name == relation:
+            declarations += [
+                ast.Declaration(name, declaration.columns, declaration.span)
+                for name in (candidates, dominated)
+            ]
+    rules = list(program.rules)
+    for clause in clauses:
+        rules += _dominated_rules(clause, candidates, dominated)
+    span = clauses[0].span
+    row = tuple(ast.Variable(f"_column{i}", span) for i in range(clauses[0].dominated.arity))
+    keep = ast.Rule(
+        ast.Atom(relation, row, span),
+        (ast.Atom(candidates, row, span), ast.Negation(ast.Atom(dominated, row, span), span)),
+        span=span,
+    )
+    rules.append(replace(keep, text=str(keep)))
+    return replace(program, declarations=tuple(declarations), rules=tuple(rules))
+
+
+def _dominated_rules(clause: ast.Subsumption, candidates: str, dominated: str) -> list:
+    """One rule per column where the two tuples may differ: a tuple does not dominate itself."""
+    low = _named_args(clause.dominated, "_dominated")
+    high = _named_args(clause.dominating, "_dominating")
+    span = clause.span
+    body = (ast.Atom(candidates, low, span), ast.Atom(candidates, high, span), *clause.body)
+    rules = []
+    for a, b in zip(low, high, strict=True):
+        if isinstance(a, ast.Variable) and isinstance(b, ast.Variable) and a.name == b.name:
+            continue  # equal in this column
+        rule = ast.Rule(ast.Atom(dominated, low, span), body + (ast.Comparison("!=", a, b, span),), span=span)
+        rules.append(replace(rule, text=str(rule)))
+    return rules
+
+
+def _named_args(atom: ast.Atom, prefix: str) -> tuple:
+    """``atom``'s arguments with every ``_`` a variable of its own (a head needs them)."""
+    return tuple(
+        ast.Variable(f"{prefix}{i}", arg.span) if isinstance(arg, ast.Variable) and arg.anonymous else arg
+        for i, arg in enumerate(atom.args)
+    )
