@@ -62,6 +62,7 @@ class Functor:
     partial: bool = False
     # a user-defined functor's binding (:mod:`spark_datalog.user_functors`), None for the others
     binding: Any = None
+    generator: bool = False
 
     def kind(self, position: int) -> str:
         return self.operands if isinstance(self.operands, str) else self.operands[position]
@@ -69,6 +70,9 @@ class Functor:
     def arity_text(self) -> str:
         if self.most is None:
             return f"at least {self.least} argument{'s' if self.least != 1 else ''}"
+        if self.most != self.least:
+            joint = "or" if self.most == self.least + 1 else "to"
+            return f"{self.least} {joint} {self.most} arguments"
         return f"{self.least} argument{'s' if self.least != 1 else ''}"
 
     def may_be_undefined(self, type_: Optional[str]) -> bool:
@@ -494,8 +498,19 @@ def _to_double(name: str, operands: str) -> Functor:
     )
 
 
+def _not_scalar(*_args):
+    raise TypeError("a generator (range, urange, frange) has several values: see spark_datalog.generators")
+
+
+def _generator(name: str, operands: str, result: str) -> Functor:
+    return Functor(name, 2, 3, operands, result, _not_scalar, _not_scalar, _not_scalar, generator=True)
+
+
 def _table() -> tuple:
     return (
+        _generator("range", "number", "operands"),
+        _generator("urange", "integer", "long"),
+        _generator("frange", "number", "double"),
         Functor("pow", 2, 2, "number", "operands", _pow, _pl_pow, _sp_pow, bounded=True, partial=True),
         _bitwise("band", lambda _t, a, b: a & b, "__and__", "bitwiseAND"),
         _bitwise("bor", lambda _t, a, b: a | b, "__or__", "bitwiseOR"),
@@ -602,7 +617,14 @@ NAMED = (
     "min",
     "max",
     "abs",
+    "range",
+    "urange",
+    "frange",
 )
+# Functors the grammar reads only to refuse them (the parser says why)
+REFUSED = ("autoinc",)
+# Generators: functors with several values, each binding the call's variable once
+GENERATORS = tuple(name for name, spec in FUNCTORS.items() if spec.generator)
 CONSTRAINTS = ("match", "contains")
 # Infix operators written as words or symbols -> functor, and prefix operators
 OPERATORS = {symbol: name for name, symbol in ast.INFIX_FUNCTORS.items()}

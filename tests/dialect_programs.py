@@ -172,7 +172,67 @@ INPUT_RULES = SeedProgram(
     },
 )
 
-DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS, CASTS, INPUT_RULES)
+GENERATORS = SeedProgram(
+    name="generators",
+    origin="Soufflé's range, urange and frange: end exclusive, default step -1 when descending, "
+    "step 0 gives the start once, a wrong-direction step nothing; in heads, facts, comparisons",
+    text="""
+        .decl p(a: number, b: number)
+        .input p
+        .decl ints(t: symbol, x: number)
+        ints("up", X) :- X = range(0, 5).
+        ints("down", X) :- X = range(3, 0).
+        ints("step", X) :- X = range(1, 10, 4).
+        ints("negstep", X) :- X = range(10, 1, -3).
+        ints("zero", X) :- X = range(7, 9, 0).
+        ints("zero_empty", X) :- X = range(7, 7, 0).
+        ints("wrong_way", X) :- X = range(0, 5, -1).
+        ints("unsigned", X) :- X = urange(2, 5).
+        ints("computed", X) :- p(A, B), X = range(A * 2, B + 3, 2).
+        ints("undefined", X) :- p(A, B), X = range(0, A / (B - 5)).
+        ints("compared", X) :- p(X, _), X < range(2, 5).
+        ints("fact", range(1, 3)).
+        span(A, Y) :- p(A, B), Y = range(A, B).
+        pairs(X, Y) :- X = range(0, 2), Y = range(X, 2).
+        .decl fl(t: symbol, x: float)
+        fl("frange", X) :- X = frange(0, 1, 0.25).
+        fl("range", X) :- X = range(1.0, 0.0, -0.5).
+        fl("mixed", X) :- X = frange(0, 2).
+        .output ints, span, pairs, fl
+    """,
+    edb={"p": {(1, 3), (5, 5), (4, 2)}},
+    expected={
+        "ints": {
+            *(("up", x) for x in range(5)),
+            *(("down", x) for x in (3, 2, 1)),
+            *(("step", x) for x in (1, 5, 9)),
+            *(("negstep", x) for x in (10, 7, 4)),
+            ("zero", 7),
+            *(("unsigned", x) for x in (2, 3, 4)),
+            # p(1, 3): range(2, 6, 2); p(5, 5): range(10, 8, 2) and p(4, 2): range(8, 5, 2) are empty
+            ("computed", 2),
+            ("computed", 4),
+            # 1 / -2 = 0: range(0, 0) is empty; 5 / 0 is undefined; 4 / -3 = -1: range(0, -1) is 0
+            ("undefined", 0),
+            # X < some value of range(2, 5): only X = 1 of 1, 5, 4
+            ("compared", 1),
+            ("fact", 1),
+            ("fact", 2),
+        },
+        # p(1, 3): 1, 2; p(5, 5): nothing; p(4, 2): 4, 3
+        "span": {(1, 1), (1, 2), (4, 4), (4, 3)},
+        "pairs": {(0, 0), (0, 1), (1, 1)},
+        "fl": {
+            *(("frange", x) for x in (0.0, 0.25, 0.5, 0.75)),
+            ("range", 1.0),
+            ("range", 0.5),
+            ("mixed", 0.0),
+            ("mixed", 1.0),
+        },
+    },
+)
+
+DIALECT_PROGRAMS = (BODY_AGGREGATES, MEAN, EQREL, RULE_FORMS, COMPONENTS, CASTS, INPUT_RULES, GENERATORS)
 
 SUBSUMPTION = SeedProgram(
     name="subsumption",

@@ -16,12 +16,13 @@ from typing import Callable, Mapping, Union
 import polars as pl
 import pyarrow as pa
 
+from ..generators import polars_generate
 from ..plan import ir
 from .aggregates import aggregate_frame
 from .checks import passes
 from .expressions import Staging, both, defined
 from .frames import to_frame
-from .types import UNIT, KernelUnsupported
+from .types import UNIT, KernelUnsupported, polars_type
 
 Source = Union[pl.DataFrame, pl.LazyFrame, pa.Table]
 Frames = Mapping  # (relation, "full" | "delta") -> Source, its columns in relation order
@@ -204,6 +205,13 @@ def _aggregate(node: ir.Aggregate, frames: Frames) -> Compiled:
     return Compiled(frame, {**{c: child.dtypes[c] for c in node.group_by}, node.output: dtype})
 
 
+def _generate(node: ir.Generate, frames: Frames) -> Compiled:
+    child = compile_node(node.child, frames)
+    dtype = polars_type(node.type)
+    frame = polars_generate(child.frame, list(node.args), node.output, node.type, dtype)
+    return Compiled(frame, {**child.dtypes, node.output: dtype})
+
+
 _NODE_COMPILERS: dict[type, Callable[..., Compiled]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
@@ -215,4 +223,5 @@ _NODE_COMPILERS: dict[type, Callable[..., Compiled]] = {
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
+    ir.Generate: _generate,
 }

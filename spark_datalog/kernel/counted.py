@@ -102,6 +102,12 @@ def _union(node: ir.Union_) -> ir.Node:
     return ir.Union_(tuple(weighted(child) for child in node.children))
 
 
+def _generate(node: ir.Generate) -> ir.Node:
+    """Each generated row weighs what its input row weighs."""
+    generated = ir.Generate(weighted(node.child), node.func, node.args, node.output, node.type)
+    return ir.Project(generated, _columns(node.columns, (WEIGHT, ir.ColumnRef(WEIGHT))))
+
+
 _WEIGHTED: dict[type, Callable[..., ir.Node]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
@@ -111,4 +117,5 @@ _WEIGHTED: dict[type, Callable[..., ir.Node]] = {
     ir.AntiJoin: _matching,
     ir.SemiJoin: _matching,
     ir.Union_: _union,
+    ir.Generate: _generate,
 }

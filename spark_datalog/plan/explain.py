@@ -199,6 +199,10 @@ def _aggregate(node: ir.Aggregate) -> str:
     return f"Aggregate[by ({_names(node.group_by)}); {node.output}={node.func}({node.argument})]"
 
 
+def _generate(node: ir.Generate) -> str:
+    return f"Generate[{node.output}={node.func}({_names(node.args)})]"
+
+
 _LABELS = {
     ir.Scan: _scan,
     ir.Unit: lambda node: "Unit (one empty row)",
@@ -210,4 +214,5 @@ _LABELS = {
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
+    ir.Generate: _generate,
 }

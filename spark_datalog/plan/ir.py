@@ -289,14 +289,38 @@ class Aggregate:
         return self.group_by + (self.output,)
 
 
-Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate]
+@dataclass(frozen=True)
+class Generate:
+    """For each row of ``child``, one row per value of generator ``func`` (``range``,
+    ``urange``, ``frange``: :mod:`spark_datalog.generators`) over the columns ``args``
+    (start, stop and optionally step), the value appended as column ``output`` of type
+    ``type``. A row whose generator has no values disappears."""
+
+    child: "Node"
+    func: str
+    args: tuple  # tuple[str, ...]: column names
+    output: str
+    type: str = "long"
+
+    def __post_init__(self):
+        if len(self.args) not in (2, 3):
+            raise ValueError(f"generate: {self.func} takes 2 or 3 arguments, given {len(self.args)}")
+        _check_known(self.args, self.child.columns, "generate")
+        _check_unique(self.child.columns + (self.output,), "generate")
+
+    @property
+    def columns(self) -> tuple:
+        return self.child.columns + (self.output,)
+
+
+Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate, Generate]
 
 
 def children(node) -> tuple:
     """The child nodes of ``node`` (for generic walks)."""
     if isinstance(node, (Scan, Unit)):
         return ()
-    if isinstance(node, (Select, Project, Distinct, Aggregate)):
+    if isinstance(node, (Select, Project, Distinct, Aggregate, Generate)):
         return (node.child,)
     if isinstance(node, (Join, AntiJoin, SemiJoin)):
         return (node.left, node.right)

@@ -11,7 +11,8 @@ For one rule:
    node before the join when the atom binds them all, else right after the join that binds the
    last of them: comparisons become one ``Select``, negated atoms an ``AntiJoin`` (``on=()``
    when the negated atom shares no variable: left rows survive iff the right side is empty),
-   assignments a ``Project`` keeping every column and adding the computed one.
+   assignments a ``Project`` keeping every column and adding the computed one, and a
+   generator's assignment (``X = range(A, B)``) a ``Generate``: one row per value.
 3. The head becomes a final ``Project`` naming the relation's columns, in order.
 
 Head aggregates: the plan yields *contributions*, not the aggregated relation. For count, sum
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import functors
 from ..analysis.checked import CheckedProgram
 from ..syntax import ast
 from . import ir
@@ -34,7 +36,7 @@ from .delta import delta_variants
 from .expressions import coerce, to_compare, to_expr, variable_types
 from .merge_projects import merge_projects
 from .order_atoms import order_atoms
-from .scan_atom import expression_arguments, is_fresh, scan_atom
+from .scan_atom import FRESH_PREFIX, expression_arguments, is_fresh, scan_atom
 
 
 def plan_program(checked: CheckedProgram) -> tuple:
@@ -208,10 +210,38 @@ def _compute(node, computed, var_types):
 
 def _assign(node, assignment: ast.Assignment, var_types):
     name = assignment.variable.name
+    if isinstance(assignment.expr, ast.Call) and assignment.expr.name in functors.GENERATORS:
+        return _generate(node, name, assignment.expr, var_types)
     if name in node.columns:  # already bound (by an earlier assignment): it is a test
         return ir.Select(node, (to_compare("=", assignment.variable, assignment.expr, var_types),))
     outputs = tuple((c, ir.ColumnRef(c)) for c in node.columns)
     return ir.Project(node, outputs + ((name, to_expr(assignment.expr, var_types)),))
+
+
+def _generate(node, name: str, call: ast.Call, var_types):
+    """``node`` with one row per value of the generator ``call`` in column ``name`` (a test
+    of the values when ``name`` is bound already). Arguments that are not plain columns are
+    computed into temporary columns first, dropped after."""
+    keep = tuple((c, ir.ColumnRef(c)) for c in node.columns)
+    computed, args = [], []
+    for k, arg in enumerate(call.args):
+        expr = to_expr(arg, var_types)
+        if isinstance(expr, ir.ColumnRef):
+            args.append(expr.name)
+        else:
+            args.append(f"{FRESH_PREFIX}{name}_{call.name}{k}")
+            computed.append((args[-1], expr))
+    child = ir.Project(node, keep + tuple(computed)) if computed else node
+    output = name if name not in node.columns else f"{FRESH_PREFIX}{name}_{call.name}"
+    typed = to_expr(call, var_types)
+    assert isinstance(typed, ir.Call)
+    generated = ir.Generate(child, call.name, tuple(args), output, typed.type)
+    if output != name:
+        test = ir.Compare("=", ir.ColumnRef(name), ir.ColumnRef(output))
+        return ir.Project(ir.Select(generated, (test,)), keep)
+    if computed:
+        return ir.Project(generated, keep + ((name, ir.ColumnRef(name)),))
+    return generated
 
 
 def _head(rule: ast.Rule, node, schema, var_types):

@@ -14,9 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Iterator, Optional
 
+from .. import functors, generators
 from ..syntax import ast
 from .relation import Relation
-from .terms import Undefined, compare, evaluate_term, same
+from .terms import Undefined, compare, evaluate_term, normal, same
 
 
 class UnsafeRuleError(RuntimeError):
@@ -210,18 +211,35 @@ def _extend(literal, position: int, relation: Optional[Relation], subst: dict) -
             if compare(literal.op, left, right):
                 yield subst
         elif isinstance(literal, ast.Assignment):
-            value = evaluate_term(literal.expr, subst)
-            name = literal.variable.name
-            if name not in subst:
-                extended = dict(subst)
-                extended[name] = value
-                yield extended
-            elif compare("=", subst[name], value):
-                yield subst
+            yield from _assign(literal, subst)
         else:
             raise TypeError(f"not a literal: {literal!r}")
     except Undefined:
         return
+
+
+def is_generator(term) -> bool:
+    """Whether ``term`` calls a generator (``range``, ...) at its top."""
+    return isinstance(term, ast.Call) and term.name in functors.GENERATORS
+
+
+def _assign(assignment: ast.Assignment, subst: dict) -> Iterator[dict]:
+    """``subst`` extended by the value ``assignment`` assigns, or by each value of a
+    generator; where the variable is bound already, ``subst`` once per equal value."""
+    name = assignment.variable.name
+    for value in _assigned_values(assignment.expr, subst):
+        if name not in subst:
+            yield {**subst, name: value}
+        elif compare("=", subst[name], value):
+            yield subst
+
+
+def _assigned_values(expr, subst: dict) -> list:
+    if not is_generator(expr):
+        return [evaluate_term(expr, subst)]
+    args = [evaluate_term(a, subst) for a in expr.args]
+    type_ = expr.type or ("double" if any(isinstance(a, float) for a in args) else "long")
+    return [normal(value) for value in generators.values(type_, args)]
 
 
 def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relation]) -> list:

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from .. import functors
+from ..generators import spark_generate
 from ..overflow import BOUNDS, marker, span_where, sum_where
 from ..plan import ir
 from ..reference.terms import integer_type
@@ -117,6 +118,11 @@ def _aggregate(node: ir.Aggregate, frames: Frames) -> DataFrame:
     return aggregate_frame(child, node.group_by, node.func, node.argument, node.output)
 
 
+def _generate(node: ir.Generate, frames: Frames) -> DataFrame:
+    child = compile_node(node.child, frames)
+    return spark_generate(child, list(node.args), node.output, node.type, spark_type(node.type))
+
+
 _NODE_COMPILERS: dict[type, Callable[..., DataFrame]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
@@ -128,6 +134,7 @@ _NODE_COMPILERS: dict[type, Callable[..., DataFrame]] = {
     ir.Union_: _union,
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
+    ir.Generate: _generate,
 }
 
 

@@ -21,7 +21,9 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from ..generators import spark_generate
 from ..plan import ir
+from .types import spark_type
 from .compile import _operand_types, defined_rows, anti_join, compile_condition, compile_expr, match
 
 COUNT = "_count"
@@ -101,6 +103,13 @@ def _union(node: ir.Union_, frames, spark):
     return reduce(DataFrame.union, parts)
 
 
+def _generate(node: ir.Generate, frames, spark):
+    """Each generated row weighs what its input row weighs."""
+    child = compile_counted(node.child, frames, spark)
+    generated = spark_generate(child, list(node.args), node.output, node.type, spark_type(node.type))
+    return generated.select(*node.columns, COUNT)
+
+
 _COUNTED: dict[type, Callable[..., DataFrame]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
@@ -110,4 +119,5 @@ _COUNTED: dict[type, Callable[..., DataFrame]] = {
     ir.AntiJoin: _antijoin,
     ir.SemiJoin: _semijoin,
     ir.Union_: _union,
+    ir.Generate: _generate,
 }

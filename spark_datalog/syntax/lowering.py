@@ -13,6 +13,8 @@ and every engine see only the core:
 - ``choice-domain`` relations: the least candidate per key (:mod:`.choice`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
   aggregates (:mod:`.body_aggregates`);
+- generators (``range``, ``urange``, ``frange``): each call lifted into the body as
+  ``_range = range(...)``, which binds a fresh variable once per value (:mod:`.generators`).
 - calls of user-defined functors (``@f(X)``): each given its ``.functor`` declaration's entry
   in the program's registry (:mod:`.user_functor_calls`);
 - declared types checked in the rules (distinct subtypes are not mixed) and ``as(expr, T)``
@@ -32,6 +34,7 @@ from .body_aggregates import lower_body_aggregates
 from .choice import lower_choice
 from .components import expand_components
 from .eqrel import lower_eqrel
+from .generators import has_generator, lift_generators
 from .input_rules import lower_input_rules
 from .subsumption import lower_subsumption
 from .subtypes import check_types, has_casts_or_types
@@ -79,6 +82,8 @@ def lower(
     if program.functors or "@" in program.source:
         program, functor_errors = bind_functor_calls(program)
         errors += functor_errors
+    if any(has_generator(rule) for rule in program.rules):
+        program = lift_generators(program)
     if has_casts_or_types(program):
         program, type_errors = check_types(program)
         errors += type_errors
