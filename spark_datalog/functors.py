@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 from . import overflow
@@ -500,6 +501,48 @@ def _to_double(name: str, operands: str) -> Functor:
     )
 
 
+# Records (:mod:`spark_datalog.syntax.records`): ``record`` builds one of the call's type, whose
+# field names it takes; ``field:<position>:<name>`` reads a field. Their arguments may be of
+# any type ("any"); the type of their value is the call's ("given"), set by lowering.
+
+
+def _record_polars(type_, *args):
+    from .record_types import fields
+
+    return _pl().struct([arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)])
+
+
+def _record_spark(type_, *args):
+    from .record_types import fields
+
+    return _sf().struct(*(arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)))
+
+
+def _record_value(_type, *values):
+    from .record_types import Record
+
+    return Record(values)
+
+
+_RECORD = Functor("record", 1, None, "any", "given", _record_value, _record_polars, _record_spark)
+
+
+@lru_cache(maxsize=None)
+def _field(name: str) -> Functor:
+    _, position, field = name.split(":")
+    index = int(position)
+    return Functor(
+        name,
+        1,
+        1,
+        "any",
+        "given",
+        lambda _t, record: record[index],
+        lambda _t, record: record.struct.field(field),
+        lambda _t, record: record.getField(field),
+    )
+
+
 def _table() -> tuple:
     return (
         Functor("pow", 2, 2, "number", "operands", _pow, _pl_pow, _sp_pow, bounded=True, partial=True),
@@ -588,7 +631,7 @@ def _table() -> tuple:
     )
 
 
-FUNCTORS: dict = {f.name: f for f in _table()}
+FUNCTORS: dict = {f.name: f for f in (*_table(), _RECORD)}
 # Functors written as calls ``name(...)`` (the grammar's FUNCTOR and CONSTRAINT terminals)
 NAMED = (
     "cat",
@@ -616,13 +659,19 @@ PREFIX = ast.PREFIX_FUNCTORS
 
 
 def functor(name: str) -> Functor:
+    """The functor ``name``; ``field:<position>:<name>`` reads a record's field (see
+    :mod:`spark_datalog.syntax.records`)."""
+    if name.startswith("field:"):
+        return _field(name)
     return FUNCTORS[name]
+
+
 
 
 def evaluate(name: str, type_: Optional[str], values: list):
     """The reference value of functor ``name`` of type ``type_`` on ``values`` (a double not yet
     made canonical); raises :class:`Undefined`."""
-    spec = FUNCTORS[name]
+    spec = functor(name)
     if spec.result == "operands" and type_ == "double":
         values = [float(v) for v in values]
     value = spec.reference(type_, *values)

@@ -8,7 +8,8 @@ and every engine see only the core:
 - ``.type`` declarations: every column type names a value type (:mod:`.typedecls`);
 - ``eqrel`` relations: the equivalence closure as connected components (:mod:`.eqrel`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
-  aggregates (:mod:`.body_aggregates`).
+  aggregates (:mod:`.body_aggregates`);
+- record terms (``p([X, 1])``): record construction and field reads (:mod:`.records`).
 
 Several heads and disjunctions (``a(X), b(X) :- c(X) ; d(X).``) are multiplied out by the
 parser itself. Auxiliary relations are named ``<relation>__<what><n>`` (never a name the
@@ -24,6 +25,7 @@ from . import ast
 from .body_aggregates import lower_body_aggregates
 from .components import expand_components
 from .eqrel import lower_eqrel
+from .records import has_records, lower_records
 from .typedecls import resolve_types
 
 __all__ = ["lower"]
@@ -58,6 +60,9 @@ def lower(
     if any(_has_body_aggregate(rule) for rule in program.rules):
         program, aggregate_errors = lower_body_aggregates(program)
         errors += aggregate_errors
+    if has_records(program):
+        program, record_errors = lower_records(program)
+        errors += record_errors
     return program, errors
 
 
