@@ -631,7 +631,7 @@ def _table() -> tuple:
     )
 
 
-FUNCTORS: dict = {f.name: f for f in (*_table(), _RECORD)}
+FUNCTORS: dict = {f.name: f for f in _table()}
 # Functors written as calls ``name(...)`` (the grammar's FUNCTOR and CONSTRAINT terminals)
 NAMED = (
     "cat",
@@ -659,13 +659,13 @@ PREFIX = ast.PREFIX_FUNCTORS
 
 
 def functor(name: str) -> Functor:
-    """The functor ``name``; ``field:<position>:<name>`` reads a record's field (see
-    :mod:`spark_datalog.syntax.records`)."""
+    """The functor ``name``; ``record`` builds a record, ``field:<position>:<name>`` reads a
+    record's field (see :mod:`spark_datalog.syntax.records`)."""
+    if name == "record":
+        return _RECORD
     if name.startswith("field:"):
         return _field(name)
     return FUNCTORS[name]
-
-
 
 
 def evaluate(name: str, type_: Optional[str], values: list):

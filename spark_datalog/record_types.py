@@ -18,7 +18,7 @@ Example::
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Optional
+from typing import Any, Optional
 
 PRIMITIVE_TYPES = ("int", "long", "double", "string", "bool")
 
@@ -94,7 +94,7 @@ def field_types(type_name: str) -> tuple:
     return tuple(t for _, t in fields(type_name) or ())
 
 
-def spark_type(type_name: str, primitive):
+def spark_type(type_name: str, primitive) -> Any:
     """The Spark ``StructType`` of a record type; ``primitive`` gives a primitive type's."""
     from pyspark.sql import types as T
 
@@ -106,7 +106,7 @@ def spark_type(type_name: str, primitive):
     )
 
 
-def polars_type(type_name: str, primitive):
+def polars_type(type_name: str, primitive) -> Any:
     """The Polars ``Struct`` of a record type; ``primitive`` gives a primitive type's."""
     import polars as pl
 
@@ -118,7 +118,7 @@ def polars_type(type_name: str, primitive):
     )
 
 
-def arrow_type(type_name: str, primitive):
+def arrow_type(type_name: str, primitive) -> Any:
     """The Arrow ``struct`` of a record type; ``primitive`` gives a primitive type's."""
     import pyarrow as pa
 
@@ -128,13 +128,3 @@ def arrow_type(type_name: str, primitive):
             for name, t in fields(type_name) or ()
         ]
     )
-
-
-def from_python(value, type_name: str):
-    """A value read from an engine (a dict, a Spark ``Row`` or a tuple) as a :class:`Record`,
-    recursively; other values unchanged."""
-    if not is_record(type_name) or value is None:
-        return value
-    if isinstance(value, dict):
-        value = tuple(value.values())
-    return Record(from_python(v, t) for v, t in zip(value, field_types(type_name), strict=True))

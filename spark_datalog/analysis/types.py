@@ -355,7 +355,7 @@ class _Inference(Classes):
                 self.add(operand, evidence, ("argument of '{}' at {}", term.name, term.span), _span_of(arg))
         origin = ("result of {}", term)
         if spec.result == "given":  # records: the type lowering gave
-            self.add(node, term.type, ("result of {} at {}", term, term.span), term.span)
+            self.add(node, term.type or "", ("result of {} at {}", term, term.span), term.span)
         elif spec.result == "operands":
             rule = _ordered if spec.operands == "ordered" else _arithmetic
             self.flows.append(_Flow(node, rule, operands, origin, term.span))

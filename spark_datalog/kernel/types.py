@@ -16,6 +16,7 @@ POLARS_TYPES = {
     "bool": pl.Boolean,
 }
 
+
 class _ArrowTypes(dict):
     """Arrow types by language type name; a record type's is made when first asked for."""
 

@@ -38,7 +38,7 @@ from ..syntax import ast
 
 # A value of a column: int and long columns hold ints, double columns floats, string columns
 # strs, bool columns bools.
-Value = Union[int, float, str, bool]
+Value = Union[int, float, str, bool]  # a record column's: a record_types.Record
 
 
 def is_number(value) -> bool:
@@ -137,6 +137,16 @@ def compare(op: str, left, right) -> bool:
     raise ValueError(f"unknown comparison operator {op!r}")
 
 
+def _record(value, type_: str) -> Record:
+    """``value`` (a tuple, a Spark ``Row`` or a dict of the fields) as a record of ``type_``."""
+    pairs = fields(type_) or ()
+    if isinstance(value, dict):
+        value = tuple(value.values())
+    if isinstance(value, tuple) and len(value) == len(pairs):
+        return Record(coerce(v, t) for v, (_, t) in zip(value, pairs, strict=True))
+    raise TypeError(f"{value!r} is not a {type_}")
+
+
 def coerce(value, type_: str) -> Value:
     """``value`` as a Python value of column type ``type_`` (an integer becomes a float in a
     double column). Raises TypeError for a value the type cannot hold."""
@@ -155,11 +165,7 @@ def coerce(value, type_: str) -> Value:
         if isinstance(value, bool):
             return value
     elif is_record(type_):
-        pairs = fields(type_)
-        if isinstance(value, dict):
-            value = tuple(value.values())
-        if isinstance(value, tuple) and len(value) == len(pairs):
-            return Record(coerce(v, t) for v, (_, t) in zip(value, pairs, strict=True))
+        return _record(value, type_)  # type: ignore[return-value]
     else:
         raise ValueError(f"unknown type {type_!r}")
     raise TypeError(f"{value!r} is not a {type_}")

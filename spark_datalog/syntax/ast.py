@@ -51,7 +51,7 @@ class Constant:
     """A literal. ``type`` is ``long`` for integers, ``double`` for decimals, ``string`` for
     quoted strings and lower-case symbols, ``bool`` for true/false."""
 
-    value: Union[int, float, str, bool]
+    value: Union[int, float, str, bool]  # in a fact, also a record (record_types.Record)
     type: str
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -319,7 +319,8 @@ class TypeDecl:
 
     def __str__(self) -> str:
         if self.kind == "record":
-            return f".type {self.name} = [{', '.join(f'{n}: {t}' for n, t in zip(self.fields, self.bases))}]"
+            pairs = ", ".join(f"{n}: {t}" for n, t in zip(self.fields, self.bases, strict=True))
+            return f".type {self.name} = [{pairs}]"
         if self.kind == "subtype":
             return f".type {self.name} <: {self.bases[0]}"
         return f".type {self.name} = {' | '.join(self.bases)}"

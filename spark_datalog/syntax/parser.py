@@ -195,6 +195,13 @@ def _tokens(children) -> list[Token]:
     return [c for c in children if isinstance(c, Token)]
 
 
+def _ground(term) -> bool:
+    """Whether ``term`` is a constant or a record term of constants (a fact's argument)."""
+    if isinstance(term, ast.RecordTerm):
+        return all(_ground(arg) for arg in term.args)
+    return isinstance(term, ast.Constant)
+
+
 def _values(children) -> list:
     return [c for c in children if not isinstance(c, Token)]
 
@@ -273,7 +280,7 @@ class _ToAst:
         head, dot = children
         text = self._text(head, dot)
         self._end_clause()
-        if all(isinstance(arg, ast.Constant) for arg in head.args):
+        if all(_ground(arg) for arg in head.args):
             return ast.Fact(head, span=head.span)
         return ast.Rule(head, (), span=head.span, text=text)
 

@@ -29,7 +29,8 @@ from dataclasses import replace
 from typing import Optional
 
 from ..errors import DatalogError, ParseError
-from ..record_types import Record, fields, is_record
+from ..record_types import Record, is_record
+from ..record_types import fields as _declared_fields
 from . import ast
 
 __all__ = ["has_records", "lower_records"]
@@ -37,12 +38,16 @@ __all__ = ["has_records", "lower_records"]
 
 def has_records(program: ast.Program) -> bool:
     """Whether a rule, fact or query of ``program`` has a record term."""
-    atoms = [r.head for r in program.rules] + [f.atom for f in program.facts] + [q.atom for q in program.queries]
+    atoms = (
+        [r.head for r in program.rules] + [f.atom for f in program.facts] + [q.atom for q in program.queries]
+    )
     for rule in program.rules:
         for literal in rule.body:
             atoms.append(literal.atom if isinstance(literal, ast.Negation) else literal)
     for node in atoms:
-        terms = [node.left, node.right] if isinstance(node, ast.Comparison) else list(getattr(node, "args", ()))
+        terms = (
+            [node.left, node.right] if isinstance(node, ast.Comparison) else list(getattr(node, "args", ()))
+        )
         while terms:
             term = terms.pop()
             if isinstance(term, ast.RecordTerm):
@@ -66,6 +71,11 @@ def lower_records(program: ast.Program) -> tuple[ast.Program, list[DatalogError]
     return replace(program, rules=rules, facts=facts), errors
 
 
+def fields(type_: Optional[str]) -> tuple:
+    """The (name, type) pairs of a record type (none for another type)."""
+    return (_declared_fields(type_) or ()) if type_ else ()
+
+
 def _error(message: str, term) -> ParseError:
     span = getattr(term, "span", ast.NO_SPAN)
     return ParseError(message, span.line, span.column)
@@ -82,7 +92,7 @@ def _fact(fact: ast.Fact, columns: dict, errors: list) -> ast.Fact:
         if isinstance(arg, ast.RecordTerm):
             type_ = _column_type(columns, fact.atom, position)
             value = _constant(arg, type_, errors, f"column {position + 1} of '{fact.atom.predicate}'")
-            arg = ast.Constant(value, type_ or "", span=arg.span) if value is not None else arg
+            arg = ast.Constant(value, type_ or "", span=arg.span) if value is not None else arg  # type: ignore[arg-type]
         args.append(arg)
     return replace(fact, atom=replace(fact.atom, args=tuple(args)))
 
@@ -91,19 +101,32 @@ def _constant(term, type_: Optional[str], errors: list, where: str) -> Optional[
     """The record value of a record term of constants in a fact (None, with an error, if none)."""
     if not _fits_arity(term, type_, errors, where):
         return None
-    values = []
+    values: list = []
     for arg, (name, field_type) in zip(term.args, fields(type_), strict=True):
         if isinstance(arg, ast.RecordTerm):
             value = _constant(arg, field_type, errors, f"field '{name}'")
             if value is None:
                 return None
             values.append(value)
+        elif isinstance(arg, ast.Constant) and arg.type not in _HOLDS.get(field_type, ()):
+            errors.append(_error(f"field '{name}' of {type_} cannot hold {arg} ({arg.type})", arg))
+            return None
         elif isinstance(arg, ast.Constant):
             values.append(float(arg.value) if field_type == "double" and arg.type == "long" else arg.value)
         else:
             errors.append(_error(f"a fact's record may hold only constants, not {arg}", arg))
             return None
     return Record(values)
+
+
+# The literal types a field of each primitive type holds
+_HOLDS = {
+    "int": ("long",),
+    "long": ("long",),
+    "double": ("long", "double"),
+    "string": ("string",),
+    "bool": ("bool",),
+}
 
 
 def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where: str) -> bool:
@@ -113,9 +136,7 @@ def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where:
         errors.append(_error(f"record term {term} needs a record type, but {where} {shown}", term))
         return False
     if len(fields(type_)) != len(term.args):
-        errors.append(
-            _error(f"record term {term} has {len(term.args)} fields, but {where} is {type_}", term)
-        )
+        errors.append(_error(f"record term {term} has {len(term.args)} fields, but {where} is {type_}", term))
         return False
     return True
 
@@ -179,6 +200,7 @@ class _Rule:
             if isinstance(arg, ast.RecordTerm):
                 type_ = _column_type(self.columns, atom, position)
                 if _fits_arity(arg, type_, self.errors, self._where(atom, position)):
+                    assert type_ is not None  # a record type: _fits_arity
                     variable = self._variable(arg, type_)
                     after.extend(self.destructure(variable, arg, type_))
                     arg = variable
@@ -221,7 +243,9 @@ class _Rule:
             where = f"the other side of '{literal.op}'"
             if type_ is None:
                 self.errors.append(
-                    _error(f"the record type of {right} is not known: compare it with a variable of one", right)
+                    _error(
+                        f"the record type of {right} is not known: compare it with a variable of one", right
+                    )
                 )
                 return [literal]
             if (
@@ -231,7 +255,13 @@ class _Rule:
                 and _fits_arity(right, type_, self.errors, where)
             ):
                 return self.destructure(left, right, type_)
-            return [replace(literal, left=self.construct(left, type_, where), right=self.construct(right, type_, where))]
+            return [
+                replace(
+                    literal,
+                    left=self.construct(left, type_, where),
+                    right=self.construct(right, type_, where),
+                )
+            ]
         return [replace(literal, left=self.construct(left, None, ""), right=self.construct(right, None, ""))]
 
     def _type_of(self, term) -> Optional[str]:
@@ -250,10 +280,16 @@ class _Rule:
             )
             return ast.Call("record", args, span=term.span, type=type_)
         if isinstance(term, ast.Call):
-            return replace(term, args=tuple(self.construct(a, None, f"an argument of '{term.name}'") for a in term.args))
+            return replace(
+                term, args=tuple(self.construct(a, None, f"an argument of '{term.name}'") for a in term.args)
+            )
         if isinstance(term, ast.BinaryOp):
             where = f"an operand of '{term.op}'"
-            return replace(term, left=self.construct(term.left, None, where), right=self.construct(term.right, None, where))
+            return replace(
+                term,
+                left=self.construct(term.left, None, where),
+                right=self.construct(term.right, None, where),
+            )
         return term
 
 

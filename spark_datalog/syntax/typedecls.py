@@ -120,7 +120,9 @@ class _Resolver:
             value_type = self.value_type(base)
             if value_type is None:
                 if base not in self.types:
-                    self.error(f"unknown type '{base}' of field '{field}' of '{declared.name}'", declared.span)
+                    self.error(
+                        f"unknown type '{base}' of field '{field}' of '{declared.name}'", declared.span
+                    )
                 return None
             pairs.append((field, value_type))
         if not pairs:

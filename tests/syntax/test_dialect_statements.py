@@ -67,7 +67,7 @@ def test_unknown_column_type_points_at_the_type():
         (".type A = B\n.type B = A", 1, 7, "defined in terms of itself"),
         (".type A <: number\n.type A <: symbol", 2, 7, "declared twice"),
         (".type number <: symbol", 1, 7, "is a built-in type"),
-        (".type P = [x: number, y: number]", 1, 11, "record types are not supported yet"),
+        (".type L = [h: number, t: L]", 1, 7, "recursive record types are not supported yet"),
         (".type S = Circle {r: number}", 1, 18, "algebraic data types are not supported yet"),
     ],
 )
