@@ -11,6 +11,7 @@ from tests.syntax.test_parse_errors import assert_error
 import spark_datalog as sd
 from dialect_aggregates import aggregate_cases
 from dialect_programs import DIALECT_PROGRAMS
+from dialect_records import record_cases
 from hypothesis import given
 from programs import settings
 from spark_datalog.syntax import parse
@@ -238,6 +239,14 @@ def test_bad_eqrel_relations(text, fragment):
 def test_dialect_programs_on_the_reference(case):
     result = sd.reference.evaluate(sd.Program.parse(case.text), case.edb)
     assert result == case.expected
+
+
+@settings(default=40)
+@given(case=record_cases())
+def test_random_record_data_on_the_reference(case):
+    text, edb, expected = case
+    result = sd.reference.evaluate(sd.Program.parse(text), edb)
+    assert {name: result[name] for name in expected} == expected
 
 
 @settings(default=60)
