@@ -136,6 +136,7 @@ def columns_from_delta(schema, relation: str, allow_missing_count: bool = False)
     Raises ``SchemaError`` for a column whose Delta type has no language type (nested, decimal,
     timestamp...) and, unless ``allow_missing_count``, when the ``_count`` column is missing.
     """
+    import pyarrow as pa
     from deltalake.schema import StructType as DeltaStruct
 
     columns = []
@@ -151,7 +152,8 @@ def columns_from_delta(schema, relation: str, allow_missing_count: bool = False)
             has_count = True
             continue
         if delta_name == "struct" or isinstance(field.type, DeltaStruct):
-            columns.append((field.name, _from_arrow(field.name, field.type.to_arrow(), relation)))
+            arrow = pa.schema(schema.to_arrow()).field(field.name).type
+            columns.append((field.name, _from_arrow(field.name, arrow, relation)))
             continue
         if delta_name not in _FROM_DELTA:
             raise SchemaError(

@@ -1,5 +1,5 @@
-"""Record columns (Soufflé's records) in the warehouse: materialized into Delta struct columns,
-then maintained by an update, compared with the reference interpreter after each step."""
+"""Record columns (Soufflé's records) in the warehouse: materialized into Delta struct columns
+and read back; an update of such relations is refused (not supported yet)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 
 import spark_datalog as sd
 from dialect_programs import RECORDS
-from spark_datalog.reference import evaluate as reference
+from spark_datalog.errors import SchemaError
 from spark_datalog.spark.types import schema
 from spark_datalog.storage.warehouse import Warehouse
 
@@ -26,7 +26,7 @@ def _stored(wh, name) -> set:
     return {tuple(row) for row in wh.read(name).collect()}
 
 
-def test_records_in_the_warehouse_and_an_update(spark, tmp_path):
+def test_records_in_the_warehouse(spark, tmp_path):
     program = sd.Program.parse(RECORDS.text)
     segments = set(RECORDS.edb["seg"])
     wh = Warehouse(spark, str(tmp_path / "wh"))
@@ -35,10 +35,8 @@ def test_records_in_the_warehouse_and_an_update(spark, tmp_path):
     assert {tuple(row) for row in result["far"].collect()} == RECORDS.expected["far"]
     for name, rows in RECORDS.expected.items():
         assert _stored(wh, name) == rows, name
-    added, removed = (((2, 0), (5, 5)),), (((0, 0), (1, 1)),)
-    changes = _frame(spark, program, [*added, *removed], [1, -1])
-    program.update(spark, warehouse=wh, changes={"seg": changes})
-    want = reference(program, {"seg": (segments | set(added)) - set(removed)})
-    assert want["reach"] != RECORDS.expected["reach"]
-    for name in RECORDS.expected:
-        assert _stored(wh, name) == want[name], name
+    changes = _frame(spark, program, [(((2, 0), (5, 5)),)], [1])
+    with pytest.raises(
+        SchemaError, match="incremental updates of relations with records are not supported yet"
+    ):
+        program.update(spark, warehouse=wh, changes={"seg": changes})
