@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Optional
 
 from . import overflow
@@ -506,6 +507,48 @@ def _generator(name: str, operands: str, result: str) -> Functor:
     return Functor(name, 2, 3, operands, result, _not_scalar, _not_scalar, _not_scalar, generator=True)
 
 
+# Records (:mod:`spark_datalog.syntax.records`): ``record`` builds one of the call's type, whose
+# field names it takes; ``field:<position>:<name>`` reads a field. Their arguments may be of
+# any type ("any"); the type of their value is the call's ("given"), set by lowering.
+
+
+def _record_polars(type_, *args):
+    from .record_types import fields
+
+    return _pl().struct([arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)])
+
+
+def _record_spark(type_, *args):
+    from .record_types import fields
+
+    return _sf().struct(*(arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)))
+
+
+def _record_value(_type, *values):
+    from .record_types import Record
+
+    return Record(values)
+
+
+_RECORD = Functor("record", 1, None, "any", "given", _record_value, _record_polars, _record_spark)
+
+
+@lru_cache(maxsize=None)
+def _field(name: str) -> Functor:
+    _, position, field = name.split(":")
+    index = int(position)
+    return Functor(
+        name,
+        1,
+        1,
+        "any",
+        "given",
+        lambda _t, record: record[index],
+        lambda _t, record: record.struct.field(field),
+        lambda _t, record: record.getField(field),
+    )
+
+
 def _table() -> tuple:
     return (
         _generator("range", "number", "operands"),
@@ -632,13 +675,19 @@ PREFIX = ast.PREFIX_FUNCTORS
 
 
 def functor(name: str) -> Functor:
+    """The functor ``name``; ``record`` builds a record, ``field:<position>:<name>`` reads a
+    record's field (see :mod:`spark_datalog.syntax.records`)."""
+    if name == "record":
+        return _RECORD
+    if name.startswith("field:"):
+        return _field(name)
     return FUNCTORS[name]
 
 
 def spec(call) -> Functor:
     """The entry of an ``ast.Call`` or ``ir.Call``: a user-defined functor's own (the program's
     registry, :mod:`spark_datalog.user_functors`), else the intrinsic one named."""
-    return call.functor if getattr(call, "functor", None) is not None else FUNCTORS[call.name]
+    return call.functor if getattr(call, "functor", None) is not None else functor(call.name)
 
 
 def evaluate(spec: Functor, type_: Optional[str], values: list):

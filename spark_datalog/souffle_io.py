@@ -33,6 +33,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
+from .record_types import fields, is_record
 from .errors import DirectiveError, InputError
 from .storage import uris
 
@@ -143,6 +144,8 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
             if directive.kind == "input":
                 if not columns:
                     raise _error(directive, "a relation without columns cannot be read from a file")
+                if any(is_record(t) for _, t in columns):
+                    raise _error(directive, "reading records from fact files is not supported yet")
                 uri = _located(directive.param("filename") or f"{directive.name}.facts", fact_dir)
                 inputs.append(InputFile(directive.name, uri, fmt, columns))
             elif kind == "stdout":
@@ -358,7 +361,11 @@ def sorted_rows(rows) -> list:
 
 
 def format_value(value, type_: str, fmt: FileFormat) -> str:
-    """One value as Soufflé writes it."""
+    """One value as Soufflé writes it; a record as ``[1, a, [2, b]]`` (its symbols unquoted)."""
+    if is_record(type_):
+        inner = FileFormat()
+        parts = (format_value(v, t, inner) for v, (_, t) in zip(value, fields(type_) or (), strict=True))
+        return "[" + ", ".join(parts) + "]"
     if type_ == "string":
         if fmt.rfc4180:
             return '"' + str(value).replace('"', '\\""') + '"'
@@ -525,25 +532,31 @@ def output_frame_lines(frame, target: OutputTarget) -> "DataFrame":
     fmt = target.format
     if not target.columns:
         return frame.select(F.lit("()").alias("value"))
-    parts = []
-    for name, type_ in target.columns:
-        column = F.col(f"`{name}`")
-        if type_ == "string":
-            part = (
-                F.concat(F.lit('"'), F.replace(column, F.lit('"'), F.lit('\\""')), F.lit('"'))
-                if fmt.rfc4180
-                else column
-            )
-        elif type_ == "double":
-            part = _float_text(column)
-        elif type_ == "bool":
-            part = F.when(column, F.lit("true")).otherwise(F.lit("false"))
-        else:
-            part = column.cast("string")
-        parts.append(part)
+    parts = [_value_text(F.col(f"`{name}`"), type_, fmt) for name, type_ in target.columns]
     columns = [f"`{c}`" for c in frame.columns[: len(target.columns)]]
     renamed = frame.select(*[F.col(c).alias(n) for c, (n, _) in zip(columns, target.columns, strict=True)])
     return renamed.select(F.concat_ws(fmt.delimiter, *parts).alias("value"))
+
+
+def _value_text(column, type_: str, fmt: FileFormat):
+    """The text of a value column as :func:`format_value` writes it (a Spark Column)."""
+    from pyspark.sql import functions as F
+
+    if is_record(type_):
+        parts: list = []
+        for name, field_type in fields(type_) or ():
+            parts += [F.lit(", ") if parts else F.lit("[")]
+            parts.append(_value_text(column.getField(name), field_type, FileFormat()))
+        return F.concat(*parts, F.lit("]"))
+    if type_ == "string":
+        if fmt.rfc4180:
+            return F.concat(F.lit('"'), F.replace(column, F.lit('"'), F.lit('\\""')), F.lit('"'))
+        return column
+    if type_ == "double":
+        return _float_text(column)
+    if type_ == "bool":
+        return F.when(column, F.lit("true")).otherwise(F.lit("false"))
+    return column.cast("string")
 
 
 def _float_text(column):

@@ -332,3 +332,49 @@ USER_FUNCTORS = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (USER_FUNCTORS,)
+
+RECORDS = SeedProgram(
+    name="records",
+    origin="Soufflé's records: construction in heads, patterns in bodies, joins and recursion on records",
+    text="""
+        .type Point = [x: number, y: number]
+        .type Seg = [a: Point, b: Point]
+        .decl seg(s: Seg)
+        .input seg
+        .decl pt(p: Point)
+        .decl reach(a: Point, b: Point)
+        .decl xs(x: number)
+        .decl diag(p: Point)
+        .decl far(p: Point)
+        .decl shifted(p: Point)
+        .decl labelled(p: Point, l: symbol)
+        .decl common(p: Point)
+        pt([0, 0]).
+        pt(A) :- seg([A, _]).
+        pt(B) :- seg([_, B]).
+        reach(A, B) :- seg([A, B]).
+        reach(A, C) :- reach(A, B), seg([B, C]).
+        xs(X) :- pt([X, _]).
+        diag(P) :- pt(P), P = [X, X].
+        far(P) :- pt(P), P != [0, 0], !reach([0, 0], P).
+        shifted([X + 1, Y * 2]) :- pt([X, Y]), X < 2.
+        labelled(P, "origin") :- pt(P), P = [0, 0].
+        common(P) :- reach(P, _), reach(_, P).
+        nested(X, Y) :- seg([[X, 0], [Y, _]]).
+        .output pt, reach, xs, diag, far, shifted, labelled, common, nested
+    """,
+    edb={"seg": {(((0, 0), (1, 1)),), (((1, 1), (2, 0)),), (((5, 5), (6, 6)),)}},
+    expected={
+        "pt": {((0, 0),), ((1, 1),), ((5, 5),), ((2, 0),), ((6, 6),)},
+        "reach": {((0, 0), (1, 1)), ((1, 1), (2, 0)), ((5, 5), (6, 6)), ((0, 0), (2, 0))},
+        "xs": {(0,), (1,), (5,), (2,), (6,)},
+        "diag": {((0, 0),), ((1, 1),), ((5, 5),), ((6, 6),)},
+        "far": {((5, 5),), ((6, 6),)},
+        "shifted": {((1, 0),), ((2, 2),)},
+        "labelled": {((0, 0), "origin")},
+        "common": {((1, 1),)},
+        "nested": {(0, 1)},
+    },
+)
+
+DIALECT_PROGRAMS += (RECORDS,)

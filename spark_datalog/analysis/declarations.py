@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 from typing import Optional
 
+from ..record_types import is_value_type
 from ..errors import SchemaError
 from ..syntax import ast
 from .mentions import Mentions, atom_mentions, error_at, where
@@ -44,7 +45,7 @@ def check_declarations(program: ast.Program, mentions: Optional[Mentions] = None
                     )
                 )
             seen.add(column.name)
-            if column.type not in ast.TYPES:
+            if not is_value_type(column.type):
                 errors.append(
                     error_at(
                         SchemaError,

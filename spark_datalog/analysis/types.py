@@ -26,6 +26,7 @@ from typing import Callable, NamedTuple, Optional
 from .. import functors
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
+from ..record_types import is_record, is_value_type
 from ..syntax import ast
 from .checked import Column
 from .classes import RANK, Classes, kind
@@ -220,11 +221,11 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
             )
             continue
         for t in types:
-            if t not in ast.TYPES:
+            if not is_value_type(t):
                 errors.append(
                     SchemaError(f"the input for relation '{name}' has a column of unsupported type '{t}'")
                 )
-        if any(t not in ast.TYPES for t in types):
+        if not all(map(is_value_type, types)):
             continue
         if name not in fixed:
             fixed[name] = tuple(Column(positional(i), t) for i, t in enumerate(types))
@@ -349,11 +350,13 @@ class _Inference(Classes):
         operands = tuple(self.term(arg, scope) for arg in term.args)
         for position, (operand, arg) in enumerate(zip(operands, term.args, strict=True)):
             kind_ = spec.kind(position)
-            if kind_ != "ordered":
+            if kind_ not in ("ordered", "any"):
                 evidence = "number" if kind_ == "integer" else kind_
                 self.add(operand, evidence, ("argument of '{}' at {}", term.name, term.span), _span_of(arg))
         origin = ("result of {}", term)
-        if spec.result == "operands":
+        if spec.result == "given":  # records: the type lowering gave
+            self.add(node, term.type or "", ("result of {} at {}", term, term.span), term.span)
+        elif spec.result == "operands":
             rule = _ordered if spec.operands == "ordered" else _arithmetic
             self.flows.append(_Flow(node, rule, operands, origin, term.span))
         else:
@@ -633,11 +636,13 @@ class _Inference(Classes):
         errors += self._literal_errors()
         errors += self._call_errors()
         for comparison, left, right, _ in self.comparisons:
-            if comparison.op in _ORDERING and "bool" in (self.resolve(left), self.resolve(right)):
+            types = (self.resolve(left), self.resolve(right))
+            if comparison.op in _ORDERING and ("bool" in types or any(map(is_record, types))):
+                what = "bool values" if "bool" in types else "records"
                 errors.append(
                     error_at(
                         SchemaError,
-                        f"bool values can only be compared with = and !=, not in '{comparison}'",
+                        f"{what} can only be compared with = and !=, not in '{comparison}'",
                         comparison.span,
                     )
                 )

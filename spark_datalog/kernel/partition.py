@@ -14,6 +14,8 @@ instead of adding to it.
 
 from __future__ import annotations
 
+import re
+
 import math
 import time
 from collections import Counter
@@ -106,7 +108,15 @@ def wide_columns(relations) -> list:
     for relation in relations:
         for type_, count in Counter(relation.column_types).items():
             counts[type_] = max(counts.get(type_, 0), count)
-    return [(TAG, "int")] + [(f"{type_}_{k}", type_) for type_, count in counts.items() for k in range(count)]
+    return [(TAG, "int")] + [
+        (f"{_slot(type_)}_{k}", type_) for type_, count in counts.items() for k in range(count)
+    ]
+
+
+def _slot(type_: str) -> str:
+    """The prefix of the wide columns of a type: its name, a record type's made a plain name
+    (``[x: long]``: ``record_x__long``)."""
+    return "record_" + re.sub(r"\W", "_", type_[1:-1]) if type_.startswith("[") else type_
 
 
 def wide_names(relation: LocalRelation) -> list:
@@ -118,7 +128,7 @@ def wide_names(relation: LocalRelation) -> list:
     seen: Counter = Counter()
     names = []
     for type_ in relation.column_types:
-        names.append(f"{type_}_{seen[type_]}")
+        names.append(f"{_slot(type_)}_{seen[type_]}")
         seen[type_] += 1
     return names
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
+from .. import record_types
 from ..errors import DatalogError
 from ..storage.schema import arrow_type
 
@@ -15,7 +16,18 @@ POLARS_TYPES = {
     "bool": pl.Boolean,
 }
 
-ARROW_TYPES = {name: arrow_type(name) for name in POLARS_TYPES}
+
+class _ArrowTypes(dict):
+    """Arrow types by language type name; a record type's is made when first asked for."""
+
+    def __missing__(self, type_name: str):
+        if not record_types.is_record(type_name):
+            raise KeyError(type_name)
+        self[type_name] = arrow_type(type_name)
+        return self[type_name]
+
+
+ARROW_TYPES = _ArrowTypes({name: arrow_type(name) for name in POLARS_TYPES})
 
 # The one column a frame of no columns carries so that it can hold a row: Polars keeps no
 # height for a frame without columns (``select()`` of one row gives none).
@@ -33,6 +45,8 @@ def polars_type(type_name: str) -> pl.DataType:
     >>> polars_type("long")
     Int64
     """
+    if record_types.is_record(type_name):
+        return record_types.polars_type(type_name, polars_type)
     try:
         return POLARS_TYPES[type_name]  # type: ignore[return-value]
     except KeyError:

@@ -34,11 +34,12 @@ from ..functors import Undefined as Undefined
 from ..functors import evaluate as functor_value
 from ..functors import spec as functors_spec
 from ..overflow import fits, operation_overflow
+from ..record_types import Record, fields, is_record
 from ..syntax import ast
 
 # A value of a column: int and long columns hold ints, double columns floats, string columns
 # strs, bool columns bools.
-Value = Union[int, float, str, bool]
+Value = Union[int, float, str, bool]  # a record column's: a record_types.Record
 
 
 def is_number(value) -> bool:
@@ -119,9 +120,11 @@ def compare(op: str, left, right) -> bool:
     """``left op right`` for ``op`` in ``= != < <= > >=``; NaN equals NaN and is the largest."""
     if (is_number(left) and is_number(right)) or (isinstance(left, str) and isinstance(right, str)):
         pass
-    elif isinstance(left, bool) and isinstance(right, bool):
+    elif (isinstance(left, bool) and isinstance(right, bool)) or (
+        isinstance(left, Record) and isinstance(right, Record)
+    ):
         if op not in ("=", "!="):
-            raise TypeError(f"bools can only be compared with = and !=, not {op!r}")
+            raise TypeError(f"bools and records can only be compared with = and !=, not {op!r}")
     else:
         raise TypeError(f"cannot compare {left!r} and {right!r}")
     if left != left or right != right:  # a NaN: compare in the order that puts it last
@@ -133,6 +136,16 @@ def compare(op: str, left, right) -> bool:
     if op in _ORDER:
         return _ORDER[op](left, right)
     raise ValueError(f"unknown comparison operator {op!r}")
+
+
+def _record(value, type_: str) -> Record:
+    """``value`` (a tuple, a Spark ``Row`` or a dict of the fields) as a record of ``type_``."""
+    pairs = fields(type_) or ()
+    if isinstance(value, dict):
+        value = tuple(value.values())
+    if isinstance(value, tuple) and len(value) == len(pairs):
+        return Record(coerce(v, t) for v, (_, t) in zip(value, pairs, strict=True))
+    raise TypeError(f"{value!r} is not a {type_}")
 
 
 def coerce(value, type_: str) -> Value:
@@ -152,6 +165,8 @@ def coerce(value, type_: str) -> Value:
     elif type_ == "bool":
         if isinstance(value, bool):
             return value
+    elif is_record(type_):
+        return _record(value, type_)  # type: ignore[return-value]
     else:
         raise ValueError(f"unknown type {type_!r}")
     raise TypeError(f"{value!r} is not a {type_}")

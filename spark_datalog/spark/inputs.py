@@ -215,7 +215,7 @@ def _any_null(frames: list, nullable: Mapping[int, list]) -> bool:
 
 def facts_frame(spark: SparkSession, relation: RelationSchema, facts) -> DataFrame:
     """A frame of ``facts`` (tuples) with ``relation``'s column names and types."""
-    converters = [_PYTHON_VALUE[c.type] for c in relation.columns]
+    converters = [_PYTHON_VALUE.get(c.type, _unchanged) for c in relation.columns]
     rows = [
         tuple(convert(v) for convert, v in zip(converters, fact, strict=True))
         for fact in sorted(facts, key=repr)
@@ -261,3 +261,8 @@ _PYTHON_VALUE: dict[str, Callable[..., object]] = {
     "string": str,
     "bool": bool,
 }
+
+
+def _unchanged(value: object) -> object:
+    """A record value: a tuple Spark makes a struct of."""
+    return value

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pyspark.sql import types as T
 
+from .. import record_types
+
 SPARK_TYPES = {
     "int": T.IntegerType(),
     "long": T.LongType(),
@@ -23,7 +25,9 @@ ACCEPTED_INPUT_TYPES = {
 
 
 def spark_type(type_name: str) -> T.DataType:
-    """The Spark type of a Datalog type name (``int long double string bool``)."""
+    """The Spark type of a Datalog type name (``int long double string bool``, a record type)."""
+    if record_types.is_record(type_name):
+        return record_types.spark_type(type_name, spark_type)
     try:
         return SPARK_TYPES[type_name]
     except KeyError:
@@ -36,6 +40,9 @@ def datalog_type(data_type: T.DataType) -> str | None:
         return "int"
     if isinstance(data_type, T.StringType):
         return "string"
+    if isinstance(data_type, T.StructType):
+        pairs = [(f.name, datalog_type(f.dataType)) for f in data_type.fields]
+        return None if any(t is None for _, t in pairs) else record_types.record_type(pairs)
     for name, candidate in SPARK_TYPES.items():
         if data_type == candidate:
             return name
@@ -49,6 +56,8 @@ def accepts(type_name: str, data_type: T.DataType) -> bool:
     """
     if type_name == "string":
         return isinstance(data_type, T.StringType)
+    if record_types.is_record(type_name):
+        return datalog_type(data_type) == type_name
     return any(data_type == t for t in ACCEPTED_INPUT_TYPES[type_name])
 
 

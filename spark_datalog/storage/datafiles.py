@@ -298,13 +298,18 @@ def _column_stats(metadata, j: int, type_: str) -> tuple:
 # finding the files a change may touch
 
 
+def _bounded(type_: str) -> bool:
+    """Whether files are pruned by a column's bounds (not doubles, not records)."""
+    return type_ != "double" and not type_.startswith("[")
+
+
 def bounds(table, columns: Columns) -> dict:
     """Per column with bounds (not double): (minimum, maximum, has nulls) of an Arrow table."""
     import pyarrow.compute as pc
 
     found = {}
     for name, type_ in columns:
-        if type_ == "double":
+        if not _bounded(type_):
             continue
         values = table.column(name)
         extremes = pc.min_max(values).as_py()
@@ -352,7 +357,7 @@ def candidates(files: list, change, columns: Columns) -> list:
     for f in overlapping(files, bounds(change, columns)):
         mask = None
         for name, type_ in columns:
-            if type_ == "double":
+            if not _bounded(type_):
                 continue
             match = _matches(f, name, change.column(name))
             if match is None:

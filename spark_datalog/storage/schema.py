@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from .. import record_types
 from ..errors import SchemaError
 
 if TYPE_CHECKING:
@@ -48,10 +49,10 @@ def normalise_columns(columns: Iterable, relation: str) -> Columns:
             name, type_ = column
         else:
             name, type_ = column.name, column.type
-        if type_ not in TYPES:
+        if not record_types.is_value_type(type_):
             raise SchemaError(
                 f"relation {relation}: column {name} has unknown type {type_!r} "
-                f"(expected one of {', '.join(TYPES)})"
+                f"(expected one of {', '.join(TYPES)} or a record type)"
             )
         if name == COUNT_COLUMN:
             raise SchemaError(
@@ -65,9 +66,12 @@ def normalise_columns(columns: Iterable, relation: str) -> Columns:
 
 
 def spark_type(type_name: str) -> "T.DataType":
-    """The Spark SQL type of a language type (``long`` -> ``LongType()``)."""
+    """The Spark SQL type of a language type (``long`` -> ``LongType()``; a record type: a
+    ``StructType``)."""
     from pyspark.sql import types as T
 
+    if record_types.is_record(type_name):
+        return record_types.spark_type(type_name, spark_type)
     return {
         "int": T.IntegerType(),
         "long": T.LongType(),
@@ -91,6 +95,8 @@ def arrow_type(type_name: str) -> "pa.DataType":
     """The Arrow type of a language type (exact widths: ``int`` is int32, ``long`` int64)."""
     import pyarrow as pa
 
+    if record_types.is_record(type_name):
+        return record_types.arrow_type(type_name, arrow_type)
     return {
         "int": pa.int32(),
         "long": pa.int64(),
@@ -130,6 +136,9 @@ def columns_from_delta(schema, relation: str, allow_missing_count: bool = False)
     Raises ``SchemaError`` for a column whose Delta type has no language type (nested, decimal,
     timestamp...) and, unless ``allow_missing_count``, when the ``_count`` column is missing.
     """
+    import pyarrow as pa
+    from deltalake.schema import StructType as DeltaStruct
+
     columns = []
     has_count = False
     for field in schema.fields:
@@ -141,6 +150,10 @@ def columns_from_delta(schema, relation: str, allow_missing_count: bool = False)
                     f"{delta_name or field.type}, expected long"
                 )
             has_count = True
+            continue
+        if delta_name == "struct" or isinstance(field.type, DeltaStruct):
+            arrow = pa.schema(schema.to_arrow()).field(field.name).type
+            columns.append((field.name, _from_arrow(field.name, arrow, relation)))
             continue
         if delta_name not in _FROM_DELTA:
             raise SchemaError(
@@ -170,6 +183,8 @@ def columns_from_spark(struct, relation: str) -> Columns:
     out = []
     for field in struct.fields:
         type_name = names.get(type(field.dataType))
+        if isinstance(field.dataType, T.StructType):
+            type_name = record_types.record_type(columns_from_spark(field.dataType, relation))
         if type_name is None:
             raise SchemaError(
                 f"relation {relation}: column {field.name} has Spark type "
@@ -177,6 +192,19 @@ def columns_from_spark(struct, relation: str) -> Columns:
             )
         out.append((field.name, type_name))
     return tuple(out)
+
+
+def _from_arrow(name: str, arrow, relation: str) -> str:
+    """The language type of an Arrow type read from a Delta table (a struct: a record type)."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(arrow):
+        pairs = [(f.name, _from_arrow(f.name, f.type, relation)) for f in arrow]
+        return record_types.record_type(pairs)
+    for type_name in TYPES:
+        if arrow_type(type_name) == arrow or (type_name == "string" and pa.types.is_large_string(arrow)):
+            return type_name
+    raise SchemaError(f"relation {relation}: column {name} has Delta type {arrow}, which has no Datalog type")
 
 
 def describe(columns: Sequence) -> str:
@@ -234,7 +262,7 @@ def _check_castable(relation: str, name: str, data_type, target: str) -> None:
         source = columns_from_spark(_single_field_struct(name, data_type), relation)[0][1]
     except SchemaError:
         source = data_type.simpleString()
-    if source not in _CASTABLE[target]:
+    if source not in _CASTABLE.get(target, {target}):
         raise SchemaError(f"relation {relation}: column {name} has type {source} but {target} is declared")
 
 

@@ -51,7 +51,7 @@ class Constant:
     """A literal. ``type`` is ``long`` for integers, ``double`` for decimals, ``string`` for
     quoted strings and lower-case symbols, ``bool`` for true/false."""
 
-    value: Union[int, float, str, bool]
+    value: Union[int, float, str, bool]  # in a fact, also a record (record_types.Record)
     type: str
     span: Span = field(default=NO_SPAN, compare=False)
 
@@ -95,6 +95,19 @@ class Call:
     span: Span = field(default=NO_SPAN, compare=False)
     type: Optional[str] = field(default=None, compare=False)
     functor: Optional[object] = field(default=None, compare=False, repr=False)
+
+    def __str__(self) -> str:
+        return term_text(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTerm:
+    """Soufflé's record term ``[X, 1, [Y, "a"]]``. It exists only between parsing and lowering:
+    :mod:`spark_datalog.syntax.records` turns it into record construction (``record`` calls)
+    and field reads, so analysis and the engines never see it."""
+
+    args: tuple  # tuple[Term, ...]
+    span: Span = field(default=NO_SPAN, compare=False)
 
     def __str__(self) -> str:
         return term_text(self)
@@ -350,8 +363,12 @@ class TypeDecl:
     kind: str
     bases: tuple  # tuple[str, ...]
     span: Span = field(default=NO_SPAN, compare=False)
+    fields: tuple = ()  # a record type's (``kind`` ``record``) field names; ``bases``: their types
 
     def __str__(self) -> str:
+        if self.kind == "record":
+            pairs = ", ".join(f"{n}: {t}" for n, t in zip(self.fields, self.bases, strict=True))
+            return f".type {self.name} = [{pairs}]"
         if self.kind == "subtype":
             return f".type {self.name} <: {self.bases[0]}"
         return f".type {self.name} = {' | '.join(self.bases)}"
@@ -449,7 +466,7 @@ def term_variables(term) -> list[Variable]:
         if isinstance(node, BinaryOp):
             stack.append(node.right)
             stack.append(node.left)
-        elif isinstance(node, Call):
+        elif isinstance(node, (Call, RecordTerm)):
             stack.extend(reversed(node.args))
         elif isinstance(node, Variable):
             out.append(node)
@@ -470,6 +487,8 @@ def term_text(term) -> str:
             stack.extend((")", node.right, f" {node.op} ", node.left, "("))
         elif isinstance(node, Call):
             stack.extend(reversed(_call_pieces(node)))
+        elif isinstance(node, RecordTerm):
+            stack.extend(reversed(_pieces("[", node.args, "]")))
         else:
             parts.append(str(node))
     return "".join(parts)
@@ -491,10 +510,18 @@ def _call_pieces(call: "Call") -> list:
         return [f"({call.name} ", call.args[0], ")"]
     if call.name == CAST and len(call.args) == 2:
         return [f"{CAST}(", call.args[0], f", {call.args[1].value})"]
-    pieces: list = [f"{call.name}("]
-    for i, arg in enumerate(call.args):
+    if call.name == "record":
+        return _pieces("[", call.args, "]")
+    if call.name.startswith("field:"):
+        return ["(", call.args[0], f").{call.name.rpartition(':')[2]}"]
+    return _pieces(f"{call.name}(", call.args, ")")
+
+
+def _pieces(opening: str, args: tuple, closing: str) -> list:
+    pieces: list = [opening]
+    for i, arg in enumerate(args):
         pieces.extend((", ", arg) if i else (arg,))
-    return pieces + [")"]
+    return pieces + [closing]
 
 
 def term_depth(term) -> int:
@@ -507,7 +534,7 @@ def term_depth(term) -> int:
         if isinstance(node, BinaryOp):
             stack.append((node.left, depth + 1))
             stack.append((node.right, depth + 1))
-        elif isinstance(node, Call):
+        elif isinstance(node, (Call, RecordTerm)):
             stack.extend((arg, depth + 1) for arg in node.args)
     return deepest
 

@@ -19,6 +19,7 @@ and every engine see only the core:
   in the program's registry (:mod:`.user_functor_calls`);
 - declared types checked in the rules (distinct subtypes are not mixed) and ``as(expr, T)``
   casts replaced by ``expr`` (:mod:`.subtypes`).
+- record terms (``p([X, 1])``): record construction and field reads (:mod:`.records`).
 
 Several heads and disjunctions (``a(X), b(X) :- c(X) ; d(X).``) are multiplied out by the
 parser itself. Auxiliary relations are named ``<relation>__<what><n>`` (never a name the
@@ -38,6 +39,7 @@ from .generators import has_generator, lift_generators
 from .input_rules import lower_input_rules
 from .subsumption import lower_subsumption
 from .subtypes import check_types, has_casts_or_types
+from .records import has_records, lower_records
 from .typedecls import resolve_types
 from .user_functor_calls import bind_functor_calls
 
@@ -79,6 +81,9 @@ def lower(
     if any(_has_body_aggregate(rule) for rule in program.rules):
         program, aggregate_errors = lower_body_aggregates(program)
         errors += aggregate_errors
+    if has_records(program):
+        program, record_errors = lower_records(program)
+        errors += record_errors
     if program.functors or "@" in program.source:
         program, functor_errors = bind_functor_calls(program)
         errors += functor_errors

@@ -213,6 +213,13 @@ def _tokens(children) -> list[Token]:
     return [c for c in children if isinstance(c, Token)]
 
 
+def _ground(term) -> bool:
+    """Whether ``term`` is a constant or a record term of constants (a fact's argument)."""
+    if isinstance(term, ast.RecordTerm):
+        return all(_ground(arg) for arg in term.args)
+    return isinstance(term, ast.Constant)
+
+
 def _values(children) -> list:
     return [c for c in children if not isinstance(c, Token)]
 
@@ -291,7 +298,7 @@ class _ToAst:
         head, dot = children
         text = self._text(head, dot)
         self._end_clause()
-        if all(isinstance(arg, ast.Constant) for arg in head.args):
+        if all(_ground(arg) for arg in head.args):
             return ast.Fact(head, span=head.span)
         return ast.Rule(head, (), span=head.span, text=text)
 
@@ -418,8 +425,14 @@ class _ToAst:
         return ast.TypeDecl(str(name), "subtype", (base,), span=_span(name))
 
     def record_type(self, children):
-        self._error("record types are not supported yet", children[-1])
-        return []
+        self.souffle_syntax = True
+        name = children[1]
+        columns = [c for c in children if isinstance(c, ast.ColumnDecl)]
+        bases = tuple(c.type for c in columns)
+        fields = tuple(c.name for c in columns)
+        if len(set(fields)) < len(fields):
+            self._error(f"record type '{name}' has two fields of one name", name)
+        return ast.TypeDecl(str(name), "record", bases, span=_span(name), fields=fields)
 
     def adt_type(self, children):
         self._error("algebraic data types are not supported yet", children[-1])
@@ -629,6 +642,15 @@ class _ToAst:
             self._nest(node, name, *args)
         return node
 
+    def record(self, children):
+        """A record term ``[X, 1]`` (``[]`` has no fields)."""
+        self.souffle_syntax = True
+        args = tuple(c for c in _values(children[1:-1]) if c is not None)
+        node = ast.RecordTerm(args, span=_span(children[0]))
+        if args:
+            self._nest(node, children[0], *args)
+        return node
+
     def negate(self, children):
         minus, operand = children
         if isinstance(operand, ast.Constant) and operand.type in ("long", "double"):
@@ -737,6 +759,7 @@ _DESCRIBE = {
     "LBRACE": "'{'",
     "RBRACE": "'}'",
     "LSQB": "'['",
+    "RSQB": "']'",
     "CHOICE_DOMAIN": "'choice-domain'",
     "QUALIFIER": "a qualifier (btree, eqrel, ...)",
     "COMP": "'.comp'",

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ..errors import DatalogError, ParseError
+from ..record_types import record_type
 from . import ast
 
 KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
@@ -90,7 +91,14 @@ class _Resolver:
         declared = self.types.get(name)
         if declared is None or name in self.resolving:
             if declared is not None:
-                self.error(f"type '{name}' is defined in terms of itself", declared.span)
+                if any(self.types[n].kind == "record" for n in self.resolving):
+                    message = (
+                        f"recursive record types are not supported yet ('{name}' contains itself; "
+                        "Spark's structs cannot)"
+                    )
+                else:
+                    message = f"type '{name}' is defined in terms of itself"
+                self.error(message, declared.span)
                 self.resolved[name] = None
             return None
         self.resolving.add(name)
@@ -100,6 +108,8 @@ class _Resolver:
 
     def _resolve(self, declared: ast.TypeDecl) -> Optional[str]:
         found = []
+        if declared.kind == "record":
+            return self._record(declared)
         for base in declared.bases:
             value_type = self.value_type(base)
             if value_type is None:
@@ -114,3 +124,20 @@ class _Resolver:
             self.error(f"union type '{declared.name}' mixes value types ({members})", declared.span)
             return None
         return found[0]
+
+    def _record(self, declared: ast.TypeDecl) -> Optional[str]:
+        """The record type ``[x: long, ...]`` a ``.type P = [x: number, ...]`` names."""
+        pairs = []
+        for field, base in zip(declared.fields, declared.bases, strict=True):
+            value_type = self.value_type(base)
+            if value_type is None:
+                if base not in self.types:
+                    self.error(
+                        f"unknown type '{base}' of field '{field}' of '{declared.name}'", declared.span
+                    )
+                return None
+            pairs.append((field, value_type))
+        if not pairs:
+            self.error(f"record type '{declared.name}' has no fields", declared.span)
+            return None
+        return record_type(pairs)

@@ -23,6 +23,7 @@ from programs import aggregate_programs, any_program, positive_programs, prem_pr
 from dialect_aggregates import aggregate_cases
 from dialect_orders import order_cases
 from dialect_programs import DIALECT_PROGRAMS
+from dialect_records import record_cases
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.plan.partitioning import decomposition, is_linear
 from spark_datalog.spark.types import schema as spark_schema
@@ -173,3 +174,13 @@ def test_random_body_aggregates(spark, case):
 def test_random_subsumptions_and_choices(spark, case):
     text, edb, expected = case
     assert spark_result(spark, sd.Program.parse(text, dialect="souffle"), edb)["r"] == _normal_set(expected)
+
+
+@spark_settings
+@given(case=record_cases())
+def test_random_record_data(spark, case):
+    text, edb, expected = case
+    program = sd.Program.parse(text)
+    actual = spark_result(spark, program, edb)
+    assert {name: actual[name] for name in expected} == expected
+    assert actual == reference_result(program, edb)

@@ -13,6 +13,8 @@ NAN = "NaN"  # NaN as a value sets can compare (NaN != NaN)
 
 
 def _value(value):
+    if isinstance(value, dict):  # a record (a struct column)
+        return tuple(_value(v) for v in value.values())
     return NAN if isinstance(value, float) and math.isnan(value) else value
 
 

@@ -15,7 +15,8 @@ from hypothesis import given
 
 from dialect_aggregates import aggregate_cases
 from dialect_orders import order_cases
-from kernel.harness import assert_same, kernel_result
+from dialect_records import record_cases
+from kernel.harness import assert_same, kernel_result, reference_result
 
 import spark_datalog as sd
 from programs import aggregate_programs, positive_programs, prem_programs, settings, stratified_programs
@@ -76,3 +77,13 @@ def test_random_body_aggregates(case):
 def test_random_subsumptions_and_choices(case):
     text, edb, expected = case
     assert kernel_result(sd.Program.parse(text, dialect="souffle"), edb)["r"] == expected
+
+
+@settings(default=30)
+@given(case=record_cases())
+def test_random_record_data(case):
+    text, edb, expected = case
+    program = sd.Program.parse(text)
+    result = kernel_result(program, edb)
+    assert {name: result[name] for name in expected} == expected
+    assert result == reference_result(program, edb)

@@ -1,0 +1,297 @@
+"""Soufflé's record terms lowered to record construction and field reads.
+
+A record term ``[X, 1]`` is typed by where it stands: a column of a declared record type
+(``.decl p(r: P)`` with ``.type P = [x: number, y: number]``), a field of such a record, or the
+other side of a comparison with a variable of one. Then:
+
+- where it gives a value (a head, a negated atom, a comparison whose other side is not bound
+  by a positive atom), it becomes the functor call ``record(X, 1)`` of that type
+  (``[X, 1]`` when printed);
+- in a positive body atom it is a pattern: ``p([X, 1])`` becomes ``p(_record1_)`` with
+  ``X = (_record1_).x`` and ``(_record1_).y = 1`` (field reads are the functors
+  ``field:<position>:<name>``), nested records through further ``_record<n>_`` variables;
+  ``R = [X, Y]`` where a positive atom binds ``R`` destructures ``R`` the same way;
+- in a fact, a record of constants is a constant record value.
+
+So analysis and the engines see only calls (:mod:`spark_datalog.functors`) and constants.
+
+Example::
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> text = ".type P = [x: number, y: number]\\n.decl p(r: P)\\n.decl q(x: number)\\n"
+    >>> print(parse(text + "q(X) :- p([X, 1]).").rules[0])
+    q(X) :- p(_record1_), X = (_record1_).x, (_record1_).y = 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+from ..errors import DatalogError, ParseError
+from ..record_types import Record, is_record
+from ..record_types import fields as _declared_fields
+from . import ast
+
+__all__ = ["has_records", "lower_records"]
+
+
+def has_records(program: ast.Program) -> bool:
+    """Whether a rule, fact or query of ``program`` has a record term."""
+    atoms = (
+        [r.head for r in program.rules] + [f.atom for f in program.facts] + [q.atom for q in program.queries]
+    )
+    for rule in program.rules:
+        for literal in rule.body:
+            atoms.append(literal.atom if isinstance(literal, ast.Negation) else literal)
+    for node in atoms:
+        terms = (
+            [node.left, node.right] if isinstance(node, ast.Comparison) else list(getattr(node, "args", ()))
+        )
+        while terms:
+            term = terms.pop()
+            if isinstance(term, ast.RecordTerm):
+                return True
+            terms.extend(getattr(term, "args", ()))
+            if isinstance(term, ast.BinaryOp):
+                terms.extend((term.left, term.right))
+    return False
+
+
+def lower_records(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
+    """``program`` without record terms, and the errors found (see the module's docstring)."""
+    columns = {d.name: tuple(c.type for c in d.columns) for d in program.declarations}
+    errors: list[DatalogError] = []
+    rules = tuple(_Rule(columns, errors).lower(rule) for rule in program.rules)
+    facts = tuple(_fact(fact, columns, errors) for fact in program.facts)
+    for query in program.queries:
+        for arg in query.atom.args:
+            if isinstance(arg, ast.RecordTerm):
+                errors.append(_error("record terms in queries are not supported yet", arg))
+    return replace(program, rules=rules, facts=facts), errors
+
+
+def fields(type_: Optional[str]) -> tuple:
+    """The (name, type) pairs of a record type (none for another type)."""
+    return (_declared_fields(type_) or ()) if type_ else ()
+
+
+def _error(message: str, term) -> ParseError:
+    span = getattr(term, "span", ast.NO_SPAN)
+    return ParseError(message, span.line, span.column)
+
+
+def _column_type(columns: dict, atom: ast.Atom, position: int) -> Optional[str]:
+    types = columns.get(atom.predicate, ())
+    return types[position] if position < len(types) else None
+
+
+def _fact(fact: ast.Fact, columns: dict, errors: list) -> ast.Fact:
+    args = []
+    for position, arg in enumerate(fact.atom.args):
+        if isinstance(arg, ast.RecordTerm):
+            type_ = _column_type(columns, fact.atom, position)
+            value = _constant(arg, type_, errors, f"column {position + 1} of '{fact.atom.predicate}'")
+            arg = ast.Constant(value, type_ or "", span=arg.span) if value is not None else arg  # type: ignore[arg-type]
+        args.append(arg)
+    return replace(fact, atom=replace(fact.atom, args=tuple(args)))
+
+
+def _constant(term, type_: Optional[str], errors: list, where: str) -> Optional[Record]:
+    """The record value of a record term of constants in a fact (None, with an error, if none)."""
+    if not _fits_arity(term, type_, errors, where):
+        return None
+    values: list = []
+    for arg, (name, field_type) in zip(term.args, fields(type_), strict=True):
+        if isinstance(arg, ast.RecordTerm):
+            value = _constant(arg, field_type, errors, f"field '{name}'")
+            if value is None:
+                return None
+            values.append(value)
+        elif isinstance(arg, ast.Constant) and arg.type not in _HOLDS.get(field_type, ()):
+            errors.append(_error(f"field '{name}' of {type_} cannot hold {arg} ({arg.type})", arg))
+            return None
+        elif isinstance(arg, ast.Constant):
+            values.append(float(arg.value) if field_type == "double" and arg.type == "long" else arg.value)
+        else:
+            errors.append(_error(f"a fact's record may hold only constants, not {arg}", arg))
+            return None
+    return Record(values)
+
+
+# The literal types a field of each primitive type holds
+_HOLDS = {
+    "int": ("long",),
+    "long": ("long",),
+    "double": ("long", "double"),
+    "string": ("string",),
+    "bool": ("bool",),
+}
+
+
+def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where: str) -> bool:
+    """Whether ``type_`` is a record type with as many fields as ``term`` (else an error)."""
+    if not is_record(type_):
+        shown = f"is {type_}" if type_ else "has no declared type"
+        errors.append(_error(f"record term {term} needs a record type, but {where} {shown}", term))
+        return False
+    if len(fields(type_)) != len(term.args):
+        errors.append(_error(f"record term {term} has {len(term.args)} fields, but {where} is {type_}", term))
+        return False
+    return True
+
+
+class _Rule:
+    """One rule's record terms lowered; errors are appended to ``errors``."""
+
+    def __init__(self, columns: dict, errors: list):
+        self.columns = columns
+        self.errors = errors
+        self.fresh = 0
+        self.types: dict = {}  # variable -> its record type (from atoms and patterns)
+        self.bound: set = set()  # variables bound by positive atoms or patterns
+
+    def lower(self, rule: ast.Rule) -> ast.Rule:
+        if not any(_has_record(lit) for lit in (rule.head, *rule.body)):
+            return rule
+        self._learn(rule)
+        body: list = []
+        for literal in rule.body:
+            body.extend(self._literal(literal))
+        head = self._atom(rule.head)
+        return replace(rule, head=head, body=tuple(body))
+
+    def _learn(self, rule: ast.Rule) -> None:
+        """The record types and bound variables the rule's atoms give."""
+        for literal in (rule.head, *rule.body):
+            atom = literal.atom if isinstance(literal, ast.Negation) else literal
+            if not isinstance(atom, ast.Atom):
+                continue
+            for position, arg in enumerate(atom.args):
+                type_ = _column_type(self.columns, atom, position)
+                if isinstance(arg, ast.Variable) and is_record(type_):
+                    self.types.setdefault(arg.name, type_)
+                if isinstance(arg, ast.Variable) and literal is not rule.head and atom is literal:
+                    self.bound.add(arg.name)
+
+    def _literal(self, literal) -> list:
+        if isinstance(literal, ast.Atom):
+            return self._pattern_atom(literal)
+        if isinstance(literal, ast.Negation):
+            return [replace(literal, atom=self._atom(literal.atom))]
+        if isinstance(literal, ast.Comparison):
+            return self._comparison(literal)
+        return [literal]
+
+    def _atom(self, atom: ast.Atom) -> ast.Atom:
+        """``atom`` with every record term a construction (a head, a negated atom)."""
+        args = tuple(
+            self.construct(arg, _column_type(self.columns, atom, i), self._where(atom, i))
+            for i, arg in enumerate(atom.args)
+        )
+        return replace(atom, args=args)
+
+    def _where(self, atom: ast.Atom, position: int) -> str:
+        return f"column {position + 1} of '{atom.predicate}'"
+
+    def _pattern_atom(self, atom: ast.Atom) -> list:
+        args, after = [], []
+        for position, arg in enumerate(atom.args):
+            if isinstance(arg, ast.RecordTerm):
+                type_ = _column_type(self.columns, atom, position)
+                if _fits_arity(arg, type_, self.errors, self._where(atom, position)):
+                    assert type_ is not None  # a record type: _fits_arity
+                    variable = self._variable(arg, type_)
+                    after.extend(self.destructure(variable, arg, type_))
+                    arg = variable
+            else:
+                arg = self.construct(arg, None, "")
+            args.append(arg)
+        return [replace(atom, args=tuple(args)), *after]
+
+    def _variable(self, term, type_: str) -> ast.Variable:
+        self.fresh += 1
+        variable = ast.Variable(f"_record{self.fresh}_", span=term.span)
+        self.types[variable.name] = type_
+        self.bound.add(variable.name)
+        return variable
+
+    def destructure(self, variable: ast.Variable, term: ast.RecordTerm, type_: str) -> list:
+        """The literals that match the record ``variable`` holds against the pattern ``term``."""
+        out: list = []
+        for position, (arg, (name, field_type)) in enumerate(zip(term.args, fields(type_), strict=True)):
+            read = ast.Call(f"field:{position}:{name}", (variable,), span=term.span, type=field_type)
+            if isinstance(arg, ast.RecordTerm):
+                if _fits_arity(arg, field_type, self.errors, f"field '{name}'"):
+                    inner = self._variable(arg, field_type)
+                    out.append(ast.Comparison("=", inner, read, span=arg.span))
+                    out.extend(self.destructure(inner, arg, field_type))
+            elif isinstance(arg, ast.Variable) and arg.anonymous:
+                continue
+            elif isinstance(arg, ast.Variable):
+                out.append(ast.Comparison("=", arg, read, span=arg.span))
+            else:
+                out.append(ast.Comparison("=", read, self.construct(arg, field_type, ""), span=term.span))
+        return out
+
+    def _comparison(self, literal: ast.Comparison) -> list:
+        left, right = literal.left, literal.right
+        if isinstance(left, ast.RecordTerm) and not isinstance(right, ast.RecordTerm):
+            left, right = right, left
+        if isinstance(right, ast.RecordTerm):
+            type_ = self._type_of(left)
+            where = f"the other side of '{literal.op}'"
+            if type_ is None:
+                self.errors.append(
+                    _error(
+                        f"the record type of {right} is not known: compare it with a variable of one", right
+                    )
+                )
+                return [literal]
+            if (
+                literal.op == "="
+                and isinstance(left, ast.Variable)
+                and left.name in self.bound
+                and _fits_arity(right, type_, self.errors, where)
+            ):
+                return self.destructure(left, right, type_)
+            return [
+                replace(
+                    literal,
+                    left=self.construct(left, type_, where),
+                    right=self.construct(right, type_, where),
+                )
+            ]
+        return [replace(literal, left=self.construct(left, None, ""), right=self.construct(right, None, ""))]
+
+    def _type_of(self, term) -> Optional[str]:
+        if isinstance(term, ast.Variable):
+            return self.types.get(term.name)
+        return None
+
+    def construct(self, term, type_: Optional[str], where: str):
+        """``term`` with its record terms made ``record`` calls of their types."""
+        if isinstance(term, ast.RecordTerm):
+            if not _fits_arity(term, type_, self.errors, where):
+                return term
+            args = tuple(
+                self.construct(arg, field_type, f"field '{name}'")
+                for arg, (name, field_type) in zip(term.args, fields(type_), strict=True)
+            )
+            return ast.Call("record", args, span=term.span, type=type_)
+        if isinstance(term, ast.Call):
+            return replace(
+                term, args=tuple(self.construct(a, None, f"an argument of '{term.name}'") for a in term.args)
+            )
+        if isinstance(term, ast.BinaryOp):
+            where = f"an operand of '{term.op}'"
+            return replace(
+                term,
+                left=self.construct(term.left, None, where),
+                right=self.construct(term.right, None, where),
+            )
+        return term
+
+
+def _has_record(literal) -> bool:
+    return has_records(ast.Program(rules=(ast.Rule(ast.Atom("_", ()), (literal,)),)))
