@@ -560,10 +560,13 @@ def _value_text(column, type_: str, fmt: FileFormat):
 
 
 def _float_text(column):
-    """``%.17g`` as C's printf writes it (Java's ``%g`` differs): a Python function."""
+    """``%.17g`` as C's printf writes it (Java's ``%g`` differs): a Python function.
+
+    Not Arrow-optimized: on PySpark 4.2.0 an Arrow Python UDF over a columnar scan (a Delta
+    table read back) hangs its task forever (SPARK-58241, a protocol desync fixed in 4.2.1)."""
     from pyspark.sql import functions as F
 
-    @F.udf("string")
+    @F.udf("string", useArrow=False)
     def g17(value):
         return None if value is None else format(value, ".17g")
 

@@ -73,11 +73,6 @@ def test_an_unsupported_io_kind_fails_before_spark_starts(tmp_path, monkeypatch)
 @pytest.mark.spark
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
 def test_the_job_reads_and_writes_soufflé_files(spark, case, tmp_path, capsys, monkeypatch):
-    if case.name == "range":
-        # Known bug, open in issue 23: the job's Spark write of this case's float output (the
-        # %.17g Python UDF over a relation from frange) hangs, its Python worker waiting in
-        # read_single_udf; the same case passes through `spark-datalog run --engine spark`.
-        pytest.skip("the job hangs writing the float output of a frange relation (issue 23)")
     facts = case / "facts"
     out_dir = tmp_path / "out"
     argv = [
