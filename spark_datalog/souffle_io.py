@@ -9,7 +9,8 @@ them with Spark (``write_output_frame``). Both read and write the same text, as 
 - ``.input r`` reads ``<fact dir>/r.facts``; ``filename="x"`` reads ``x`` (relative to the fact
   directory unless absolute or a URI). Fields are separated by ``delimiter`` (default a tab;
   ``rfc4180=true``: a comma, with ``"``-quoted fields); ``headers=true`` skips the first line.
-  Symbols are read as they are written; extra fields are ignored; blank lines are skipped. A
+  Symbols are read as they are written, records as Soufflé writes them (``record_text``);
+  extra fields are ignored; blank lines are skipped. A
   missing file is an ``InputError`` ("cannot open fact file"), a field that is not of its
   column's type an ``InputError`` at its file, line and column.
 - ``.output r`` writes ``<output dir>/r.csv`` (``filename=`` as for inputs): a line per fact,
@@ -144,8 +145,6 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
             if directive.kind == "input":
                 if not columns:
                     raise _error(directive, "a relation without columns cannot be read from a file")
-                if any(is_record(t) for _, t in columns):
-                    raise _error(directive, "reading records from fact files is not supported yet")
                 uri = _located(directive.param("filename") or f"{directive.name}.facts", fact_dir)
                 inputs.append(InputFile(directive.name, uri, fmt, columns))
             elif kind == "stdout":
@@ -266,7 +265,7 @@ def parse_line(source: InputFile, number: int, line: str) -> tuple:
                 source,
                 number,
                 at,
-                f"column {index + 1} ({name}: {type_}): {text!r} is not a {_TYPE_WORD[type_]}",
+                f"column {index + 1} ({name}: {type_}): {text!r} is not a {_type_word(type_)}",
             )
         values.append(value)
     return tuple(values)
@@ -275,11 +274,19 @@ def parse_line(source: InputFile, number: int, line: str) -> tuple:
 _TYPE_WORD = {"int": "number", "long": "number", "double": "float", "bool": "bool", "string": "symbol"}
 
 
+def _type_word(type_: str) -> str:
+    return _TYPE_WORD.get(type_) or f"record {type_}"
+
+
 def parse_field(text: str, type_: str):
     """``text`` as a value of ``type_``, or ``None`` when it is not one. Numbers may have
     leading and trailing blanks (Spark's reader trims them too)."""
     from .overflow import fits
 
+    if is_record(type_):
+        from .record_text import parse_record
+
+        return parse_record(text, type_)
     if type_ == "string":
         return text
     if type_ in ("int", "long"):

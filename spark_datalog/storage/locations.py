@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InputError, SchemaError
+from ..record_types import is_record
 from . import uris
 from .embedded import is_delta_table, net_changes, open_table, read_table, table_changes
 from .schema import _CASTABLE, COUNT_COLUMN, ColumnPairs, Columns, columns_from_spark, describe, spark_type
@@ -298,6 +299,10 @@ def _parse(column, type_name: str):
     from pyspark.sql import functions as F
 
     text = F.trim(column)
+    if is_record(type_name):
+        from ..record_text import spark_record_column
+
+        return spark_record_column(column, type_name)
     if type_name == "string":
         return column
     if type_name == "bool":

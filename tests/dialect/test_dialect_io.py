@@ -11,6 +11,7 @@ import pytest
 
 import spark_datalog as sd
 from spark_datalog.cli import main
+from spark_datalog.record_types import Record
 from spark_datalog.souffle_io import FileFormat, InputFile, format_value, parse_field, plan_io, read_fact_file
 
 TC = """\
@@ -178,3 +179,43 @@ def test_a_header_line_comes_first_and_rows_in_value_order(engine, tmp_path, cap
     assert run(capsys, *argv)[0] == 0
     for name in ("adult.csv", "minor.csv"):
         assert (tmp_path / name).read_text() == (case / "expected" / name).read_text()
+
+
+PLACE = "[at: [x: long, y: long], name: string]"
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[[1, 2], home]", Record((Record((1, 2)), "home"))),
+        ("  [ [ 1 ,2 ] ,  x y ]  ", Record((Record((1, 2)), "x y "))),  # a bare symbol keeps its blanks
+        ('[[-1, +2], "a, \\"b\\"]"]', Record((Record((-1, 2)), 'a, "b"]'))),
+        ("[[1, 2]]", None),  # a field missing
+        ("[[1, 2], a] x", None),  # text after the record
+        ("[[1, x], a]", None),  # not a number
+        ('[[1, 2], "open]', None),  # unbalanced quote
+        ("[[1, 2], a", None),  # unclosed
+    ],
+)
+def test_records_are_read_from_fact_fields_as_souffle_reads_them(text, expected):
+    assert parse_field(text, PLACE) == expected
+
+
+RECORD_INPUT = """\
+.type Point = [x: number, y: number]
+.decl at(name: symbol, p: Point)
+.input at
+.output at
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_a_field_that_is_no_record_is_an_input_error_at_its_line_and_column(engine, tmp_path, capsys):
+    program = write(tmp_path / "p.dl", RECORD_INPUT)
+    facts = write(tmp_path / "facts" / "at.facts", "home\t[1, 2]\nwork\t[3]\n")
+    argv = ["run", program, "--dialect", "souffle", "-F", tmp_path / "facts", "-D", tmp_path / "o"]
+    status, _, err = run(capsys, *argv, "--engine", engine)
+    assert status == 1, err
+    problem = "column 2 (p: [x: long, y: long]): '[3]' is not a record [x: long, y: long]"
+    assert f"{facts}:2:6: input error: cannot parse fact file of at: {problem}" in err
+    assert "Traceback" not in err and not (tmp_path / "o").exists()

@@ -1,0 +1,117 @@
+"""Soufflé's text of a record value in a fact file, ``[1, [2, "a, b"], c]``, read as Soufflé reads it.
+
+As Soufflé's reader (``ReadStream::readRecord``): blanks before each part are skipped; a field
+is read by its type: a symbol is a ``"``-quoted text with backslash escapes, or else the text up
+to the next ``,`` or ``]`` (blanks included); a number or a float is the text up to the next
+``,`` or ``]``, read as a field of that type is; a record field nests. Anything after the last
+``]`` other than blanks makes the text no record. The reference and kernel read a file's lines
+in Python (:func:`parse_record`); Spark runs the same function over the field's text
+(:func:`spark_record_column`), in tasks.
+
+Example::
+
+    >>> parse_record('[1, [2, "a, b"]]', "[x: long, y: [a: long, b: string]]")
+    Record((1, Record((2, 'a, b'))))
+    >>> parse_record("[ 1 ,home ]", "[x: long, s: string]")
+    Record((1, 'home '))
+    >>> parse_record("[1]", "[x: long, y: long]") is None
+    True
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from .record_types import Record, fields, is_record
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+
+class _Malformed(ValueError):
+    """The text is not a value of the type (internal: :func:`parse_record` returns None)."""
+
+
+def parse_record(text: str, type_name: str) -> Optional[Record]:
+    """The record of type ``type_name`` that ``text`` writes, or None when it writes none."""
+    try:
+        value, end = _record_at(text, 0, type_name)
+    except _Malformed:
+        return None
+    return value if not text[end:].strip() else None
+
+
+def _record_at(text: str, pos: int, type_name: str) -> tuple:
+    pos = _expect(text, pos, "[")
+    values = []
+    for index, (_, field_type) in enumerate(fields(type_name) or ()):
+        if index:
+            pos = _expect(text, pos, ",")
+        pos = _skip_blanks(text, pos)
+        value, pos = _field_at(text, pos, field_type)
+        values.append(value)
+    return Record(values), _expect(text, pos, "]")
+
+
+def _field_at(text: str, pos: int, type_name: str) -> tuple:
+    if is_record(type_name):
+        return _record_at(text, pos, type_name)
+    if type_name == "string" and text.startswith('"', pos):
+        return _quoted_at(text, pos)
+    end = min((i for i in (text.find(",", pos), text.find("]", pos)) if i >= 0), default=-1)
+    if end < 0:
+        raise _Malformed("unexpected end")
+    if type_name == "string":
+        return text[pos:end], end
+    from .souffle_io import parse_field
+
+    value = parse_field(text[pos:end], type_name)
+    if value is None:
+        raise _Malformed(f"not a {type_name}")
+    return value, end
+
+
+def _quoted_at(text: str, pos: int) -> tuple:
+    """A ``"``-quoted symbol at ``pos``: a backslash keeps the next character as it is."""
+    out: list = []
+    index = pos + 1
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text):
+            out.append(text[index + 1])
+            index += 2
+            continue
+        if char == '"':
+            return "".join(out), index + 1
+        out.append(char)
+        index += 1
+    raise _Malformed("unbalanced quote")
+
+
+def _skip_blanks(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _expect(text: str, pos: int, char: str) -> int:
+    pos = _skip_blanks(text, pos)
+    if not text.startswith(char, pos):
+        raise _Malformed(f"expected {char!r}")
+    return pos + 1
+
+
+def spark_record_column(column: "Column", type_name: str) -> "Column":
+    """The record of type ``type_name`` that each text of ``column`` writes (null where none),
+    parsed by :func:`parse_record` in Spark's Python workers.
+
+    Not Arrow-optimized: PySpark 4.2.0's Arrow Python UDF over a columnar scan hangs
+    (SPARK-58241)."""
+    from pyspark.sql import functions as F
+
+    from .spark.types import spark_type
+
+    def parse(text):
+        return None if text is None else parse_record(text, type_name)
+
+    return F.udf(parse, spark_type(type_name), useArrow=False)(column)
