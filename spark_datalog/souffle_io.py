@@ -21,9 +21,10 @@ them with Spark (``write_output_frame``). Both read and write the same text, as 
   An output directory ``-`` prints every output relation (with its header) instead of writing it.
 - ``.printsize r`` prints ``r<TAB><number of facts>``.
 
-Any other ``IO=`` (``sqlite``, ``json``, ``stdin``, ...) or parameter that changes what is read
-(``columns``) is a ``DirectiveError`` at the directive; other parameters are ignored, as Soufflé
-ignores the ones its writer does not use.
+``columns="2:0"`` makes an ``.input`` read those fields (0-based) as its columns. Any other
+``IO=`` (``sqlite``, ``json``, ``stdin``, ...) or parameter that changes what is read or written
+(``compress``, ``columns`` of an output) is a ``DirectiveError`` at the directive; other
+parameters are ignored, as Soufflé ignores the ones its writer does not use.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ __all__ = [
 # The IO kinds each directive supports.
 _SUPPORTED = {"input": ("file",), "output": ("file", "stdout")}
 # Parameters that would change what is read or written in a way not implemented: an error.
-_UNSUPPORTED_PARAMS = ("columns", "compress")
+_UNSUPPORTED_PARAMS = ("compress",)
 _HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INTEGER = re.compile(r"\s*[+-]?\d+")
 _FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
@@ -77,6 +78,11 @@ class FileFormat:
     headers: bool = False
     rfc4180: bool = False
     names_delimiter: str = "\t"
+    fields: Optional[tuple] = None  # ``columns="4:7"``: the (0-based) fields read, one a column
+
+    def picked(self, arity: int) -> tuple:
+        """The positions of the fields read for ``arity`` columns."""
+        return self.fields if self.fields is not None else tuple(range(arity))
 
 
 @dataclass(frozen=True)
@@ -145,8 +151,7 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
             if directive.kind == "input":
                 if not columns:
                     raise _error(directive, "a relation without columns cannot be read from a file")
-                uri = _located(directive.param("filename") or f"{directive.name}.facts", fact_dir)
-                inputs.append(InputFile(directive.name, uri, fmt, columns))
+                inputs.append(_input_file(directive, fmt, columns, fact_dir))
             elif kind == "stdout":
                 outputs.append(OutputTarget(directive.name, "stdout", None, fmt, columns))
             else:
@@ -159,6 +164,14 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
 
         raise_collected(errors, checked.program.source, checked.program.filename)
     return IOPlan(tuple(inputs), tuple(outputs))
+
+
+def _input_file(directive, fmt: FileFormat, columns: tuple, fact_dir: str) -> InputFile:
+    if fmt.fields is not None and len(fmt.fields) != len(columns):
+        named, arity = len(fmt.fields), len(columns)
+        raise _error(directive, f"columns= names {named} field(s), {directive.name} has {arity} columns")
+    uri = _located(directive.param("filename") or f"{directive.name}.facts", fact_dir)
+    return InputFile(directive.name, uri, fmt, columns)
 
 
 def _parameters(directive) -> tuple:
@@ -183,7 +196,22 @@ def _parameters(directive) -> tuple:
         raise _error(directive, "a delimiter cannot contain '\"' when rfc4180 is enabled")
     headers = directive.param("headers", "false") == "true"
     names_delimiter = given if given is not None else "\t"
-    return kind, FileFormat(delimiter, headers, rfc4180, names_delimiter)
+    fields = _fields(directive)
+    return kind, FileFormat(delimiter, headers, rfc4180, names_delimiter, fields)
+
+
+def _fields(directive) -> Optional[tuple]:
+    """The field positions of Soufflé's ``columns="4:7"`` (0-based, ``:``-separated), read by
+    ``.input`` only."""
+    text = directive.param("columns")
+    if text is None:
+        return None
+    if directive.kind != "input":
+        raise _error(directive, f"the parameter columns= of .{directive.kind} is not supported")
+    parts = text.split(":")
+    if not all(part.strip().isdigit() for part in parts):
+        raise _error(directive, f"columns={text!r}: expected field numbers separated by ':' (\"0:2\")")
+    return tuple(int(part) for part in parts)
 
 
 def _error(directive, message: str) -> DirectiveError:
@@ -249,16 +277,19 @@ def _fact_rows(source: InputFile, lines: Iterable[tuple]) -> Iterator[tuple]:
 def parse_line(source: InputFile, number: int, line: str) -> tuple:
     """The typed fact of line ``number`` (text ``line``) of ``source``'s file."""
     fields = _split(line, source, number)
-    arity = len(source.columns)
-    if len(fields) < arity:
+    picked = source.format.picked(len(source.columns))
+    needed = max(picked, default=-1) + 1
+    if len(fields) < needed:
         raise _field_error(
             source,
             number,
             None,
-            f"values missing: {len(fields)} field(s), {source.relation} has {arity} columns",
+            f"values missing: {len(fields)} field(s), {source.relation} "
+            + (f"has {needed} columns" if source.format.fields is None else f"reads field {needed - 1}"),
         )
+    chosen = [fields[i] for i in picked]
     values = []
-    for index, ((name, type_), (text, at)) in enumerate(zip(source.columns, fields, strict=False)):
+    for index, ((name, type_), (text, at)) in enumerate(zip(source.columns, chosen, strict=True)):
         value = parse_field(text, type_)
         if value is None:
             raise _field_error(
@@ -483,7 +514,8 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
     if not fs.exists(path):
         raise InputError(f"cannot open fact file {source.uri} (.input {source.relation}): no such file")
     fmt = source.format
-    arity = len(source.columns)
+    picked = fmt.picked(len(source.columns))
+    arity = max(picked, default=-1) + 1  # the fields a line must have
     reader = (
         spark.read.option("header", fmt.headers)
         .option("encoding", "UTF-8")
@@ -496,7 +528,7 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
         schema = T.StructType([T.StructField(n, T.StringType(), True) for n in names])
         raw = reader.schema(schema).option("sep", fmt.delimiter).option("quote", '"').option("escape", '"')
         frame = raw.csv(uris.for_spark(source.uri))
-        fields = [F.col(n) for n in names]
+        fields = [F.col(names[i]) for i in picked]
         missing = F.lit(False)
     else:
         schema = T.StructType([T.StructField("line", T.StringType(), True)])
@@ -505,7 +537,7 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
         line = F.regexp_replace(F.col("line"), "\r$", "")
         parts = F.split(line, _literal_pattern(fmt.delimiter), -1)
         frame = frame.select(parts.alias("parts"))
-        fields = [F.get(F.col("parts"), i) for i in range(arity)]  # null past the end
+        fields = [F.get(F.col("parts"), i) for i in picked]  # null past the end
         missing = F.size("parts") < arity
     parsed = frame.select(
         missing.alias("__missing"),

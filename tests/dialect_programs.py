@@ -74,14 +74,17 @@ EQREL = SeedProgram(
 
 RULE_FORMS = SeedProgram(
     name="disjunction_and_heads",
-    origin="Soufflé's disjunction in bodies and several heads",
+    origin="Soufflé's disjunction in bodies, several heads, true/false literals and a .plan",
     text="""
         .decl e(x: number, y: number) btree
         .input e
-        src(X), dst(Y) :- e(X, Y).
+        src(X), dst(Y) :- e(X, Y), true.
         either(X) :- e(X, 1) ; e(1, X).
+        .plan 0:(1)
         both(X) :- src(X), (dst(X), X > 1 ; X = 1).
-        .output src, dst, either, both
+        never(X) :- e(X, _), false.
+        always(X) :- e(X, Y), !false, !true ; e(Y, X), true.
+        .output src, dst, either, both, never, always
     """,
     edb={"e": {(1, 2), (2, 3), (3, 1)}},
     expected={
@@ -89,6 +92,8 @@ RULE_FORMS = SeedProgram(
         "dst": {(1,), (2,), (3,)},
         "either": {(3,), (2,)},
         "both": {(1,), (2,), (3,)},
+        "never": set(),
+        "always": {(1,), (2,), (3,)},
     },
 )
 

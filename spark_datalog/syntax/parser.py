@@ -272,6 +272,7 @@ class _ToAst:
         self._first: dict = {}
         self._depth: dict = {}  # id(term) -> nesting depth of the clause's operations
         self.type_spans: dict = {}  # id(ColumnDecl) -> the span of its type's name
+        self.plans = 0  # Soufflé's `.plan` clauses read (checked, then ignored)
 
     def _error(self, message: str, where) -> None:
         self.errors.append(ParseError(message, where.line, where.column))
@@ -287,6 +288,8 @@ class _ToAst:
     # -- statements ---------------------------------------------------------------------------
 
     def start(self, children):
+        if self.plans:
+            _LOG.warning("%d .plan clause(s) ignored: the planner orders each rule's joins", self.plans)
         return children
 
     def _end_clause(self) -> None:
@@ -303,13 +306,15 @@ class _ToAst:
         return ast.Rule(head, (), span=head.span, text=text)
 
     def rule(self, children):
-        heads, body, dot = children[0], children[2], children[-1]
+        heads, body, dot = children[0], children[2], children[3]
         text = self._text(heads[0], dot)
         self._end_clause()
         for literal in (literal for alternative in body for literal in alternative):
             atom = literal.atom if isinstance(literal, ast.Negation) else literal
             if isinstance(atom, ast.Atom):
                 self._no_aggregate_outside_head(atom, "rule body")
+        if len(children) > 4:
+            self._check_plan(children[4], body)
         return [
             ast.Rule(head, alternative, span=head.span, text=text) for head in heads for alternative in body
         ]
@@ -326,6 +331,30 @@ class _ToAst:
             ast.Subsumption(dominated, dominating, alternative, span=dominated.span, text=text)
             for alternative in body
         ]
+
+    def query_plan(self, children):
+        self.souffle_syntax = True
+        self.plans += 1
+        return [c for c in children if isinstance(c, tuple)]
+
+    def plan_version(self, children):
+        """``0:(2, 1)``: (the version's token, the order of the body's atoms)."""
+        version, *order = [t for t in _tokens(children) if t.type == "INT"]
+        return version, tuple(int(t) for t in order)
+
+    def _check_plan(self, versions: list, body: list) -> None:
+        """Each version of a ``.plan`` orders every atom of the rule's body once (Soufflé's check:
+        a permutation of 1..n, n the body's positive atoms)."""
+        for alternative in body:
+            atoms = sum(isinstance(literal, ast.Atom) for literal in alternative)
+            for version, order in versions:
+                if sorted(order) != list(range(1, atoms + 1)):
+                    self._error(
+                        f".plan version {version} orders ({', '.join(map(str, order))}): the rule's "
+                        f"body has {atoms} atom(s), so a permutation of 1..{atoms} is expected",
+                        version,
+                    )
+                    return
 
     def heads(self, children):
         heads = _values(children)
@@ -495,6 +524,13 @@ class _ToAst:
     def directive(self, children):
         keyword, *rest = children
         kind = keyword.type.lower()
+        if kind == "limitsize":
+            self._error(
+                ".limitsize is not supported: which tuples Soufflé keeps depends on its evaluation "
+                "order (bound the relation with a rule instead)",
+                keyword,
+            )
+            return []
         names = []
         for token in rest:  # the relations, up to the '(' of the parameters
             if not isinstance(token, Token) or token.type == "LPAR":
@@ -550,6 +586,13 @@ class _ToAst:
         node = ast.BodyAggregate(str(func), target, body[0], span=_span(func))
         self._first[id(node)] = func
         return node
+
+    def bool_literal(self, children):
+        """``true`` / ``false`` as a body literal: a constraint on constants."""
+        self.souffle_syntax = True
+        token = children[0]
+        value = ast.Constant(token.type == "TRUE", "bool", span=_span(token))
+        return ast.Comparison("=", value, ast.Constant(True, "bool", span=_span(token)), span=_span(token))
 
     def negation(self, children):
         keyword, atom = children
@@ -750,6 +793,8 @@ _DESCRIBE = {
     "NUMBER_TYPE": "'.number_type'",
     "SYMBOL_TYPE": "'.symbol_type'",
     "PRAGMA": "'.pragma'",
+    "LIMITSIZE": "'.limitsize'",
+    "PLAN": "'.plan'",
     "FUNCTOR_DECL": "'.functor'",
     "STATEFUL": "'stateful'",
     "USER_FUNCTOR": "a user-defined functor (@name)",

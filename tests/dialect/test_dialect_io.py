@@ -219,3 +219,28 @@ def test_a_field_that_is_no_record_is_an_input_error_at_its_line_and_column(engi
     problem = "column 2 (p: [x: long, y: long]): '[3]' is not a record [x: long, y: long]"
     assert f"{facts}:2:6: input error: cannot parse fact file of at: {problem}" in err
     assert "Traceback" not in err and not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(
+    "directive, problem",
+    [
+        ('.input edge(columns="1")', "columns= names 1 field(s), edge has 2 columns"),
+        ('.input edge(columns="1:x")', "columns='1:x': expected field numbers separated by ':'"),
+        ('.input edge(columns="1:-2")', "columns='1:-2': expected field numbers"),
+        ('.input edge\n.output edge(columns="0:1")', "the parameter columns= of .output is not supported"),
+    ],
+)
+def test_bad_columns_are_directive_errors(directive, problem, tmp_path, capsys):
+    program = write(tmp_path / "p.dl", TC.replace(".input edge", directive))
+    status, out, err = run(capsys, "run", program, "-F", tmp_path, "-D", tmp_path / "o")
+    assert status == 1 and out == ""
+    assert f"directive error: {problem}" in err
+
+
+def test_a_line_without_a_field_columns_reads_is_an_input_error(tmp_path, capsys):
+    program = write(tmp_path / "p.dl", TC.replace(".input edge", '.input edge(columns="3:0")'))
+    facts = write(tmp_path / "edge.facts", "1\t0\t0\t2\n2\t0\t0\n")
+    status, _, err = run(capsys, "run", program, "-F", tmp_path, "-D", tmp_path / "o")
+    assert status == 1
+    problem = "values missing: 3 field(s), edge reads field 3"
+    assert f"{facts}:2:1: input error: cannot parse fact file of edge: {problem}" in err

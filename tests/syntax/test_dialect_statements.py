@@ -234,6 +234,32 @@ def test_pragma_is_accepted_and_reported(caplog):
     assert ".pragma 'jobs' '4' ignored" in caplog.text
 
 
+def test_a_plan_is_checked_then_ignored(caplog):
+    text = "p(X, Z) :- e(X, Y), p(Y, Z), !f(Y).\n.plan 0:(2, 1), 1:(1,2)\nq(1)."
+    with caplog.at_level(logging.WARNING, logger="spark_datalog"):
+        assert rules(text) == ["p(X, Z) :- e(X, Y), p(Y, Z), not f(Y)."]
+    assert "1 .plan clause(s) ignored" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "text, line, column, fragment",
+    [
+        ("p(X) :- e(X, Y), f(Y).\n.plan 0:(1), 1:(2,1)", 2, 7, "version 0 orders (1)"),
+        ("p(X) :- e(X, Y), f(Y).\n.plan 0:(1,2), 1:(1,3)", 2, 16, "permutation of 1..2"),
+        ("p(1).\n.plan 0:(1)", 2, 1, "'.plan'"),
+        ("p(X) :- e(X).\n.plan 0:(1,)", 2, 12, "expected a number"),
+        ("p(1).\n.limitsize p(n=5)", 2, 1, ".limitsize is not supported"),
+    ],
+)
+def test_bad_plans(text, line, column, fragment):
+    assert_error(text, line, column, fragment)
+
+
+def test_true_and_false_are_constraints():
+    assert rules("p(X) :- e(X), true, !false.") == ["p(X) :- e(X), true = true, false = false."]
+    assert rules("p(X) :- e(X), false.") == ["p(X) :- e(X), false = true."]
+
+
 # ---------------------------------------------------------------------------------------------
 # several heads, disjunction
 
