@@ -199,6 +199,10 @@ def _aggregate(node: ir.Aggregate) -> str:
     return f"Aggregate[by ({_names(node.group_by)}); {node.output}={node.func}({node.argument})]"
 
 
+def _number(node: ir.Number) -> str:
+    return f"Number[{node.output}]"
+
+
 def _generate(node: ir.Generate) -> str:
     return f"Generate[{node.output}={node.func}({_names(node.args)})]"
 
@@ -215,4 +219,5 @@ _LABELS = {
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
     ir.Generate: _generate,
+    ir.Number: _number,
 }
