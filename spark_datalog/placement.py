@@ -25,9 +25,10 @@ Evaluation of a recursive stratum, in order of preference:
 Maintenance (``incremental.update``): ``unchanged`` when nothing it reads changed its facts;
 ``counting`` for a non-recursive stratum without aggregates (in the driver when the changes it
 reads are held there); ``groups`` for aggregates; ``dred`` for a recursive one (linear: in the
-driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, for a stratum numbering
-its bindings (``autoinc()``: a change shifts the numbers of other facts), when removals reach
-min/max relations that cannot be repaired, or when DRed was declined with ``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
+driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, for a
+stratum numbering its bindings (``autoinc()``: a change shifts the numbers of other facts),
+when removals reach min/max relations that cannot be repaired, or when DRed was declined with
+``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
 driver is declined without being tried, the reason naming the setting: the next choice runs.
 """
 

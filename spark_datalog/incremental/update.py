@@ -368,12 +368,7 @@ class _Update:
         self.local: dict = {}
         self.levelled: list = []  # (stratum plan, Levels): strata whose levels to keep
         # relations storing count 1 per present fact (StratumPlan.set_valued)
-        self.set_valued = {
-            name
-            for plan in program.plans
-            for name in plan.relations
-            if plan.set_valued(name)
-        }
+        self.set_valued = {name for plan in program.plans for name in plan.relations if plan.set_valued(name)}
 
     # -- driving -------------------------------------------------------------------------
 

@@ -332,7 +332,9 @@ class Number:
         return self.child.columns + (self.output,)
 
 
-Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate, Generate, Number]
+Node = Union[
+    Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate, Generate, Number
+]
 
 
 def children(node) -> tuple:

@@ -260,9 +260,7 @@ def _numbered(node, counters: Numbering):
     rank = f"{FRESH_PREFIX}rank"
     keys = tuple((c, ir.ColumnRef(c)) for c in counters.key)
     ranked = ir.Number(ir.Distinct(ir.Project(node, keys)), rank)
-    values = tuple(
-        (name, _counter_value(rank, site, sites)) for name, site, sites in counters.calls
-    )
+    values = tuple((name, _counter_value(rank, site, sites)) for name, site, sites in counters.calls)
     return ir.Project(ranked, keys + values)
 
 

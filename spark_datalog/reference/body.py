@@ -253,8 +253,12 @@ def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relati
     if counters is None:
         return _extended([{}], body, order, relation_for)
     first = [step for step in order if _position(step) not in counters.held]
-    later = [step for step in order if _position(step) in counters.held and not is_counter(body[_position(step)])]
-    return _extended(numbered(_extended([{}], body, first, relation_for), counters), body, later, relation_for)
+    later = [
+        step for step in order if _position(step) in counters.held and not is_counter(body[_position(step)])
+    ]
+    return _extended(
+        numbered(_extended([{}], body, first, relation_for), counters), body, later, relation_for
+    )
 
 
 def _position(step) -> int:

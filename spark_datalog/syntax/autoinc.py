@@ -35,7 +35,15 @@ from ..errors import ParseError, SchemaError
 from . import ast
 from .auxiliary import fresh_name, nodes
 
-__all__ = ["AUTOINC", "Numbering", "has_autoinc", "is_counter", "lower_autoinc", "numbering", "autoinc_errors"]
+__all__ = [
+    "AUTOINC",
+    "Numbering",
+    "has_autoinc",
+    "is_counter",
+    "lower_autoinc",
+    "numbering",
+    "autoinc_errors",
+]
 
 AUTOINC = "autoinc"
 
@@ -109,7 +117,9 @@ class _Lifter:
                 self._error("autoinc() in a body atom is not supported: bind it first (X = autoinc())", node)
             return literal
         if isinstance(literal, ast.Negation):
-            return replace(literal, atom=replace(literal.atom, args=tuple(self.term(a) for a in literal.atom.args)))
+            return replace(
+                literal, atom=replace(literal.atom, args=tuple(self.term(a) for a in literal.atom.args))
+            )
         if isinstance(literal, ast.Comparison):
             return replace(literal, left=self.term(literal.left), right=self.term(literal.right))
         return literal
@@ -124,7 +134,9 @@ class _Lifter:
         if not _is_call(term):
             return replace(term, args=tuple(self.term(a) for a in term.args))
         variable = ast.Variable(fresh_name("_autoinc", self.taken), term.span)
-        counter = ast.Call(AUTOINC, (ast.Constant(self.site, "long"), ast.Constant(self.sites, "long")), term.span)
+        counter = ast.Call(
+            AUTOINC, (ast.Constant(self.site, "long"), ast.Constant(self.sites, "long")), term.span
+        )
         self.equalities.append(ast.Comparison("=", variable, counter, term.span))
         self.site += 1
         return variable
@@ -161,9 +173,7 @@ def numbering(body: tuple) -> Optional[Numbering]:
     Numbering(key=('Y',), calls=(('_autoinc', 0, 1),), held=frozenset({2, 3}))
     """
     calls = tuple(
-        (lit.variable.name, lit.expr.args[0].value, lit.expr.args[1].value)
-        for lit in body
-        if is_counter(lit)
+        (lit.variable.name, lit.expr.args[0].value, lit.expr.args[1].value) for lit in body if is_counter(lit)
     )
     if not calls:
         return None
@@ -172,10 +182,13 @@ def numbering(body: tuple) -> Optional[Numbering]:
     while grown:
         grown = False
         for lit in body:
-            if isinstance(lit, ast.Assignment) and lit.variable.name not in dependent:
-                if any(v.name in dependent for v in ast.term_variables(lit.expr)):
-                    dependent.add(lit.variable.name)
-                    grown = True
+            if (
+                isinstance(lit, ast.Assignment)
+                and lit.variable.name not in dependent
+                and any(v.name in dependent for v in ast.term_variables(lit.expr))
+            ):
+                dependent.add(lit.variable.name)
+                grown = True
     held = frozenset(
         i for i, lit in enumerate(body) if any(v.name in dependent for v in ast.literal_variables(lit))
     )
@@ -203,7 +216,9 @@ def autoinc_errors(strata) -> list:
                 continue
             call = min(calls, key=lambda c: (c.span.line, c.span.column))
             if stratum.recursive and _reads(rule, set(stratum.relations)):
-                message = "autoinc() in a recursive rule (Soufflé: auto-increment functor in a recursive rule)"
+                message = (
+                    "autoinc() in a recursive rule (Soufflé: auto-increment functor in a recursive rule)"
+                )
                 errors.append(SchemaError(message, call.span.line, call.span.column))
             elif _atom_uses_value(rule.body):
                 message = "autoinc()'s value in a body atom is not supported: compare it instead (A = X)"
