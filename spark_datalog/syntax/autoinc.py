@@ -168,9 +168,11 @@ def numbering(body: tuple) -> Optional[Numbering]:
 
     >>> from spark_datalog.analysis import analyse
     >>> from spark_datalog.syntax.parser import parse
-    >>> rule = analyse(parse("p(Y, X + 1) :- e(Y, _), X = autoinc().")).rules[0]
+    >>> rule = analyse(parse(".input e. p(Y, X + 1) :- e(Y, _), X = autoinc().")).rules[0]
+    >>> print(rule)
+    p(Y, (X + 1)) :- e(Y, _), _autoinc = autoinc(0, 1), X = _autoinc.
     >>> numbering(rule.body)
-    Numbering(key=('Y',), calls=(('_autoinc', 0, 1),), held=frozenset({2, 3}))
+    Numbering(key=('Y',), calls=(('_autoinc', 0, 1),), held=frozenset({1, 2}))
     """
     calls = tuple(
         (lit.variable.name, lit.expr.args[0].value, lit.expr.args[1].value) for lit in body if is_counter(lit)
