@@ -13,7 +13,7 @@ of the rule's body binding instead, identical on every engine and after any ``up
   its body, left to right) of the program's ``K`` call sites gives the binding of rank ``r``
   the value ``r * K + s``: unique over the whole program, as Soufflé's are.
 
-Lowering lifts every call into the body as ``_autoinc = autoinc(s, K)`` (the two constants say
+Lowering lifts every call into the front of the body as ``_autoinc = autoinc(s, K)`` (the two constants say
 the site; a user writes ``autoinc()``). As in Soufflé, a call in a fact (``Counter in fact``) is
 an error, and so is a call in a recursive rule (checked by analysis, :func:`autoinc_errors`).
 The plan numbers the bindings with ``ir.Number``; the reference interpreter does it in
@@ -23,7 +23,7 @@ Example::
 
     >>> from spark_datalog.syntax.parser import parse
     >>> print(parse("p(X, autoinc()) :- e(X).").rules[0])
-    p(X, _autoinc) :- e(X), _autoinc = autoinc(0, 1).
+    p(X, _autoinc) :- _autoinc = autoinc(0, 1), e(X).
 """
 
 from __future__ import annotations
@@ -106,7 +106,8 @@ class _Lifter:
                 self._error("autoinc() in a fact (Soufflé: counter in fact)", node)
         head = replace(rule.head, args=tuple(self.term(a) for a in rule.head.args))
         body = tuple(self.literal(literal) for literal in rule.body)
-        return replace(rule, head=head, body=body + tuple(self.equalities))
+        # first: analysis then makes each the assignment of its variable (never a test)
+        return replace(rule, head=head, body=tuple(self.equalities) + body)
 
     def _error(self, message: str, node) -> None:
         self.errors.append(ParseError(message, node.span.line, node.span.column))
@@ -170,9 +171,9 @@ def numbering(body: tuple) -> Optional[Numbering]:
     >>> from spark_datalog.syntax.parser import parse
     >>> rule = analyse(parse(".input e. p(Y, X + 1) :- e(Y, _), X = autoinc().")).rules[0]
     >>> print(rule)
-    p(Y, (X + 1)) :- e(Y, _), _autoinc = autoinc(0, 1), X = _autoinc.
+    p(Y, (X + 1)) :- _autoinc = autoinc(0, 1), e(Y, _), X = _autoinc.
     >>> numbering(rule.body)
-    Numbering(key=('Y',), calls=(('_autoinc', 0, 1),), held=frozenset({1, 2}))
+    Numbering(key=('Y',), calls=(('_autoinc', 0, 1),), held=frozenset({0, 2}))
     """
     calls = tuple(
         (lit.variable.name, lit.expr.args[0].value, lit.expr.args[1].value) for lit in body if is_counter(lit)

@@ -25,28 +25,28 @@ def rules_of(text: str) -> list:
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("p(X, autoinc()) :- e(X, _).", ["p(X, _autoinc) :- e(X, _), _autoinc = autoinc(0, 1)."]),
+        ("p(X, autoinc()) :- e(X, _).", ["p(X, _autoinc) :- _autoinc = autoinc(0, 1), e(X, _)."]),
         (
             "p(autoinc(), autoinc() + 1) :- e(_, _).",
-            ["p(_autoinc, (_autoinc2 + 1)) :- e(_, _), _autoinc = autoinc(0, 2), _autoinc2 = autoinc(1, 2)."],
+            ["p(_autoinc, (_autoinc2 + 1)) :- _autoinc = autoinc(0, 2), _autoinc2 = autoinc(1, 2), e(_, _)."],
         ),
-        ("p(X) :- e(_, S), X = autoinc().", ["p(X) :- e(_, S), X = _autoinc, _autoinc = autoinc(0, 1)."]),
+        ("p(X) :- e(_, S), X = autoinc().", ["p(X) :- _autoinc = autoinc(0, 1), e(_, S), X = _autoinc."]),
         (
             "p(X) :- e(X, _), !e(autoinc(), _).",
-            ["p(X) :- e(X, _), not e(_autoinc, _), _autoinc = autoinc(0, 1)."],
+            ["p(X) :- _autoinc = autoinc(0, 1), e(X, _), not e(_autoinc, _)."],
         ),
         # sites count over the program, in order: rules, then head before body
         (
             "p(autoinc()) :- e(_, _).\nq(X) :- e(X, _), X < autoinc().",
             [
-                "p(_autoinc) :- e(_, _), _autoinc = autoinc(0, 2).",
-                "q(X) :- e(X, _), X < _autoinc, _autoinc = autoinc(1, 2).",
+                "p(_autoinc) :- _autoinc = autoinc(0, 2), e(_, _).",
+                "q(X) :- _autoinc = autoinc(1, 2), e(X, _), X < _autoinc.",
             ],
         ),
         # a variable named _autoinc already: the fresh one is another
         (
             "p(_autoinc, autoinc()) :- e(_autoinc, _).",
-            ["p(_autoinc, _autoinc2) :- e(_autoinc, _), _autoinc2 = autoinc(0, 1)."],
+            ["p(_autoinc, _autoinc2) :- _autoinc2 = autoinc(0, 1), e(_autoinc, _)."],
         ),
     ],
 )
@@ -64,6 +64,12 @@ def test_the_numbering_of_a_rule():
     held = {str(body[i]) for i in counters.held}
     assert held == {"Z = _autoinc", "_autoinc = autoinc(0, 1)", "Y = (Z * 2)", "Y > X", "not e(Y, S)"}
     assert numbering(sd.Program.parse(INPUT + "p(X) :- e(X, _).").checked.rules[0].body) is None
+
+
+def test_a_value_compared_with_a_variable_an_atom_binds():
+    program = sd.Program.parse(INPUT + "q(X, Y) :- e(X, _), Y = autoinc(), e(Y, _).")
+    # bindings (X, Y) ranked: (0, 0) 0, (0, 1) 1, (1, 0) 2, (1, 1) 3: Y is the number in the first two
+    assert sd.reference.evaluate(program, {"e": {(0, "a"), (1, "b")}})["q"] == {(0, 0), (0, 1)}
 
 
 def test_values_are_rank_times_sites_plus_site():
