@@ -503,6 +503,10 @@ def _not_scalar(*_args):
     raise TypeError("a generator (range, urange, frange) has several values: see spark_datalog.generators")
 
 
+def _numbered(*_args):
+    raise TypeError("autoinc() is numbered by the plan (ir.Number): see spark_datalog.syntax.autoinc")
+
+
 def _generator(name: str, operands: str, result: str) -> Functor:
     return Functor(name, 2, 3, operands, result, _not_scalar, _not_scalar, _not_scalar, generator=True)
 
@@ -554,6 +558,8 @@ def _table() -> tuple:
         _generator("range", "number", "operands"),
         _generator("urange", "integer", "long"),
         _generator("frange", "number", "double"),
+        # autoinc() as written; lowering gives it its call site: autoinc(site, sites)
+        Functor("autoinc", 0, 0, "integer", "long", _numbered, _numbered, _numbered),
         Functor("pow", 2, 2, "number", "operands", _pow, _pl_pow, _sp_pow, bounded=True, partial=True),
         _bitwise("band", lambda _t, a, b: a & b, "__and__", "bitwiseAND"),
         _bitwise("bor", lambda _t, a, b: a | b, "__or__", "bitwiseOR"),
@@ -663,9 +669,8 @@ NAMED = (
     "range",
     "urange",
     "frange",
+    "autoinc",
 )
-# Functors the grammar reads only to refuse them (the parser says why)
-REFUSED = ("autoinc",)
 # Generators: functors with several values, each binding the call's variable once
 GENERATORS = tuple(name for name, spec in FUNCTORS.items() if spec.generator)
 CONSTRAINTS = ("match", "contains")

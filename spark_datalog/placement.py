@@ -19,13 +19,15 @@ Evaluation of a recursive stratum, in order of preference:
   new facts shuffled (``eval.bsp``);
 - ``one task``: no key: the whole fixpoint in one Spark task on the kernel;
 - ``rounds``: rounds of Spark joins (``eval.driver``): ``strategy="naive"``,
-  ``decompose=False``, or when the others were declined.
+  ``decompose=False``, a stratum numbering its bindings (``autoinc()``, which needs them all),
+  or when the others were declined.
 
 Maintenance (``incremental.update``): ``unchanged`` when nothing it reads changed its facts;
 ``counting`` for a non-recursive stratum without aggregates (in the driver when the changes it
 reads are held there); ``groups`` for aggregates; ``dred`` for a recursive one (linear: in the
-driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, when
-removals reach min/max relations that cannot be repaired, or when DRed was declined with
+driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, for a
+stratum numbering its bindings (``autoinc()``: a change shifts the numbers of other facts),
+when removals reach min/max relations that cannot be repaired, or when DRed was declined with
 ``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
 driver is declined without being tried, the reason naming the setting: the next choice runs.
 """
@@ -116,6 +118,8 @@ def place_evaluation(
         return Placement("evaluate", "plan", "not recursive, one round", history)
     if strategy != "seminaive":
         return Placement("evaluate", "rounds", f"strategy={strategy!r}", history)
+    if getattr(plan, "numbered", False):
+        return Placement("evaluate", "rounds", _NUMBERED, history)
     if not decompose:
         return Placement("evaluate", "rounds", "decompose=False", history)
     tried = _tried(history)
@@ -150,6 +154,9 @@ class UpdateCase:
     driver: bool = True
 
 
+# why a stratum numbering its rules' bindings (``autoinc()``) runs as a whole
+_NUMBERED = "autoinc() numbers all of a rule's bindings at once"
+
 # the driver, ruled out by the setting (``UpdateCase.driver``)
 NO_DRIVER = Declined(f"{DRIVER_MEMORY_SETTING} is 0")
 
@@ -168,6 +175,8 @@ def place_update(plan, case: UpdateCase, history: tuple = ()) -> Placement:
         return Placement("recompute", "evaluation", "recomputing costs less", history)
     if not case.changed:
         return Placement("unchanged", "nowhere", "nothing it reads changed", history)
+    if getattr(plan, "numbered", False):
+        return Placement("recompute", "evaluation", _NUMBERED, history)
     if not plan.recursive:
         return _placed_non_recursive(plan, case, history)
     if not case.moved:

@@ -383,3 +383,48 @@ RECORDS = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (RECORDS,)
+
+AUTOINC = SeedProgram(
+    name="autoinc",
+    origin="Soufflé's autoinc(): fresh numbers, here rank * sites + site, the rank that of the "
+    "rule's distinct body binding (variables by name, values in order: strings by code point)",
+    text="""
+        .decl person(name: symbol, age: number)
+        .input person
+        .decl val(x: float)
+        .input val
+        .decl id(name: symbol, i: number)
+        id(N, autoinc()) :- person(N, _).
+        .decl pair(name: symbol, i: number, j: number)
+        pair(N, autoinc(), autoinc()) :- person(N, A), A > 30.
+        .decl tagged(i: number)
+        tagged(I + 1000) :- I = autoinc(), person(_, A), A < 30.
+        .decl fl(x: float, i: number)
+        fl(X, autoinc()) :- val(X).
+        .decl unit(i: number)
+        unit(autoinc()) :- person(_, _).
+        .decl odd(name: symbol, i: number)
+        odd(N, I) :- person(N, _), I = autoinc(), I % 2 = 1.
+        .output id, pair, tagged, fl, unit, odd
+    """,
+    edb={
+        "person": {("bob", 40), ("alice", 25), ("Émile", 35), ("carol", 25), ("dave", 31)},
+        "val": {(2.0,), (-1.5,), (1e300,), (0.5,)},
+    },
+    # 7 call sites: id 0, pair 1 and 2, tagged 3, fl 4, unit 5, odd 6. Names by code point:
+    # alice, bob, carol, dave, Émile (É is U+00C9, after the lower-case letters).
+    expected={
+        "id": {("alice", 0), ("bob", 7), ("carol", 14), ("dave", 21), ("Émile", 28)},
+        # bindings (A, N) with A > 30, A compared first: (31, dave), (35, Émile), (40, bob)
+        "pair": {("dave", 1, 2), ("Émile", 8, 9), ("bob", 15, 16)},
+        # one binding (A = 25): rank 0, site 3
+        "tagged": {(1003,)},
+        "fl": {(-1.5, 4), (0.5, 11), (2.0, 18), (1e300, 25)},
+        # no named variable: one binding
+        "unit": {(5,)},
+        # ranks 0..4 give 6, 13, 20, 27, 34: the odd ones are bob's and dave's
+        "odd": {("bob", 13), ("dave", 27)},
+    },
+)
+
+DIALECT_PROGRAMS += (AUTOINC,)

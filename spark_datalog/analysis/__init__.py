@@ -32,6 +32,7 @@ from .arity import check_arity
 from .checked import CheckedProgram, relation_schema
 from .declarations import check_declarations, check_defined
 from .dependencies import stratify
+from ..syntax.autoinc import has_autoinc, autoinc_errors
 from .describe import describe
 from .facts import fact_tuples
 from .mentions import atom_mentions, relation_order
@@ -69,6 +70,8 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     errors += aggregate_errors
     strata, strata_errors = stratify(rules, order, idb, aggregates)
     errors += strata_errors
+    if any(has_autoinc(rule) for rule in rules):
+        errors += autoinc_errors(strata)
 
     columns: dict = {}
     typed = rules

@@ -8,9 +8,10 @@ What ``_count`` holds (the warehouse's storage model):
   rules, the number of satisfying body assignments, each weighted by the product of the counts
   of the positive body facts it uses (negated atoms are conditions, not factors). This is what
   the counting algorithm maintains.
-- IDB relations of recursive strata, and aggregate relations: 1 for every present fact. DRed
-  maintains recursive strata by over-deletion and re-derivation and needs no counts; an
-  aggregate fact has exactly one derivation, its group.
+- IDB relations of recursive strata, aggregate relations, and strata numbering their bindings
+  (``autoinc()``): 1 for every present fact. DRed maintains recursive strata by over-deletion
+  and re-derivation and needs no counts; an aggregate fact has exactly one derivation, its
+  group; a numbered stratum is recomputed (``StratumPlan.set_valued``).
 
 Then the derivation levels of the recursive strata that keep them are computed and stored
 (``incremental.levels``): the next removals reaching such a stratum over-delete only the facts
@@ -88,7 +89,7 @@ def _counted_relations(spark, program, edb_frames: Mapping, idb_frames: Mapping)
     for stratum_plan in program.plans:
         for name in stratum_plan.relations:
             frame = idb_frames[name]
-            if stratum_plan.recursive or name in stratum_plan.aggregates:
+            if stratum_plan.set_valued(name):
                 counted[name] = frame.withColumn(COUNT, F.lit(1).cast("long"))
                 continue
             frames = {(rel, "full"): f for rel, f in counted.items()}

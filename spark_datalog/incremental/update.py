@@ -367,13 +367,8 @@ class _Update:
         # they reach the warehouse and the linear DRed without a Spark job
         self.local: dict = {}
         self.levelled: list = []  # (stratum plan, Levels): strata whose levels to keep
-        # relations storing count 1 per present fact: recursive strata, aggregate relations
-        self.set_valued = {
-            name
-            for plan in program.plans
-            for name in plan.relations
-            if plan.recursive or name in plan.aggregates
-        }
+        # relations storing count 1 per present fact (StratumPlan.set_valued)
+        self.set_valued = {name for plan in program.plans for name in plan.relations if plan.set_valued(name)}
 
     # -- driving -------------------------------------------------------------------------
 
@@ -738,7 +733,7 @@ class _Update:
         )
         changes = {}
         for name in plan.relations:
-            if plan.recursive or name in plan.aggregates:
+            if plan.set_valued(name):
                 fresh = results[name].withColumn(COUNT, F.lit(1).cast("long"))
             else:
                 fresh = self._derivation_counts(plan, name, counted)

@@ -212,6 +212,15 @@ def _generate(node: ir.Generate, frames: Frames) -> Compiled:
     return Compiled(frame, {**child.dtypes, node.output: dtype})
 
 
+def _number(node: ir.Number, frames: Frames) -> Compiled:
+    """Rows sorted by all their columns (NaN the largest double, strings by code point),
+    numbered from 0."""
+    child = compile_node(node.child, frames)
+    frame = child.frame.sort(list(node.child.columns)) if node.child.columns else child.frame
+    index = pl.int_range(0, pl.len(), dtype=pl.Int64).alias(node.output)
+    return Compiled(frame.with_columns(index), {**child.dtypes, node.output: pl.Int64})
+
+
 _NODE_COMPILERS: dict[type, Callable[..., Compiled]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
@@ -224,4 +233,5 @@ _NODE_COMPILERS: dict[type, Callable[..., Compiled]] = {
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
     ir.Generate: _generate,
+    ir.Number: _number,
 }

@@ -55,10 +55,16 @@ def explain_maintenance(stratum_plans, checked) -> str:
     """The text of the plans incremental maintenance runs for every stratum
     (``plan.maintenance``), for a change of every relation each reads: DRed's seeds and
     group-repair plans for a recursive stratum, the telescoping terms of counting for a
-    non-recursive one, the touched-group plans of its aggregate relations."""
+    non-recursive one, the touched-group plans of its aggregate relations; a stratum calling
+    ``autoinc()`` is recomputed."""
     lines: list = []
     for stratum in stratum_plans:
         lower = sorted(_reads(stratum) - set(stratum.relations))
+        if stratum.numbered:
+            lines.append(
+                _stratum_header(stratum) + ": recompute (autoinc() numbers all of a rule's bindings at once)"
+            )
+            continue
         if stratum.recursive:
             lines.append(_stratum_header(stratum) + ": DRed")
             lines += _dred_lines(maintenance, checked, stratum, lower)
@@ -199,6 +205,10 @@ def _aggregate(node: ir.Aggregate) -> str:
     return f"Aggregate[by ({_names(node.group_by)}); {node.output}={node.func}({node.argument})]"
 
 
+def _number(node: ir.Number) -> str:
+    return f"Number[{node.output}]"
+
+
 def _generate(node: ir.Generate) -> str:
     return f"Generate[{node.output}={node.func}({_names(node.args)})]"
 
@@ -215,4 +225,5 @@ _LABELS = {
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
     ir.Generate: _generate,
+    ir.Number: _number,
 }

@@ -313,14 +313,35 @@ class Generate:
         return self.child.columns + (self.output,)
 
 
-Node = Union[Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate, Generate]
+@dataclass(frozen=True)
+class Number:
+    """Each row of ``child`` (whose rows are distinct) with its rank in column ``output``
+    (``long``: 0, 1, 2, ...) in the order of the rows' values compared column by column, left
+    to right: numbers numerically (NaN the largest double), strings by code point, ``false``
+    before ``true``. It numbers a rule's bindings for ``autoinc()``
+    (:mod:`spark_datalog.syntax.autoinc`); it needs every row, so it is never partitioned."""
+
+    child: "Node"
+    output: str
+
+    def __post_init__(self):
+        _check_unique(self.child.columns + (self.output,), "number")
+
+    @property
+    def columns(self) -> tuple:
+        return self.child.columns + (self.output,)
+
+
+Node = Union[
+    Scan, Unit, Select, Project, Join, AntiJoin, SemiJoin, Union_, Distinct, Aggregate, Generate, Number
+]
 
 
 def children(node) -> tuple:
     """The child nodes of ``node`` (for generic walks)."""
     if isinstance(node, (Scan, Unit)):
         return ()
-    if isinstance(node, (Select, Project, Distinct, Aggregate, Generate)):
+    if isinstance(node, (Select, Project, Distinct, Aggregate, Generate, Number)):
         return (node.child,)
     if isinstance(node, (Join, AntiJoin, SemiJoin)):
         return (node.left, node.right)
@@ -337,6 +358,11 @@ def computes(node) -> bool:
     elif isinstance(node, Project):
         exprs = [e for _, e in node.outputs]
     return any(isinstance(e, COMPUTED) for e in exprs) or any(computes(c) for c in children(node))
+
+
+def numbers(node) -> bool:
+    """Whether ``node`` or a node under it is a ``Number``."""
+    return isinstance(node, Number) or any(numbers(c) for c in children(node))
 
 
 def scans(node) -> list:
@@ -394,3 +420,14 @@ class StratumPlan:
     rules: tuple  # tuple[RulePlan, ...]
     delta_rules: tuple = ()  # tuple[RulePlan, ...]
     aggregates: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def numbered(self) -> bool:
+        """Whether a rule numbers its bindings (``autoinc()``): its facts depend on all the
+        bindings at once, so no delta maintains them and they have one derivation each."""
+        return any(numbers(rule.plan) for rule in self.rules)
+
+    def set_valued(self, name: str) -> bool:
+        """Whether relation ``name`` of this stratum stores count 1 per fact rather than
+        derivation counts: recursive strata, aggregate relations, numbered strata."""
+        return self.recursive or name in self.aggregates or self.numbered

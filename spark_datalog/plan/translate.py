@@ -13,7 +13,10 @@ For one rule:
    when the negated atom shares no variable: left rows survive iff the right side is empty),
    assignments a ``Project`` keeping every column and adding the computed one, and a
    generator's assignment (``X = range(A, B)``) a ``Generate``: one row per value.
-3. The head becomes a final ``Project`` naming the relation's columns, in order.
+3. A rule calling ``autoinc()``: the literals using the calls' values are held back until the
+   rest is placed; then the distinct bindings are numbered (``Number``), each call's value
+   computed from the rank, and the held literals placed (:mod:`spark_datalog.syntax.autoinc`).
+4. The head becomes a final ``Project`` naming the relation's columns, in order.
 
 Head aggregates: the plan yields *contributions*, not the aggregated relation. For count, sum
 and avg the body is reduced to the distinct satisfying assignments of its named variables
@@ -37,6 +40,7 @@ from .expressions import coerce, to_compare, to_expr, variable_types
 from .merge_projects import merge_projects
 from .order_atoms import order_atoms
 from .scan_atom import FRESH_PREFIX, expression_arguments, is_fresh, scan_atom
+from ..syntax.autoinc import Numbering, is_counter, numbering
 
 
 def plan_program(checked: CheckedProgram) -> tuple:
@@ -72,6 +76,10 @@ def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[
     var_types = variable_types(body, relations)
     # (body index, literal) still to place; arithmetic atom arguments add equalities
     pending = [(i, literal) for i, literal in enumerate(body) if not isinstance(literal, ast.Atom)]
+    counters = numbering(body)
+    held = [item for item in pending if counters is not None and item[0] in counters.held]
+    pending = [item for item in pending if item not in held]
+    held = [item for item in held if not is_counter(item[1])]  # Number computes them
     node, tests = None, []
     for i in order_atoms(body, first=delta_position, carried=carried_variables(rule, delta_position)):
         atom = body[i]
@@ -94,6 +102,8 @@ def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[
     if node is None:  # no binding atom: start from the one-row, no-column relation
         node, pending = _place_ready(ir.Unit(), pending, relations, var_types)
     node = _exists(node, tests)
+    if counters is not None and not pending:
+        node, pending = _place_ready(_numbered(node, counters), held, relations, var_types)
     if pending:
         unplaced = ", ".join(str(literal) for _, literal in pending)
         raise ValueError(f"{rule.span}: unbound variables in {unplaced} (rule {rule})")
@@ -242,6 +252,21 @@ def _generate(node, name: str, call: ast.Call, var_types):
     if computed:
         return ir.Project(generated, keep + ((name, ir.ColumnRef(name)),))
     return generated
+
+
+def _numbered(node, counters: Numbering):
+    """The distinct bindings of ``counters.key`` in ``node``, each with the value of every
+    ``autoinc`` call (``rank * sites + site``, :mod:`spark_datalog.syntax.autoinc`)."""
+    rank = f"{FRESH_PREFIX}rank"
+    keys = tuple((c, ir.ColumnRef(c)) for c in counters.key)
+    ranked = ir.Number(ir.Distinct(ir.Project(node, keys)), rank)
+    values = tuple((name, _counter_value(rank, site, sites)) for name, site, sites in counters.calls)
+    return ir.Project(ranked, keys + values)
+
+
+def _counter_value(rank: str, site: int, sites: int) -> ir.Expr:
+    scaled = ir.Arithmetic("*", ir.ColumnRef(rank), ir.Literal(sites, "long"), "long")
+    return ir.Arithmetic("+", scaled, ir.Literal(site, "long"), "long")
 
 
 def _head(rule: ast.Rule, node, schema, var_types):

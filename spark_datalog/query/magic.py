@@ -14,6 +14,8 @@ Soundness with the rest of the language:
 - A negated atom only tests facts whose arguments are all known, so it is adorned like a
   positive one: its adorned relation holds exactly the facts asked for. The aggregated
   position of a relation is never bound (the aggregate is known only over the whole group).
+- A relation with a rule calling ``autoinc()`` is computed in full, by its own rules, with
+  everything they read: its numbers depend on all of its rules' bindings.
 - The rewritten program is checked like any program. Magic relations can close a cycle
   through negation or an aggregate; then the rewrite is tried again with the relations under
   negation computed in full, by their own rules (a lower stratum, which cannot depend on the
@@ -36,6 +38,7 @@ from typing import Optional
 
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..syntax import ast
+from ..syntax.autoinc import has_autoinc
 from .factoring import factor
 from .sips import binds, is_bound, sips_order
 
@@ -79,8 +82,13 @@ class _Rewrite:
     caller: str = ""  # the adorned relation whose rule is being rewritten ("" for the query's)
     magic_sources: dict = field(default_factory=dict)  # magic relation -> callers feeding it
 
+    numbered: set = field(default_factory=set)  # relations with a rule calling autoinc()
+
     def in_full(self, relation: str) -> bool:
-        """True when ``relation`` is read as computed in full, not adorned."""
+        """True when ``relation`` is read as computed in full, not adorned: a relation with a
+        rule calling ``autoinc()`` always (its numbers depend on all its rule's bindings)."""
+        if relation in self.numbered:
+            return True
         return not self.adorn_aggregates and self.checked.relations[relation].aggregate is not None
 
     def adorned(self, relation: str, pattern: str) -> str:
@@ -116,6 +124,7 @@ def rewrite(
     derived relation."""
     names = _Names(set(checked.relations))
     state = _Rewrite(checked, names, adorn_negation=adorn_negation, adorn_aggregates=adorn_aggregates)
+    state.numbered = {rule.head.predicate for rule in checked.rules if has_autoinc(rule)}
     for rule in _rules_of(checked, answer):
         state.rules.extend(_rewritten_rule(state, rule, None, ""))
     if not state.todo:
@@ -161,7 +170,7 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
             else:
                 literal = _adorned_atom(state, literal, bound, body, out)
         elif isinstance(literal, ast.Negation) and literal.atom.predicate in state.checked.idb:
-            if state.adorn_negation:
+            if state.adorn_negation and literal.atom.predicate not in state.numbered:
                 literal = replace(literal, atom=_adorned_atom(state, literal.atom, bound, body, out))
             else:
                 state.full.add(literal.atom.predicate)
@@ -178,7 +187,8 @@ def _rewritten_rule(state: _Rewrite, rule: ast.Rule, guard: Optional[str], patte
 def _is_adorned(state: _Rewrite, literal) -> bool:
     """True when ``literal`` is read over an adorned relation (and so gets a magic rule)."""
     if isinstance(literal, ast.Negation):
-        return state.adorn_negation and literal.atom.predicate in state.checked.idb
+        name = literal.atom.predicate
+        return state.adorn_negation and name in state.checked.idb and name not in state.numbered
     if isinstance(literal, ast.Atom):
         return literal.predicate in state.checked.idb and not state.in_full(literal.predicate)
     return False

@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Optional
 
 from .. import functors, generators
 from ..syntax import ast
+from ..syntax.autoinc import Numbering, is_counter, numbering
 from .relation import Relation
 from .terms import Undefined, compare, evaluate_term, normal, same
 
@@ -246,8 +247,50 @@ def substitutions(body: tuple, order: list, relation_for: Callable[[int], Relati
     """Every substitution satisfying ``body`` (with repetitions; an atom binding no variable
     passes each once), processing literals in ``order`` (from :func:`order_body`).
     ``relation_for(position)`` gives the relation read by the atom or negated atom at that body
-    position."""
-    current: list[dict] = [{}]
+    position. A body calling ``autoinc`` is evaluated without the literals using the calls'
+    values, its bindings numbered (:func:`numbered`), then those literals."""
+    counters = numbering(body)
+    if counters is None:
+        return _extended([{}], body, order, relation_for)
+    first = [step for step in order if _position(step) not in counters.held]
+    later = [
+        step for step in order if _position(step) in counters.held and not is_counter(body[_position(step)])
+    ]
+    return _extended(
+        numbered(_extended([{}], body, first, relation_for), counters), body, later, relation_for
+    )
+
+
+def _position(step) -> int:
+    return step.position if isinstance(step, Deferred) else step
+
+
+def numbered(substs: list, counters: Numbering) -> list:
+    """The distinct bindings of ``counters.key`` in ``substs``, in their order
+    (:mod:`spark_datalog.syntax.autoinc`), each with the value of every call.
+
+    >>> n = Numbering(("X",), (("_a", 1, 2),), frozenset())
+    >>> numbered([{"X": "b"}, {"X": "a"}, {"X": "b"}], n)
+    [{'X': 'a', '_a': 1}, {'X': 'b', '_a': 3}]
+    """
+    bindings = {tuple(_ordered(s[name]) for name in counters.key): s for s in substs}
+    out = []
+    for rank, ordered in enumerate(sorted(bindings)):
+        subst = bindings[ordered]
+        binding = {name: subst[name] for name in counters.key}
+        out.append({**binding, **{v: counters.value(rank, site, sites) for v, site, sites in counters.calls}})
+    return out
+
+
+def _ordered(value) -> tuple:
+    """``value``'s place in the numbering's order: NaN after every other double."""
+    if type(value) is float:
+        return (1, 0.0) if value != value else (0, value)
+    return (0, value)
+
+
+def _extended(current: list, body: tuple, order: list, relation_for) -> list:
+    """The substitutions ``current`` extended by the steps of ``order``."""
     for step in order:
         if isinstance(step, Deferred):
             current = [s for subst in current for s in _check_deferred(step, body, subst)]

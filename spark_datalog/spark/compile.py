@@ -123,6 +123,19 @@ def _generate(node: ir.Generate, frames: Frames) -> DataFrame:
     return spark_generate(child, list(node.args), node.output, node.type, spark_type(node.type))
 
 
+def _number(node: ir.Number, frames: Frames) -> DataFrame:
+    """Rows numbered from 0 in the order of all their columns (NaN the largest double, strings
+    by code point): a global sort (range-partitioned) and ``zipWithIndex``, which counts the
+    rows of the sorted partitions in a job of its own; nothing is collected to the driver."""
+    child = compile_node(node.child, frames)
+    if not node.child.columns:  # at most one row
+        return child.withColumn(node.output, F.lit(0).cast("long"))
+    ordered = child.orderBy(*[F.col(c).asc() for c in node.child.columns])
+    schema = T.StructType([*child.schema.fields, T.StructField(node.output, T.LongType(), False)])
+    rows = ordered.rdd.zipWithIndex().map(lambda pair: (*pair[0], pair[1]))
+    return child.sparkSession.createDataFrame(rows, schema)
+
+
 _NODE_COMPILERS: dict[type, Callable[..., DataFrame]] = {
     ir.Scan: _scan,
     ir.Unit: _unit,
@@ -135,6 +148,7 @@ _NODE_COMPILERS: dict[type, Callable[..., DataFrame]] = {
     ir.Distinct: _distinct,
     ir.Aggregate: _aggregate,
     ir.Generate: _generate,
+    ir.Number: _number,
 }
 
 

@@ -17,6 +17,8 @@ and every engine see only the core:
   ``_range = range(...)``, which binds a fresh variable once per value (:mod:`.generators`).
 - calls of user-defined functors (``@f(X)``): each given its ``.functor`` declaration's entry
   in the program's registry (:mod:`.user_functor_calls`);
+- ``autoinc()``: each call lifted into the body as ``_autoinc = autoinc(site, sites)``, its value
+  a function of the body's binding (:mod:`.autoinc`);
 - declared types checked in the rules (distinct subtypes are not mixed) and ``as(expr, T)``
   casts replaced by ``expr`` (:mod:`.subtypes`).
 - record terms (``p([X, 1])``): record construction and field reads (:mod:`.records`).
@@ -31,6 +33,7 @@ from __future__ import annotations
 from ..errors import DatalogError
 from . import ast
 from .auxiliary import nodes
+from .autoinc import has_autoinc, lower_autoinc
 from .body_aggregates import lower_body_aggregates
 from .choice import lower_choice
 from .components import expand_components
@@ -89,6 +92,9 @@ def lower(
         errors += functor_errors
     if any(has_generator(rule) for rule in program.rules):
         program = lift_generators(program)
+    if any(has_autoinc(rule) for rule in program.rules):
+        program, autoinc_errors = lower_autoinc(program)
+        errors += autoinc_errors
     if has_casts_or_types(program):
         program, type_errors = check_types(program)
         errors += type_errors

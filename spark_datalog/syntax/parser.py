@@ -47,12 +47,6 @@ _LOCK = threading.Lock()
 _PARSER: Optional[Lark] = None
 
 _LONG_MIN, _LONG_MAX = -(2**63), 2**63 - 1
-_AUTOINC = (
-    "autoinc() is not supported: Soufflé numbers facts in the order one sequential run "
-    "derives them, which parallel and incremental evaluation cannot reproduce (an update "
-    "must equal a full recomputation); number facts from their values instead (range, "
-    "an aggregate)"
-)
 # The deepest expression accepted (a sum of MAX_TERM_DEPTH terms, or as many nested operations);
 # the passes after parsing walk terms recursively, and RECURSION_LIMIT frames are enough for them.
 MAX_TERM_DEPTH = 1000
@@ -652,9 +646,6 @@ class _ToAst:
     def call(self, children):
         name, *rest = children
         args = tuple(_values(rest))
-        if str(name) in functors.REFUSED:
-            self._error(_AUTOINC, name)
-            return ast.Constant(0, "long", span=_span(name))
         spec = functors.functor(str(name))
         if len(args) < spec.least or (spec.most is not None and len(args) > spec.most):
             self._error(f"functor '{name}' takes {spec.arity_text()}, given {len(args)}", name)

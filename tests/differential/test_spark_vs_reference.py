@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import spark_datalog as sd
 from programs import aggregate_programs, any_program, positive_programs, prem_programs, stratified_programs
 from dialect_aggregates import aggregate_cases
+from dialect_autoinc import assert_expected, assert_unique_numbers, autoinc_cases
 from dialect_orders import order_cases
 from dialect_programs import DIALECT_PROGRAMS
 from dialect_records import record_cases
@@ -174,6 +175,16 @@ def test_random_body_aggregates(spark, case):
 def test_random_subsumptions_and_choices(spark, case):
     text, edb, expected = case
     assert spark_result(spark, sd.Program.parse(text, dialect="souffle"), edb)["r"] == _normal_set(expected)
+
+
+@spark_settings
+@given(case=autoinc_cases())
+def test_random_programs_with_autoinc(spark, case):
+    text, edb, expected, calls = case
+    program = sd.Program.parse(text)
+    actual = spark_result(spark, program, edb)
+    assert_expected(actual, expected, text)
+    assert_unique_numbers(actual, calls)
 
 
 @spark_settings

@@ -31,14 +31,14 @@ class Bases:
 
 def assert_recomputed(program, wh, edb: dict):
     """The warehouse holds what a full evaluation over ``edb`` (relation -> facts) derives (the
-    reference interpreter's), and every aggregate or recursive relation stores each fact once,
-    with ``_count`` 1. Each table is read once."""
+    reference interpreter's), and every set-valued relation (recursive, aggregate, numbered by
+    ``autoinc()``) stores each fact once, with ``_count`` 1. Each table is read once."""
     expected = reference(program.checked, {name: set(rows) for name, rows in edb.items()})
     for plan in program.plans:
         for name in plan.relations:
             rows = [tuple(r) for r in wh.read(name, with_counts=True).collect()]
             assert {r[:-1] for r in rows if r[-1] > 0} == expected[name], name
-            if plan.recursive or plan.aggregates:
+            if plan.set_valued(name):
                 assert {r[-1] for r in rows} <= {1}, (name, rows)
 
 

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 
 from dialect_aggregates import aggregate_cases
+from dialect_autoinc import assert_expected, assert_unique_numbers, autoinc_cases
 from dialect_orders import order_cases
 from dialect_records import record_cases
 from kernel.harness import assert_same, kernel_result, reference_result
@@ -77,6 +78,15 @@ def test_random_body_aggregates(case):
 def test_random_subsumptions_and_choices(case):
     text, edb, expected = case
     assert kernel_result(sd.Program.parse(text, dialect="souffle"), edb)["r"] == expected
+
+
+@settings(default=40)
+@given(case=autoinc_cases())
+def test_random_programs_with_autoinc(case):
+    text, edb, expected, calls = case
+    result = kernel_result(sd.Program.parse(text), edb)
+    assert_expected(result, expected, text)
+    assert_unique_numbers(result, calls)
 
 
 @settings(default=30)

@@ -45,3 +45,35 @@ def test_a_bound_positive_query_is_always_rewritten(drawn, data):
 
 def _constants(plan):
     return [a for a in plan.query.atom.args if isinstance(a, ast.Constant)]
+
+
+AUTOINC = """
+.decl e(x: number, y: number)
+.input e
+tc(X, Y) :- e(X, Y).
+tc(X, Z) :- tc(X, Y), e(Y, Z).
+lab(X, Y, autoinc()) :- tc(X, Y).
+far(X, I) :- lab(X, Y, I), Y > 2.
+gap(X, I) :- tc(X, _), I = range(0, 9), !lab(X, _, I).
+"""
+
+
+@pytest.mark.parametrize("query", ["far(1, I)", "gap(2, I)", "lab(1, Y, I)", "far(X, 2)"])
+def test_relations_calling_autoinc_are_computed_in_full(query):
+    """Adorned, lab would number only the facts asked for: its numbers would change."""
+    program = sd.Program.parse(AUTOINC)
+    edb = {"e": {(1, 2), (2, 3), (3, 4), (5, 6)}}
+    full = sd.reference.answer(program, query, edb, magic=False)
+    assert sd.reference.answer(program, query, edb, magic="auto") == full
+    plan = plan_query(program, query)
+    assert "lab_" not in plan.describe(), plan.describe()  # never adorned
+    # tc: (1,2) 0, (1,3) 1, (1,4) 2, (2,3) 3, (2,4) 4, (3,4) 5, (5,6) 6
+    assert sd.reference.evaluate(program, edb)["lab"] == {
+        (1, 2, 0),
+        (1, 3, 1),
+        (1, 4, 2),
+        (2, 3, 3),
+        (2, 4, 4),
+        (3, 4, 5),
+        (5, 6, 6),
+    }

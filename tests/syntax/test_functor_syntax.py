@@ -125,9 +125,9 @@ def test_the_grammar_lists_the_functors_of_the_table():
     grammar = _GRAMMAR_PATH.read_text(encoding="utf-8")
     named = re.search(r"FUNCTOR\.2: /\(\?:([a-z_|]+)\)", grammar).group(1).split("|")
     constraints = re.search(r"CONSTRAINT\.2: /\(\?:([a-z_|]+)\)", grammar).group(1).split("|")
-    assert tuple(named) == functors.NAMED + functors.REFUSED and tuple(constraints) == functors.CONSTRAINTS
+    assert tuple(named) == functors.NAMED and tuple(constraints) == functors.CONSTRAINTS
     operators = {*functors.OPERATORS.values(), *functors.PREFIX}
-    assert set(functors.FUNCTORS) == {*named, *constraints, *operators} - set(functors.REFUSED)
+    assert set(functors.FUNCTORS) == {*named, *constraints, *operators}
 
 
 # ---------------------------------------------------------------------------------------------

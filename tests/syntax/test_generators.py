@@ -1,4 +1,4 @@
-"""Generators (range, urange, frange): the rules they lift to, autoinc's refusal, and their
+"""Generators (range, urange, frange): the rules they lift to, and their
 errors (class, line, column)."""
 
 from __future__ import annotations
@@ -52,15 +52,6 @@ def test_types_of_generators():
     """
     relations = sd.Program.parse(text).checked.relations
     assert [relations[n].types for n in "abcd"] == [("long",), ("double",), ("double",), ("long",)]
-
-
-def test_autoinc_is_refused():
-    error = assert_error(".decl p(x: number)\np(autoinc()) :- q(_).", 2, 3, "autoinc() is not supported")
-    assert "full recomputation" in str(error)
-
-
-def test_autoinc_in_a_body():
-    assert_error("p(X) :- q(Y), X = Y + autoinc().", 1, 23, "autoinc() is not supported")
 
 
 @pytest.mark.parametrize(
