@@ -11,6 +11,7 @@ comes from ``SD_HYPOTHESIS_EXAMPLES`` (default 25), so a longer run is one varia
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
@@ -72,12 +73,17 @@ SPARK_TEST_CONF["spark.sql.warehouse.dir"] = tempfile.mkdtemp(prefix="spark_data
 
 @pytest.fixture(scope="session")
 def spark():
-    """A local[2] SparkSession shared by every test that needs Spark, stopped at session end."""
+    """A local[2] SparkSession shared by every test that needs Spark (one per pytest-xdist
+    worker), stopped at session end."""
     from spark_datalog.spark.session import start_session, workers_use_this_python
 
     workers_use_this_python()
     checkpoint_dir = tempfile.mkdtemp(prefix="spark_datalog_test_ckpt_")
-    session = start_session("local[2]", "spark_datalog-tests", SPARK_TEST_CONF)
+    # `make test` runs two pytest-xdist workers, each with its own session: one JVM starts at a
+    # time, so that two do not resolve the delta-spark jar into a cold Ivy cache at once.
+    with open(os.path.join(tempfile.gettempdir(), "spark_datalog_tests_session_start.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        session = start_session("local[2]", "spark_datalog-tests", SPARK_TEST_CONF)
     session.sparkContext.setLogLevel("ERROR")
     session.sparkContext.setCheckpointDir(checkpoint_dir)
     try:
