@@ -718,6 +718,8 @@ class _ToAst:
             return ast.Constant(self._unescape(token), "string", span=span)
         if kind in ("TRUE", "FALSE"):
             return ast.Constant(kind == "TRUE", "bool", span=span)
+        if self.names_are_variables and str(token) == "nil":
+            self._error("nil (Soufflé's empty record) is not supported yet", token)
         if self.names_are_variables:
             return ast.Variable(str(token), span=span)
         if self.first_symbol_name is None:
