@@ -82,9 +82,11 @@ def fields(type_name: str) -> Optional[tuple]:
 
 
 def _is_tag(name: str) -> bool:
-    """Whether ``name`` is an ADT's tag field ``$Shape|Circle|Square`` (see :func:`adt_type`)."""
-    parts = name[1:].split("|")
-    return name.startswith("$") and len(parts) > 1 and all(p.isidentifier() for p in parts)
+    """Whether ``name`` is an ADT's tag field ``$Shape|Circle|Square`` (see :func:`adt_type`;
+    the ADT of a component's instance is named ``c.Shape``)."""
+    adt, *branches = name[1:].split("|")
+    names = [*adt.split("."), *branches]
+    return name.startswith("$") and bool(branches) and all(p.isidentifier() for p in names)
 
 
 def _split(text: str) -> list:

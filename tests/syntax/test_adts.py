@@ -166,3 +166,13 @@ def test_nil_is_not_supported_yet_in_souffles_dialect(rule, line, column):
         sd.Program.parse(text, dialect="souffle")
     assert "nil (Soufflé's empty record) is not supported yet" in str(info.value)
     assert (info.value.line, info.value.column) == (line, column)
+
+
+def test_an_adt_in_a_component_is_named_by_its_instance():
+    text = ".comp C {\n.type T = A {} | B {x: float}\n.decl r(t: T)\nr($A). r($B(1.5)).\n.output r\n}\n"
+    text += ".init c = C\n"
+    program = sd.Program.parse(text, dialect="souffle")
+    type_ = program.relations["c.r"].types[0]
+    assert type_ == "[$c.T|A|B: long, B: [x: double]]"
+    values = {format_value(v, type_, FileFormat()) for (v,) in sd.reference.evaluate(program, {})["c.r"]}
+    assert values == {"$A", "$B(1.5)"}
