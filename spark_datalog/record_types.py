@@ -68,13 +68,25 @@ def fields(type_name: str) -> Optional[tuple]:
     if not is_record(type_name) or not type_name.endswith("]"):
         return None
     inner = type_name[1:-1]
-    pairs = []
+    pairs: list = []
     for part in _split(inner) if inner else []:
         name, sep, type_ = part.partition(": ")
-        if not sep or not name.isidentifier() or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None):
+        if (
+            not sep
+            or not (name.isidentifier() or (not pairs and _is_tag(name)))
+            or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None)
+        ):
             return None
         pairs.append((name, type_))
     return tuple(pairs)
+
+
+def _is_tag(name: str) -> bool:
+    """Whether ``name`` is an ADT's tag field ``$Shape|Circle|Square`` (see :func:`adt_type`;
+    the ADT of a component's instance is named ``c.Shape``)."""
+    adt, *branches = name[1:].split("|")
+    names = [*adt.split("."), *branches]
+    return name.startswith("$") and bool(branches) and all(p.isidentifier() for p in names)
 
 
 def _split(text: str) -> list:
@@ -127,4 +139,70 @@ def arrow_type(type_name: str, primitive) -> Any:
             pa.field(name, arrow_type(t, primitive) if is_record(t) else primitive(t))
             for name, t in fields(type_name) or ()
         ]
+    )
+
+
+# Soufflé's algebraic data types. An ADT ``.type Shape = Square {s: number} | Circle {r: number}
+# | Dot {}`` is the record type of its tag and one struct per branch that has fields:
+# ``[$Shape|Circle|Dot|Square: long, Circle: [r: long], Square: [s: long]]``. The tag field's
+# name holds the ADT's name and its branches in Soufflé's order (by name); its value is the index
+# of the value's branch. The structs of the other branches hold their fields' defaults (0, "",
+# false), so that a value has one representation and record equality is ADT equality (joins,
+# negation, Delta) with no nulls. Being a record type, an ADT is a Spark/Polars/Arrow struct with
+# nothing more for the engines and the storage to do.
+
+
+def adt_type(name: str, branches) -> str:
+    """The value type of ADT ``name`` with ``branches`` ((branch, ((field, type), ...)), ...).
+
+    >>> adt_type("Shape", [("Square", (("s", "long"),)), ("Dot", ())])
+    '[$Shape|Dot|Square: long, Square: [s: long]]'
+    """
+    ordered = sorted(branches)
+    tag = "$" + "|".join([name, *(branch for branch, _ in ordered)])
+    return record_type([(tag, "long"), *((b, record_type(pairs)) for b, pairs in ordered if pairs)])
+
+
+def adt_branches(type_name: Optional[str]) -> Optional[tuple]:
+    """An ADT's name and branches ``(branch, record type or None)`` by tag, or None if no ADT.
+
+    >>> adt_branches("[$Shape|Dot|Square: long, Square: [s: long]]")
+    ('Shape', (('Dot', None), ('Square', '[s: long]')))
+    """
+    pairs = fields(type_name) if is_record(type_name) else None  # type: ignore[arg-type]
+    if not pairs or not _is_tag(pairs[0][0]):
+        return None
+    name, *branches = pairs[0][0][1:].split("|")
+    structs = dict(pairs[1:])
+    return name, tuple((branch, structs.get(branch)) for branch in branches)
+
+
+def type_text(type_name: Optional[str]) -> str:
+    """How messages name a type: an ADT by its name, another type by its value type."""
+    adt = adt_branches(type_name)
+    return adt[0] if adt else str(type_name)
+
+
+def default_value(type_name: str) -> Any:
+    """The value an ADT's struct of a branch a value is not of holds: 0, "", false, or a record of those."""
+    if is_record(type_name):
+        return Record(default_value(t) for t in field_types(type_name))
+    return {"double": 0.0, "string": "", "bool": False}.get(type_name, 0)
+
+
+def adt_text(value, type_name: str, text) -> str:
+    """An ADT value as Soufflé writes it: ``$Circle(3)``, ``$Dot``; ``text(value, type)`` writes a field.
+
+    >>> shape = "[$Shape|Circle|Dot: long, Circle: [r: long]]"
+    >>> adt_text(Record((1, Record((3,)))), shape, lambda v, t: str(v))
+    '$Dot'
+    """
+    _, branches = adt_branches(type_name)  # type: ignore[misc]
+    branch, struct = branches[value[0]]
+    if struct is None:
+        return "$" + branch
+    position = [name for name, _ in fields(type_name)].index(branch)  # type: ignore[union-attr]
+    inner = value[position]
+    return (
+        f"${branch}(" + ", ".join(text(v, t) for v, t in zip(inner, field_types(struct), strict=True)) + ")"
     )

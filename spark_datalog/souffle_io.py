@@ -35,7 +35,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
-from .record_types import fields, is_record
+from .record_types import adt_branches, adt_text, fields, is_record
 from .errors import DirectiveError, InputError
 from .storage import uris
 
@@ -399,7 +399,10 @@ def sorted_rows(rows) -> list:
 
 
 def format_value(value, type_: str, fmt: FileFormat) -> str:
-    """One value as Soufflé writes it; a record as ``[1, a, [2, b]]`` (its symbols unquoted)."""
+    """One value as Soufflé writes it; a record as ``[1, a, [2, b]]`` (its symbols unquoted), an
+    algebraic data type's as ``$Circle(3)``, ``$Dot``."""
+    if adt_branches(type_):
+        return adt_text(value, type_, lambda v, t: format_value(v, t, FileFormat()))
     if is_record(type_):
         inner = FileFormat()
         parts = (format_value(v, t, inner) for v, (_, t) in zip(value, fields(type_) or (), strict=True))
@@ -581,6 +584,8 @@ def _value_text(column, type_: str, fmt: FileFormat):
     """The text of a value column as :func:`format_value` writes it (a Spark Column)."""
     from pyspark.sql import functions as F
 
+    if adt_branches(type_):
+        return _adt_text(column, type_)
     if is_record(type_):
         parts: list = []
         for name, field_type in fields(type_) or ():
@@ -596,6 +601,23 @@ def _value_text(column, type_: str, fmt: FileFormat):
     if type_ == "bool":
         return F.when(column, F.lit("true")).otherwise(F.lit("false"))
     return column.cast("string")
+
+
+def _adt_text(column, type_: str):
+    """The text of an ADT column as :func:`format_value` writes it: one case per branch."""
+    from pyspark.sql import functions as F
+
+    tag, *_ = (name for name, _ in fields(type_) or ())
+    _, branches = adt_branches(type_)  # type: ignore[misc]
+    text = F.lit(None)
+    for index, (branch, struct) in enumerate(branches):
+        parts: list = [F.lit(f"${branch}")]
+        for position, (name, field_type) in enumerate(fields(struct) or ()):
+            parts += [F.lit(", " if position else "(")]
+            parts.append(_value_text(column.getField(branch).getField(name), field_type, FileFormat()))
+        parts += [F.lit(")")] if struct else []
+        text = F.when(column.getField(tag) == index, F.concat(*parts)).otherwise(text)
+    return text
 
 
 def _float_text(column):

@@ -428,3 +428,79 @@ AUTOINC = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (AUTOINC,)
+
+# Soufflé's algebraic data types. A Shape value is the struct (branch index by name, one struct
+# per branch with fields; the other branches' hold defaults): see record_types.adt_type.
+_SHAPE_DEFAULTS = {"Circle": ((0, 0), 0), "Label": ("", (0,)), "Rect": (0, 0)}
+_SHAPE_BRANCHES = ("Circle", "Empty", "Label", "Rect")
+COLORS = {"Blue": (0,), "Green": (1,), "Red": (2,)}
+
+
+def shape(branch: str, *values) -> tuple:
+    """The tuple of the ``ADTS`` program's ``Shape`` value ``$branch(values)``."""
+    structs = (values if b == branch else default for b, default in _SHAPE_DEFAULTS.items())
+    return (_SHAPE_BRANCHES.index(branch), *structs)
+
+
+ADTS = SeedProgram(
+    name="adts",
+    origin="Soufflé's algebraic data types: built in heads, matched in bodies, nested, =, !=, recursion",
+    text="""
+        .type Color = Red {} | Green {} | Blue {}
+        .type Point = [x: number, y: number]
+        .type Shape = Circle {c: Point, r: number} | Rect {w: number, h: number}
+                    | Label {text: symbol, color: Color} | Empty {}
+        .decl raw(kind: symbol, a: number, b: number)
+        .input raw
+        .decl shape(s: Shape)
+        shape($Circle([A, A], B)) :- raw("circle", A, B).
+        shape($Rect(A, B)) :- raw("rect", A, B).
+        shape($Label("big", $Red)) :- raw("rect", A, B), A * B > 10.
+        shape($Label("small", $Blue())) :- raw("circle", _, B), B < 3.
+        shape($Empty).
+        radius(R) :- shape($Circle(_, R)).
+        centred(R) :- shape($Circle([0, 0], R)).
+        squares(W) :- shape($Rect(W, W)).
+        coloured(T) :- shape($Label(T, C)), C != $Green.
+        red(T) :- shape(S), S = $Label(T, $Red).
+        .decl is_rect(s: Shape)
+        is_rect(S) :- shape(S), S = $Rect(_, _).
+        .decl non_rect(s: Shape)
+        non_rect(S) :- shape(S), !is_rect(S).
+        .decl grown(s: Shape)
+        grown(S) :- is_rect(S).
+        grown($Rect(W + 1, H)) :- grown($Rect(W, H)), W < 4.
+        .decl same(s: Shape)
+        same(S) :- shape(S), grown(S).
+        .output shape, radius, centred, squares, coloured, red, is_rect, non_rect, grown, same
+    """,
+    edb={"raw": {("circle", 0, 2), ("circle", 1, 5), ("rect", 3, 3), ("rect", 2, 6)}},
+    expected={
+        "shape": {
+            (shape("Circle", (0, 0), 2),),
+            (shape("Circle", (1, 1), 5),),
+            (shape("Rect", 3, 3),),
+            (shape("Rect", 2, 6),),
+            (shape("Label", "big", COLORS["Red"]),),
+            (shape("Label", "small", COLORS["Blue"]),),
+            (shape("Empty"),),
+        },
+        "radius": {(2,), (5,)},
+        "centred": {(2,)},
+        "squares": {(3,)},
+        "coloured": {("big",), ("small",)},
+        "red": {("big",)},
+        "is_rect": {(shape("Rect", 3, 3),), (shape("Rect", 2, 6),)},
+        "non_rect": {
+            (shape("Circle", (0, 0), 2),),
+            (shape("Circle", (1, 1), 5),),
+            (shape("Label", "big", COLORS["Red"]),),
+            (shape("Label", "small", COLORS["Blue"]),),
+            (shape("Empty"),),
+        },
+        "grown": {(shape("Rect", w, h),) for w, h in ((3, 3), (4, 3), (2, 6), (3, 6), (4, 6))},
+        "same": {(shape("Rect", 3, 3),), (shape("Rect", 2, 6),)},
+    },
+)
+
+DIALECT_PROGRAMS += (ADTS,)

@@ -104,10 +104,12 @@ class Call:
 class RecordTerm:
     """Soufflé's record term ``[X, 1, [Y, "a"]]``. It exists only between parsing and lowering:
     :mod:`spark_datalog.syntax.records` turns it into record construction (``record`` calls)
-    and field reads, so analysis and the engines never see it."""
+    and field reads, so analysis and the engines never see it. With a ``branch`` it is an
+    algebraic data type's term ``$Circle(R)`` (``$Dot`` has no ``args``), lowered the same way."""
 
     args: tuple  # tuple[Term, ...]
     span: Span = field(default=NO_SPAN, compare=False)
+    branch: str = ""
 
     def __str__(self) -> str:
         return term_text(self)
@@ -364,11 +366,19 @@ class TypeDecl:
     bases: tuple  # tuple[str, ...]
     span: Span = field(default=NO_SPAN, compare=False)
     fields: tuple = ()  # a record type's (``kind`` ``record``) field names; ``bases``: their types
+    # an ADT's (``kind`` ``adt``) branches: (name, field names, field types), ...; no ``bases``
+    branches: tuple = ()
 
     def __str__(self) -> str:
         if self.kind == "record":
             pairs = ", ".join(f"{n}: {t}" for n, t in zip(self.fields, self.bases, strict=True))
             return f".type {self.name} = [{pairs}]"
+        if self.kind == "adt":
+            shown = (
+                f"{b} {{{', '.join(f'{n}: {t}' for n, t in zip(names, types, strict=True))}}}"
+                for b, names, types in self.branches
+            )
+            return f".type {self.name} = {' | '.join(shown)}"
         if self.kind == "subtype":
             return f".type {self.name} <: {self.bases[0]}"
         return f".type {self.name} = {' | '.join(self.bases)}"
@@ -487,8 +497,11 @@ def term_text(term) -> str:
             stack.extend((")", node.right, f" {node.op} ", node.left, "("))
         elif isinstance(node, Call):
             stack.extend(reversed(_call_pieces(node)))
+        elif isinstance(node, RecordTerm) and node.branch and not node.args:
+            parts.append("$" + node.branch)
         elif isinstance(node, RecordTerm):
-            stack.extend(reversed(_pieces("[", node.args, "]")))
+            opening, closing = (f"${node.branch}(", ")") if node.branch else ("[", "]")
+            stack.extend(reversed(_pieces(opening, node.args, closing)))
         else:
             parts.append(str(node))
     return "".join(parts)

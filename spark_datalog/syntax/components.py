@@ -149,7 +149,11 @@ class _Expansion:
             columns = tuple(self._column(c, lambda t: bindings.get(t, t)) for c in statement.columns)
             return replace(statement, columns=columns)
         if isinstance(statement, ast.TypeDecl):
-            return replace(statement, bases=tuple(bindings.get(b, b) for b in statement.bases))
+            return replace(
+                statement,
+                bases=tuple(bindings.get(b, b) for b in statement.bases),
+                branches=_branch_types(statement, lambda b: bindings.get(b, b)),
+            )
         return statement
 
     def _column(self, column: ast.ColumnDecl, rename) -> ast.ColumnDecl:
@@ -171,7 +175,12 @@ class _Expansion:
             columns = tuple(self._column(c, rename) for c in statement.columns)
             return replace(statement, name=rename(statement.name), columns=columns)
         if isinstance(statement, ast.TypeDecl):
-            return replace(statement, name=rename(statement.name), bases=tuple(map(rename, statement.bases)))
+            return replace(
+                statement,
+                name=rename(statement.name),
+                bases=tuple(map(rename, statement.bases)),
+                branches=_branch_types(statement, rename),
+            )
         if isinstance(statement, ast.Directive):
             return replace(statement, name=rename(statement.name))
         if isinstance(statement, ast.Fact):
@@ -218,3 +227,8 @@ def _renamed_node(node, rename):
         target = None if node.target is None else _renamed_node(node.target, rename)
         return replace(node, target=target, body=tuple(_renamed_node(lit, rename) for lit in node.body))
     return node
+
+
+def _branch_types(declared: ast.TypeDecl, rename) -> tuple:
+    """An ADT's branches with their fields' types renamed."""
+    return tuple((branch, names, tuple(map(rename, types))) for branch, names, types in declared.branches)

@@ -48,7 +48,9 @@ _TERM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 _QUALIFIED_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _AGGREGATORS = frozenset(("count", "sum", "min", "max", "mean"))
 # Lower-case names ``leaf`` does not read as Soufflé's variables (``primary`` decides for them)
-_NOT_NAME_LEAVES = _KEYWORDS | _AGGREGATORS
+# Soufflé's empty record, not supported yet: Lark says so
+_NIL = frozenset(("nil",))
+_NOT_NAME_LEAVES = _KEYWORDS | _AGGREGATORS | _NIL
 _NOT_AGGREGATOR = re.compile(r"\s*[(<,).]")
 # Parentheses and unary minus signs nested deeper than this are left to the Lark path (no deep
 # recursion here; Lark reduces without recursion).
@@ -423,7 +425,10 @@ class _Parser:
         params = []
         if values[self.pos] != ")":
             while True:
-                key, equals, value = values[self.pos : self.pos + 3]
+                window = values[self.pos : self.pos + 3]
+                if len(window) < 3:
+                    raise Fallback  # the text ends inside the parameters
+                key, equals, value = window
                 if not _is_identifier(key) or equals != "=":
                     raise Fallback
                 if value[0] == '"':
@@ -695,6 +700,8 @@ class _Parser:
                 raise Fallback
             if value in _AGGREGATORS and not _NOT_AGGREGATOR.match(self.text, self.starts[pos] + len(value)):
                 raise Fallback
+            if self.names_are_variables and value in _NIL:
+                raise Fallback  # Soufflé's empty record: Lark says it is not supported
             if self.names_are_variables:  # Soufflé's dialect: `x` is a variable
                 return _variable(value, self.span(pos), False), 1
             return _constant(value, "string", self.span(pos)), 1

@@ -458,8 +458,22 @@ class _ToAst:
         return ast.TypeDecl(str(name), "record", bases, span=_span(name), fields=fields)
 
     def adt_type(self, children):
-        self._error("algebraic data types are not supported yet", children[-1])
-        return []
+        """``.type Shape = Circle {r: number} | Dot {}``: an algebraic data type."""
+        self.souffle_syntax = True
+        name = children[1]
+        branches = tuple(c for c in children if isinstance(c, tuple))
+        seen: set = set()
+        for branch, names, _ in branches:
+            if branch in seen:
+                self._error(f"type '{name}' has two branches named '{branch}'", name)
+            seen.add(branch)
+            if len(set(names)) < len(names):
+                self._error(f"branch '{branch}' of '{name}' has two fields of one name", name)
+        return ast.TypeDecl(str(name), "adt", (), span=_span(name), branches=branches)
+
+    def adt_branch(self, children):
+        columns = [c for c in children if isinstance(c, ast.ColumnDecl)]
+        return (str(children[0]), tuple(c.name for c in columns), tuple(c.type for c in columns))
 
     def component(self, children):
         self.souffle_syntax = True
@@ -685,6 +699,15 @@ class _ToAst:
             self._nest(node, children[0], *args)
         return node
 
+    def branch_term(self, children):
+        """An algebraic data type's term ``$Circle(R)`` (``$Dot`` and ``$Dot()`` have no fields)."""
+        self.souffle_syntax = True
+        args = tuple(c for c in _values(children[1:]) if c is not None)
+        node = ast.RecordTerm(args, span=_span(children[0]), branch=str(children[0])[1:])
+        if args:
+            self._nest(node, children[0], *args)
+        return node
+
     def negate(self, children):
         minus, operand = children
         if isinstance(operand, ast.Constant) and operand.type in ("long", "double"):
@@ -729,6 +752,8 @@ class _ToAst:
             return ast.Constant(self._unescape(token), "string", span=span)
         if kind in ("TRUE", "FALSE"):
             return ast.Constant(kind == "TRUE", "bool", span=span)
+        if self.names_are_variables and str(token) == "nil":
+            self._error("nil (Soufflé's empty record) is not supported yet", token)
         if self.names_are_variables:
             return ast.Variable(str(token), span=span)
         if self.first_symbol_name is None:

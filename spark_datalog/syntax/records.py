@@ -26,12 +26,13 @@ Example::
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import DatalogError, ParseError
-from ..record_types import Record, is_record
+from ..record_types import Record, adt_branches, default_value, is_record, type_text
 from ..record_types import fields as _declared_fields
 from . import ast
+from .typedecls import branch_types
 
 __all__ = ["has_records", "lower_records"]
 
@@ -62,8 +63,9 @@ def lower_records(program: ast.Program) -> tuple[ast.Program, list[DatalogError]
     """``program`` without record terms, and the errors found (see the module's docstring)."""
     columns = {d.name: tuple(c.type for c in d.columns) for d in program.declarations}
     errors: list[DatalogError] = []
-    rules = tuple(_Rule(columns, errors).lower(rule) for rule in program.rules)
-    facts = tuple(_fact(fact, columns, errors) for fact in program.facts)
+    branches = branch_types(program.types)
+    rules = tuple(_Rule(columns, errors, branches).lower(rule) for rule in program.rules)
+    facts = tuple(_fact(fact, columns, errors, branches) for fact in program.facts)
     for query in program.queries:
         for arg in query.atom.args:
             if isinstance(arg, ast.RecordTerm):
@@ -86,25 +88,31 @@ def _column_type(columns: dict, atom: ast.Atom, position: int) -> Optional[str]:
     return types[position] if position < len(types) else None
 
 
-def _fact(fact: ast.Fact, columns: dict, errors: list) -> ast.Fact:
+def _fact(fact: ast.Fact, columns: dict, errors: list, branches: dict) -> ast.Fact:
     args = []
     for position, arg in enumerate(fact.atom.args):
         if isinstance(arg, ast.RecordTerm):
             type_ = _column_type(columns, fact.atom, position)
-            value = _constant(arg, type_, errors, f"column {position + 1} of '{fact.atom.predicate}'")
+            value = _constant(
+                arg, type_, errors, f"column {position + 1} of '{fact.atom.predicate}'", branches
+            )
             arg = ast.Constant(value, type_ or "", span=arg.span) if value is not None else arg  # type: ignore[arg-type]
         args.append(arg)
     return replace(fact, atom=replace(fact.atom, args=tuple(args)))
 
 
-def _constant(term, type_: Optional[str], errors: list, where: str) -> Optional[Record]:
+def _constant(term, type_: Optional[str], errors: list, where: str, branches: dict) -> Optional[Record]:
     """The record value of a record term of constants in a fact (None, with an error, if none)."""
+    expanded = expand_branch(term, type_, where, branches, errors, pattern=False)
+    if expanded is None:
+        return None
+    term, type_ = expanded
     if not _fits_arity(term, type_, errors, where):
         return None
     values: list = []
     for arg, (name, field_type) in zip(term.args, fields(type_), strict=True):
         if isinstance(arg, ast.RecordTerm):
-            value = _constant(arg, field_type, errors, f"field '{name}'")
+            value = _constant(arg, field_type, errors, f"field '{name}'", branches)
             if value is None:
                 return None
             values.append(value)
@@ -131,6 +139,11 @@ _HOLDS = {
 
 def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where: str) -> bool:
     """Whether ``type_`` is a record type with as many fields as ``term`` (else an error)."""
+    if adt_branches(type_) and term.branch != _EXPANDED:
+        errors.append(
+            _error(f"record term {term} needs a record type, but {where} is {type_text(type_)}", term)
+        )
+        return False
     if not is_record(type_):
         shown = f"is {type_}" if type_ else "has no declared type"
         errors.append(_error(f"record term {term} needs a record type, but {where} {shown}", term))
@@ -141,12 +154,65 @@ def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where:
     return True
 
 
+# The ``branch`` of the record term an ADT's term is expanded into (see :func:`expand_branch`)
+_EXPANDED = "$"
+
+
+def expand_branch(
+    term, type_: Optional[str], where: str, branches: dict, errors: list, pattern: bool
+) -> Optional[tuple[Any, Optional[str]]]:
+    """An ADT's term ``$Circle(R)`` as the record term of its ADT's struct, and that type
+    (``term`` and ``type_`` themselves if ``term`` is none; None, with an error, if it is wrong).
+
+    The struct holds the branch's index and the branch's fields; those of the other branches
+    hold their defaults, or are ``_`` in a ``pattern``.
+    """
+    if not isinstance(term, ast.RecordTerm) or term.branch in ("", _EXPANDED):
+        return term, type_
+    adt = branches.get(term.branch)
+    if adt is None:
+        known = ", ".join(f"${b}" for b in sorted(branches)) or "none is declared"
+        errors.append(_error(f"unknown branch '${term.branch}' (branches: {known})", term))
+        return None
+    if type_ is not None and type_ != adt:
+        errors.append(_error(f"{term} is of type {type_text(adt)}, but {where} is {type_text(type_)}", term))
+        return None
+    name, tagged = adt_branches(adt)  # type: ignore[misc]
+    index = [branch for branch, _ in tagged].index(term.branch)
+    struct = tagged[index][1]
+    arity = len(fields(struct))
+    if len(term.args) != arity:
+        message = f"{term} has {len(term.args)} fields, but branch '{term.branch}' of {name} has {arity}"
+        errors.append(_error(message, term))
+        return None
+    args: list = [ast.Constant(index, "long", span=term.span)]
+    for branch, other in tagged:
+        if branch == term.branch and other is not None:
+            args.append(ast.RecordTerm(term.args, span=term.span))
+        elif other is not None:
+            args.append(
+                ast.Variable("_", span=term.span, anonymous=True) if pattern else _default(other, term.span)
+            )
+    return ast.RecordTerm(tuple(args), span=term.span, branch=_EXPANDED), adt
+
+
+def _default(type_: str, span: ast.Span):
+    """The term of a type's default value (:func:`~spark_datalog.record_types.default_value`)."""
+    if is_record(type_):
+        branch = _EXPANDED if adt_branches(type_) else ""
+        return ast.RecordTerm(tuple(_default(t, span) for _, t in fields(type_)), span=span, branch=branch)
+    value = default_value(type_)
+    kind = {bool: "bool", float: "double", str: "string"}.get(type(value), "long")
+    return ast.Constant(value, kind, span=span)  # type: ignore[arg-type]
+
+
 class _Rule:
     """One rule's record terms lowered; errors are appended to ``errors``."""
 
-    def __init__(self, columns: dict, errors: list):
+    def __init__(self, columns: dict, errors: list, branches: dict):
         self.columns = columns
         self.errors = errors
+        self.branches = branches
         self.fresh = 0
         self.types: dict = {}  # variable -> its record type (from atoms and patterns)
         self.bound: set = set()  # variables bound by positive atoms or patterns
@@ -199,7 +265,10 @@ class _Rule:
         for position, arg in enumerate(atom.args):
             if isinstance(arg, ast.RecordTerm):
                 type_ = _column_type(self.columns, atom, position)
-                if _fits_arity(arg, type_, self.errors, self._where(atom, position)):
+                where = self._where(atom, position)
+                expanded = self._expand(arg, type_, where, pattern=True)
+                if expanded is not None and _fits_arity(*expanded, self.errors, where):
+                    arg, type_ = expanded
                     assert type_ is not None  # a record type: _fits_arity
                     variable = self._variable(arg, type_)
                     after.extend(self.destructure(variable, arg, type_))
@@ -222,10 +291,13 @@ class _Rule:
         for position, (arg, (name, field_type)) in enumerate(zip(term.args, fields(type_), strict=True)):
             read = ast.Call(f"field:{position}:{name}", (variable,), span=term.span, type=field_type)
             if isinstance(arg, ast.RecordTerm):
-                if _fits_arity(arg, field_type, self.errors, f"field '{name}'"):
-                    inner = self._variable(arg, field_type)
+                expanded = self._expand(arg, field_type, f"field '{name}'", pattern=True)
+                if expanded is not None and _fits_arity(*expanded, self.errors, f"field '{name}'"):
+                    arg, inner_type = expanded
+                    assert inner_type is not None  # a record type: _fits_arity
+                    inner = self._variable(arg, inner_type)
                     out.append(ast.Comparison("=", inner, read, span=arg.span))
-                    out.extend(self.destructure(inner, arg, field_type))
+                    out.extend(self.destructure(inner, arg, inner_type))
             elif isinstance(arg, ast.Variable) and arg.anonymous:
                 continue
             elif isinstance(arg, ast.Variable):
@@ -239,7 +311,7 @@ class _Rule:
         if isinstance(left, ast.RecordTerm) and not isinstance(right, ast.RecordTerm):
             left, right = right, left
         if isinstance(right, ast.RecordTerm):
-            type_ = self._type_of(left)
+            type_ = self._type_of(left) or self.branches.get(right.branch)
             where = f"the other side of '{literal.op}'"
             if type_ is None:
                 self.errors.append(
@@ -248,13 +320,11 @@ class _Rule:
                     )
                 )
                 return [literal]
-            if (
-                literal.op == "="
-                and isinstance(left, ast.Variable)
-                and left.name in self.bound
-                and _fits_arity(right, type_, self.errors, where)
-            ):
-                return self.destructure(left, right, type_)
+            if literal.op == "=" and isinstance(left, ast.Variable) and left.name in self.bound:
+                expanded = self._expand(right, type_, where, pattern=True)
+                if expanded is None or not _fits_arity(*expanded, self.errors, where):
+                    return [literal]
+                return self.destructure(left, *expanded)
             return [
                 replace(
                     literal,
@@ -264,6 +334,11 @@ class _Rule:
             ]
         return [replace(literal, left=self.construct(left, None, ""), right=self.construct(right, None, ""))]
 
+    def _expand(
+        self, term, type_: Optional[str], where: str, pattern: bool
+    ) -> Optional[tuple[Any, Optional[str]]]:
+        return expand_branch(term, type_, where, self.branches, self.errors, pattern)
+
     def _type_of(self, term) -> Optional[str]:
         if isinstance(term, ast.Variable):
             return self.types.get(term.name)
@@ -271,6 +346,10 @@ class _Rule:
 
     def construct(self, term, type_: Optional[str], where: str):
         """``term`` with its record terms made ``record`` calls of their types."""
+        expanded = self._expand(term, type_, where, pattern=False)
+        if expanded is None:
+            return term
+        term, type_ = expanded
         if isinstance(term, ast.RecordTerm):
             if not _fits_arity(term, type_, self.errors, where):
                 return term

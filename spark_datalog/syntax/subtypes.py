@@ -142,7 +142,7 @@ class Lattice:
         if name in ROOTS or name in ROOTS.values():
             return ROOTS.get(name, name)
         declared = self.declared.get(name)
-        if declared is None or name in seen:
+        if declared is None or name in seen or not declared.bases:  # an ADT has no root
             return None
         seen.add(name)
         return self._root_of(declared.bases[0], seen)

@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Optional
 
 from ..errors import DatalogError, ParseError
-from ..record_types import record_type
+from ..record_types import adt_type, record_type
 from . import ast
 
 KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
@@ -41,6 +41,23 @@ def resolve_types(program: ast.Program, type_spans: dict) -> tuple[ast.Program, 
         functors.append(replace(declared, params=params, result=result.type))
     resolver.check_all()
     return replace(program, declarations=declarations, functors=tuple(functors)), resolver.errors
+
+
+def branch_types(types: tuple) -> dict:
+    """Each ADT branch's ADT value type, of the ``.type`` declarations ``types`` (resolved
+    again, without their errors, which :func:`resolve_types` reports).
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> branch_types(parse(".type S = Dot {} | Box {s: number}").types)["Dot"]
+    '[$S|Box|Dot: long, Box: [s: long]]'
+    """
+    resolver = _Resolver(types)
+    return {
+        branch: resolver.value_type(declared.name)
+        for declared in types
+        for branch, _, _ in declared.branches
+        if resolver.value_type(declared.name) is not None
+    }
 
 
 def _resolved_columns(resolver: "_Resolver", columns: tuple, type_spans: dict) -> tuple:
@@ -70,6 +87,15 @@ class _Resolver:
                 self.types[declared.name] = declared
         self.resolved: dict = {}
         self.resolving: set = set()
+        self.branches: dict = {}  # an ADT's branch -> the ADT's name
+        for declared in types:
+            for branch, _, _ in declared.branches:
+                if self.branches.setdefault(branch, declared.name) != declared.name:
+                    self.error(
+                        f"branch '{branch}' of '{declared.name}' is also a branch of "
+                        f"'{self.branches[branch]}'",
+                        declared.span,
+                    )
 
     def error(self, message: str, where: ast.Span) -> None:
         self.errors.append(ParseError(message, where.line, where.column))
@@ -91,9 +117,10 @@ class _Resolver:
         declared = self.types.get(name)
         if declared is None or name in self.resolving:
             if declared is not None:
-                if any(self.types[n].kind == "record" for n in self.resolving):
+                if any(self.types[n].kind in ("record", "adt") for n in self.resolving):
+                    kind = "algebraic data types" if declared.kind == "adt" else "record types"
                     message = (
-                        f"recursive record types are not supported yet ('{name}' contains itself; "
+                        f"recursive {kind} are not supported yet ('{name}' contains itself; "
                         "Spark's structs cannot)"
                     )
                 else:
@@ -110,6 +137,8 @@ class _Resolver:
         found = []
         if declared.kind == "record":
             return self._record(declared)
+        if declared.kind == "adt":
+            return self._adt(declared)
         for base in declared.bases:
             value_type = self.value_type(base)
             if value_type is None:
@@ -124,6 +153,25 @@ class _Resolver:
             self.error(f"union type '{declared.name}' mixes value types ({members})", declared.span)
             return None
         return found[0]
+
+    def _adt(self, declared: ast.TypeDecl) -> Optional[str]:
+        """The value type (:func:`~spark_datalog.record_types.adt_type`) of an ADT."""
+        branches = []
+        for branch, names, bases in declared.branches:
+            pairs = []
+            for field, base in zip(names, bases, strict=True):
+                value_type = self.value_type(base)
+                if value_type is None:
+                    if base not in self.types:
+                        self.error(
+                            f"unknown type '{base}' of field '{field}' of branch '{branch}' of "
+                            f"'{declared.name}'",
+                            declared.span,
+                        )
+                    return None
+                pairs.append((field, value_type))
+            branches.append((branch, tuple(pairs)))
+        return adt_type(declared.name, branches)
 
     def _record(self, declared: ast.TypeDecl) -> Optional[str]:
         """The record type ``[x: long, ...]`` a ``.type P = [x: number, ...]`` names."""

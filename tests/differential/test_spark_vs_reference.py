@@ -24,6 +24,7 @@ from dialect_aggregates import aggregate_cases
 from dialect_autoinc import assert_expected, assert_unique_numbers, autoinc_cases
 from dialect_orders import order_cases
 from dialect_programs import DIALECT_PROGRAMS
+from dialect_adts import adt_cases
 from dialect_records import record_cases
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.plan.partitioning import decomposition, is_linear
@@ -175,6 +176,16 @@ def test_random_body_aggregates(spark, case):
 def test_random_subsumptions_and_choices(spark, case):
     text, edb, expected = case
     assert spark_result(spark, sd.Program.parse(text, dialect="souffle"), edb)["r"] == _normal_set(expected)
+
+
+@settings(spark_settings, max_examples=min(SPARK_EXAMPLES, 2))  # the seed program runs it too
+@given(case=adt_cases())
+def test_random_adt_data(spark, case):
+    text, edb, expected = case
+    program = sd.Program.parse(text)
+    actual = spark_result(spark, program, edb)
+    assert actual == expected
+    assert actual == reference_result(program, edb)
 
 
 @spark_settings

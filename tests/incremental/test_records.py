@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import spark_datalog as sd
-from dialect_programs import RECORDS
+from dialect_programs import ADTS, RECORDS
 from spark_datalog.errors import SchemaError
 from spark_datalog.spark.types import schema
 from spark_datalog.storage.warehouse import Warehouse
@@ -40,3 +40,29 @@ def test_records_in_the_warehouse(spark, tmp_path):
         SchemaError, match="incremental updates of relations with records are not supported yet"
     ):
         program.update(spark, warehouse=wh, changes={"seg": changes})
+
+
+def test_adts_in_the_warehouse(spark, tmp_path):
+    """An ADT column is a record column: a Delta struct of its tag and branches, equal values
+    one representation, so stored relations are the expected sets; update is refused alike."""
+    program = sd.Program.parse(ADTS.text)
+    relation = program.relations["raw"]
+    raw = spark.createDataFrame(sorted(ADTS.edb["raw"]), schema(relation.column_names, relation.types))
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    program.materialize(spark, inputs={"raw": raw}, warehouse=wh)
+    for name, rows in ADTS.expected.items():
+        assert _stored(wh, name) == rows, name
+    assert (
+        Warehouse(spark, str(tmp_path / "wh"))
+        .read("same")
+        .schema["s"]
+        .dataType.simpleString()
+        .startswith("struct<$Shape|Circle|Empty|Label|Rect:bigint,")
+    )
+    changes = spark.createDataFrame(
+        [("rect", 1, 1, 1)], schema([*relation.column_names, "_count"], [*relation.types, "long"])
+    )
+    with pytest.raises(
+        SchemaError, match="incremental updates of relations with records are not supported yet"
+    ):
+        program.update(spark, warehouse=wh, changes={"raw": changes})

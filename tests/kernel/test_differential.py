@@ -16,6 +16,7 @@ from hypothesis import given
 from dialect_aggregates import aggregate_cases
 from dialect_autoinc import assert_expected, assert_unique_numbers, autoinc_cases
 from dialect_orders import order_cases
+from dialect_adts import adt_cases
 from dialect_records import record_cases
 from kernel.harness import assert_same, kernel_result, reference_result
 
@@ -96,4 +97,14 @@ def test_random_record_data(case):
     program = sd.Program.parse(text)
     result = kernel_result(program, edb)
     assert {name: result[name] for name in expected} == expected
+    assert result == reference_result(program, edb)
+
+
+@settings(default=15)
+@given(case=adt_cases())
+def test_random_adt_data(case):
+    text, edb, expected = case
+    program = sd.Program.parse(text)
+    result = kernel_result(program, edb)
+    assert result == expected
     assert result == reference_result(program, edb)

@@ -12,6 +12,7 @@ import spark_datalog as sd
 from dialect_aggregates import aggregate_cases
 from dialect_orders import order_cases
 from dialect_programs import DIALECT_PROGRAMS
+from dialect_adts import adt_cases
 from dialect_records import record_cases
 from hypothesis import given
 from programs import settings
@@ -70,7 +71,12 @@ def test_unknown_column_type_points_at_the_type():
         (".type A <: number\n.type A <: symbol", 2, 7, "declared twice"),
         (".type number <: symbol", 1, 7, "is a built-in type"),
         (".type L = [h: number, t: L]", 1, 7, "recursive record types are not supported yet"),
-        (".type S = Circle {r: number}", 1, 18, "algebraic data types are not supported yet"),
+        (
+            ".type E = N {n: number} | Add {l: E, r: E}",
+            1,
+            7,
+            "recursive algebraic data types are not supported yet",
+        ),
     ],
 )
 def test_bad_type_declarations(text, line, column, fragment):
@@ -393,6 +399,13 @@ def test_bad_eqrel_relations(text, fragment):
 def test_dialect_programs_on_the_reference(case):
     result = sd.reference.evaluate(case.program(), case.edb)
     assert result == case.expected
+
+
+@settings(default=40)
+@given(case=adt_cases())
+def test_random_adt_data_on_the_reference(case):
+    text, edb, expected = case
+    assert sd.reference.evaluate(sd.Program.parse(text), edb) == expected
 
 
 @settings(default=40)
