@@ -128,3 +128,15 @@ def arrow_type(type_name: str, primitive) -> Any:
             for name, t in fields(type_name) or ()
         ]
     )
+
+
+def from_struct(value) -> Any:
+    """A value read from a Polars or Arrow struct column (a dict of its fields) as a
+    :class:`Record`, nested structs too; any other value as it is.
+
+    >>> from_struct({"x": 1, "y": {"a": "b"}}), from_struct(3)
+    (Record((1, Record(('b',)))), 3)
+    """
+    if isinstance(value, dict):
+        return Record(from_struct(v) for v in value.values())
+    return value
