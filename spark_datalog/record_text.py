@@ -1,9 +1,12 @@
-"""Soufflé's text of a record value in a fact file, ``[1, [2, "a, b"], c]``, read as Soufflé reads it.
+"""Soufflé's text of a record or ADT value in a fact file, ``[1, [2, "a, b"], c]``,
+``$Circle(3)``, read as Soufflé reads it.
 
 As Soufflé's reader (``ReadStream::readRecord``): blanks before each part are skipped; a field
 is read by its type: a symbol is a ``"``-quoted text with backslash escapes, or else the text up
 to the next ``,`` or ``]`` (blanks included); a number or a float is the text up to the next
-``,`` or ``]``, read as a field of that type is; a record field nests. Anything after the last
+``,`` or ``]``, read as a field of that type is; a record field nests. An ADT value is
+``$Branch(field, ...)``, or ``$Branch`` for a branch without fields (symbols there end at ``,``
+or ``)``). Anything after the last
 ``]`` other than blanks makes the text no record. The reference and kernel read a file's lines
 in Python (:func:`parse_record`); Spark runs the same function over the field's text
 (:func:`spark_record_column`), in tasks.
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from .record_types import Record, fields, is_record
+from .record_types import Record, adt_branches, default_value, fields, is_record
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -33,34 +36,26 @@ class _Malformed(ValueError):
 
 
 def parse_record(text: str, type_name: str) -> Optional[Record]:
-    """The record of type ``type_name`` that ``text`` writes, or None when it writes none."""
+    """The record (or ADT value) of type ``type_name`` that ``text`` writes, or None when it
+    writes none."""
     try:
-        value, end = _record_at(text, 0, type_name)
+        value, end = _value_at(text, _skip_blanks(text, 0), type_name, ",")
     except _Malformed:
         return None
     return value if not text[end:].strip() else None
 
 
-def _record_at(text: str, pos: int, type_name: str) -> tuple:
-    pos = _expect(text, pos, "[")
-    values = []
-    for index, (_, field_type) in enumerate(fields(type_name) or ()):
-        if index:
-            pos = _expect(text, pos, ",")
-        pos = _skip_blanks(text, pos)
-        value, pos = _field_at(text, pos, field_type)
-        values.append(value)
-    return Record(values), _expect(text, pos, "]")
-
-
-def _field_at(text: str, pos: int, type_name: str) -> tuple:
+def _value_at(text: str, pos: int, type_name: str, stops: str) -> tuple:
+    """(value, position after it) of the ``type_name`` value at ``pos``; a symbol or number
+    ends before the first of ``stops``."""
+    if adt_branches(type_name) is not None:
+        return _adt_at(text, pos, type_name)
     if is_record(type_name):
-        return _record_at(text, pos, type_name)
+        return _fields_at(text, pos, type_name, "[", "]")
     if type_name == "string" and text.startswith('"', pos):
         return _quoted_at(text, pos)
-    end = min((i for i in (text.find(",", pos), text.find("]", pos)) if i >= 0), default=-1)
-    if end < 0:
-        raise _Malformed("unexpected end")
+    ends = [i for i in (text.find(stop, pos) for stop in stops) if i >= 0]
+    end = min(ends) if ends else len(text)
     if type_name == "string":
         return text[pos:end], end
     from .souffle_io import parse_field
@@ -69,6 +64,40 @@ def _field_at(text: str, pos: int, type_name: str) -> tuple:
     if value is None:
         raise _Malformed(f"not a {type_name}")
     return value, end
+
+
+def _fields_at(text: str, pos: int, type_name: str, opening: str, closing: str) -> tuple:
+    """A record's fields between ``opening`` and ``closing``: ``[1, a]``, an ADT's ``(1, a)``."""
+    pos = _expect(text, pos, opening)
+    values = []
+    for index, (_, field_type) in enumerate(fields(type_name) or ()):
+        if index:
+            pos = _expect(text, pos, ",")
+        value, pos = _value_at(text, _skip_blanks(text, pos), field_type, "," + closing)
+        values.append(value)
+    return Record(values), _expect(text, pos, closing)
+
+
+def _adt_at(text: str, pos: int, type_name: str) -> tuple:
+    """An ADT value, ``$Circle(1, 2)`` or ``$Empty``: its tag, the branch's fields, the other
+    branches' defaults (see ``record_types.adt_type``)."""
+    _, branches = adt_branches(type_name) or ("", ())
+    pos = _expect(text, pos, "$")
+    start = pos
+    while pos < len(text) and (text[pos].isalnum() or text[pos] in "_?"):
+        pos += 1
+    names = [branch for branch, _ in branches]
+    if text[start:pos] not in names:
+        raise _Malformed("unknown branch")
+    chosen = names.index(text[start:pos])
+    parts: list = [chosen]
+    for index, (_, struct) in enumerate(branches):
+        if struct is None:
+            continue
+        if index == chosen:
+            value, pos = _fields_at(text, pos, struct, "(", ")")
+        parts.append(value if index == chosen else default_value(struct))
+    return Record(parts), pos
 
 
 def _quoted_at(text: str, pos: int) -> tuple:

@@ -206,3 +206,15 @@ def adt_text(value, type_name: str, text) -> str:
     return (
         f"${branch}(" + ", ".join(text(v, t) for v, t in zip(inner, field_types(struct), strict=True)) + ")"
     )
+
+
+def from_struct(value) -> Any:
+    """A value read from a Polars or Arrow struct column (a dict of its fields) as a
+    :class:`Record`, nested structs too; any other value as it is.
+
+    >>> from_struct({"x": 1, "y": {"a": "b"}}), from_struct(3)
+    (Record((1, Record(('b',)))), 3)
+    """
+    if isinstance(value, dict):
+        return Record(from_struct(v) for v in value.values())
+    return value

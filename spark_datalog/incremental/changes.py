@@ -92,12 +92,7 @@ def refuse_program_fact_deletions(checked, changes: Mapping[str, DataFrame]) -> 
 def _program_fact_error(checked, name: str, values: tuple) -> InputError:
     program = checked.program
     span = next(
-        (
-            f.span
-            for f in program.facts
-            if f.atom.predicate == name
-            and tuple(type(v)(w) for v, w in zip(values, f.values, strict=True)) == values
-        ),
+        (f.span for f in program.facts if f.atom.predicate == name and _same(values, tuple(f.values))),
         None,
     )
     shown = ", ".join(repr(v) for v in values)
@@ -109,6 +104,19 @@ def _program_fact_error(checked, name: str, values: tuple) -> InputError:
         source=program.source,
         filename=getattr(program, "filename", None),
     )
+
+
+def _same(value, stated) -> bool:
+    """Whether a value read from Spark is the value ``stated`` in the program: a number,
+    string or bool (``stated`` taken as the value's type), or a record (a ``Row``; a tuple of
+    the fields stated), field by field."""
+    if isinstance(value, tuple):
+        return (
+            isinstance(stated, tuple)
+            and len(stated) == len(value)
+            and all(_same(v, w) for v, w in zip(value, stated, strict=True))
+        )
+    return value == type(value)(stated)
 
 
 def net(frame: DataFrame, columns) -> DataFrame:

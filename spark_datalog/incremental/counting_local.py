@@ -26,6 +26,7 @@ from ..kernel.frames import to_frame
 from ..kernel.types import polars_type
 from ..plan.ir import Node, scans
 from ..plan.translate import binds_nothing
+from ..record_types import from_struct
 from ..syntax import ast
 from ..counting import counted_changes
 from ..plan.maintenance import NEW, OLD, counting_terms
@@ -69,7 +70,10 @@ def local_counting_changes(
     names = list(totals)
     result: dict = {r.relation: {} for r in stratum_plan.rules if r.relation not in stratum_plan.aggregates}
     for name, total in zip(names, collect_all([totals[name] for name in names]), strict=True):
-        result[name] = {row[:-1]: row[-1] for row in total.rows()}
+        rows = total.rows()
+        if any(isinstance(t, pl.Struct) for t in total.schema.dtypes()):  # records: hashable
+            rows = [tuple(from_struct(v) for v in row) for row in rows]
+        result[name] = {row[:-1]: row[-1] for row in rows}
     return result
 
 

@@ -75,7 +75,7 @@ from pyspark.sql import functions as F
 
 from .. import progress
 from ..bounds import MAX_ITERATIONS
-from ..errors import InputError, SchemaError, WarehouseError
+from ..errors import InputError, WarehouseError
 from ..eval.former_names import refuse_former_names
 from ..placement import Declined, Placement, UpdateCase, logged, place_update
 from ..spark.counted import COUNT, count_derivations
@@ -84,7 +84,6 @@ from ..spark.labels import describe, group_id, labelled
 from ..spark.limits import check_spark_limits
 from ..settings import DRIVER_MEMORY_SETTING, KERNEL_VALUE_BYTES, settings_of
 from ..storage.datafiles import collect_small, is_arrow
-from ..record_types import is_record
 from ..syntax import ast
 from .aggregates import aggregate_changes
 from .changes import (
@@ -202,7 +201,6 @@ def update(
     started = time.perf_counter()
     warehouse.check_writable()
     program = _typed(program, warehouse)
-    _no_records(program.checked)
     frames = _change_frames(program.checked, spark, changes)
     refuse_former_names(warehouse, program, run_id)
     known_run = run_id is not None and any(r["run_id"] == run_id for r in warehouse.runs())
@@ -224,17 +222,6 @@ def update(
     warehouse.commit_run(run, details={"method": method})
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _no_records(checked) -> None:
-    """Refuse to maintain relations with record columns: the embedded storage groups and
-    prunes by Arrow kernels that take no struct keys."""
-    for name, relation in checked.relations.items():
-        if any(is_record(t) for t in relation.types):
-            raise SchemaError(
-                f"relation {name} has a record column: incremental updates of relations with "
-                "records are not supported yet (materialize the program again)"
-            )
 
 
 def _check_arguments(method: str, on_missing_delete: str, checkpoint_interval) -> None:

@@ -10,7 +10,8 @@ Two writers, one layout: Arrow tables the driver already holds, and frames of at
 ``spark.datalog.driverRows`` rows (collected: the only Spark job), are written with pyarrow from the driver,
 larger frames by Spark (a global sort, then ``maxRecordsPerFile``). Such changes are also netted
 and merged with the files they touch on the driver (``net_rows``, ``merge_rows``), grouping as
-Spark does: nulls equal each other, ``-0.0`` equals ``0.0`` and NaN equals NaN.
+Spark does: nulls equal each other, ``-0.0`` equals ``0.0`` and NaN equals NaN, and struct
+columns (records) field by field (``_keys``: Arrow joins and groups take no struct keys).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Optional, Sequence
 from urllib.parse import quote
 
 from ..errors import SchemaError
@@ -45,8 +46,7 @@ STATS_STRING_CHARS = 32
 
 _FILE = "__file"
 _UNIT = "__unit"
-# Stand-ins for nulls in join keys (a separate flag tells them from real values).
-_FILLS = {"int": 0, "long": 0, "double": 0.0, "string": "", "bool": False}
+_ROW = "__row"
 _PYTHON_TYPES = {"int": int, "long": int, "string": str, "bool": bool}
 
 
@@ -298,9 +298,14 @@ def _column_stats(metadata, j: int, type_: str) -> tuple:
 # finding the files a change may touch
 
 
-def _bounded(type_: str) -> bool:
-    """Whether files are pruned by a column's bounds (not doubles, not records)."""
-    return type_ != "double" and not type_.startswith("[")
+def bounded(type_: str) -> bool:
+    """Whether files are pruned by a column's bounds: only primitive columns other than doubles
+    (struct columns, records or others, have no bounds of their own in the statistics).
+
+    >>> bounded("long"), bounded("double"), bounded("[x: long]")
+    (True, False, False)
+    """
+    return type_ in _PYTHON_TYPES
 
 
 def bounds(table, columns: Columns) -> dict:
@@ -309,7 +314,7 @@ def bounds(table, columns: Columns) -> dict:
 
     found = {}
     for name, type_ in columns:
-        if not _bounded(type_):
+        if not bounded(type_):
             continue
         values = table.column(name)
         extremes = pc.min_max(values).as_py()
@@ -357,7 +362,7 @@ def candidates(files: list, change, columns: Columns) -> list:
     for f in overlapping(files, bounds(change, columns)):
         mask = None
         for name, type_ in columns:
-            if not _bounded(type_):
+            if not bounded(type_):
                 continue
             match = _matches(f, name, change.column(name))
             if match is None:
@@ -406,9 +411,7 @@ def net_rows(table, columns: Columns) -> "pa.Table":
     import pyarrow.compute as pc
 
     names = [name for name, _ in columns]
-    table = _normalised(table.select(names + [COUNT_COLUMN]), columns)
-    summed = table.group_by(names, use_threads=False).aggregate([(COUNT_COLUMN, "sum")])
-    summed = summed.select(names + [f"{COUNT_COLUMN}_sum"]).rename_columns(names + [COUNT_COLUMN])
+    summed = _summed(_normalised(table.select(names + [COUNT_COLUMN]), columns), names)
     return summed.filter(pc.not_equal(summed.column(COUNT_COLUMN), 0)).cast(arrow_schema(columns))
 
 
@@ -438,50 +441,37 @@ def merge_rows(stored: list, change, columns: Columns) -> tuple:
     of the change get the sum of their stored and changed counts (left out when 0); the other
     rows of a touched file are kept as they are. Keeping each file's facts apart keeps the
     rewritten files as narrow in key range as the files they replace. Facts are matched with
-    hash joins (nulls match nulls), so the cost is linear in the rows of the candidate files.
+    hash joins on their ``_keys`` (nulls match nulls; struct columns by their fields), so the
+    cost is linear in the rows of the candidate files.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
 
     names = [name for name, _ in columns]
-    change = _normalised(change.select(names + [COUNT_COLUMN]), columns)
-    nullable = [i for i, name in enumerate(names) if change.column(name).null_count]
-    keys = [f"__key{i}" if i in nullable else name for i, name in enumerate(names)]
-    keys += [f"__null{i}" for i in nullable]
-    keys = keys or [_UNIT]  # a relation without columns: its one fact matches itself
-
-    def keyed(table):
-        """The table with join keys: a column with nulls becomes a filled value and a flag."""
-        if keys == [_UNIT]:
-            table = table.append_column(_UNIT, pa.repeat(pa.scalar(True), table.num_rows))
-        for i in nullable:
-            values = table.column(names[i])
-            table = table.append_column(f"__key{i}", pc.fill_null(values, _FILLS[columns[i][1]]))
-            table = table.append_column(f"__null{i}", pc.is_null(values))
-        return table
 
     def tagged(table, index):
         return _normalised(table.select(names + [COUNT_COLUMN]), columns).append_column(
             _FILE, pa.repeat(pa.scalar(index, pa.int32()), table.num_rows)
         )
 
-    wanted = keyed(change).select(keys)
-    rows = keyed(
-        pa.concat_tables([tagged(t, i) for i, t in enumerate(stored)] or [tagged(change.slice(0, 0), 0)])
-    )
-    matched = rows.join(wanted, keys, join_type="left semi")
+    change = tagged(change, -1)
+    filled = [i for i, part in enumerate(_parts(change, names)) if part.null_count]
+    wanted = _keys(change, names, filled)
+    wanted = wanted.select([c for c in wanted.column_names if c != _ROW])
+    rows = pa.concat_tables([tagged(t, i) for i, t in enumerate(stored)] or [change.slice(0, 0)])
+
+    def joined(table, how: str):
+        """The rows of ``table`` whose fact is (``left semi``) or is not (``left anti``) changed."""
+        found = _keys(table, names, filled).join(wanted, wanted.column_names, join_type=how)
+        return table.take(found.column(_ROW))
+
+    matched = joined(rows, "left semi")
     touched = sorted(pc.unique(matched.column(_FILE)).to_pylist())
-    rows = rows.filter(pc.is_in(rows.column(_FILE), value_set=pa.array(touched, pa.int32())))
-    kept = rows.join(wanted, keys, join_type="left anti").select(names + [COUNT_COLUMN, _FILE])
+    kept = joined(
+        rows.filter(pc.is_in(rows.column(_FILE), value_set=pa.array(touched, pa.int32()))), "left anti"
+    )
     # the facts of the change: stored and changed counts summed, kept with a file that held them
-    summed = (
-        pa.concat_tables([matched.select(names + [COUNT_COLUMN, _FILE]), tagged(change, -1)])
-        .group_by(names, use_threads=False)
-        .aggregate([(COUNT_COLUMN, "sum"), (_FILE, "max")])
-    )
-    summed = summed.select(names + [f"{COUNT_COLUMN}_sum", f"{_FILE}_max"]).rename_columns(
-        names + [COUNT_COLUMN, _FILE]
-    )
+    summed = _summed(pa.concat_tables([matched, change]), names, [(_FILE, "max")])
     summed = summed.filter(pc.not_equal(summed.column(COUNT_COLUMN), 0))
     parts = []
     for index in touched + [-1]:
@@ -490,15 +480,97 @@ def merge_rows(stored: list, change, columns: Columns) -> tuple:
     return touched, parts
 
 
+def _summed(table, names: list, others: Sequence = ()) -> "pa.Table":
+    """One row per fact of ``table`` (columns ``names``, ``_count`` and those of ``others``):
+    the fact, its counts summed and the ``others`` aggregated ((column, "max"), ...), grouped
+    on the facts' ``_keys`` (so a struct column groups by its fields)."""
+    import pyarrow as pa
+
+    keyed = _keys(table, names)
+    keys = [c for c in keyed.column_names if c != _ROW]
+    aggregates = [(COUNT_COLUMN, "sum"), (_ROW, "min"), *others]
+    grouped = keyed.append_column(COUNT_COLUMN, table.column(COUNT_COLUMN))
+    for column, _ in others:
+        grouped = grouped.append_column(column, table.column(column))
+    grouped = grouped.group_by(keys, use_threads=False).aggregate(list(aggregates))
+    first = grouped.column(f"{_ROW}_min")
+    found = {name: table.column(name).take(first) for name in names}
+    for column, how in ((COUNT_COLUMN, "sum"), *others):
+        found[column] = grouped.column(f"{column}_{how}")
+    return pa.table(found)
+
+
+def _keys(table, names: list, filled: Sequence = ()) -> "pa.Table":
+    """The join and grouping keys of ``table``'s facts (columns ``names``), and ``_ROW``, the
+    row's position: one primitive column per ``_parts`` of the fact (Arrow joins and groups
+    take no struct keys), a part whose position is in ``filled`` as a null-free value and a
+    null flag (Arrow joins never match nulls); a constant for a relation without columns.
+
+    >>> import pyarrow as pa
+    >>> t = pa.table({"r": [{"x": 1}, None]})
+    >>> _keys(t, ["r"], [1]).column_names
+    ['__key0', '__key1', '__null1', '__row']
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    keys: dict = {}
+    for i, part in enumerate(_parts(table, names)):
+        if i in filled:
+            keys[f"__key{i}"] = pc.fill_null(part, pa.scalar(_fill(part.type)).cast(part.type))
+            keys[f"__null{i}"] = pc.is_null(part)
+        else:
+            keys[f"__key{i}"] = part
+    if not keys:  # a relation without columns: its one fact matches itself
+        keys[_UNIT] = pa.repeat(pa.scalar(True), table.num_rows)
+    keys[_ROW] = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    return pa.table(keys)
+
+
+def _parts(table, names: list) -> list:
+    """The primitive columns that tell ``table``'s facts apart: a primitive column itself; a
+    struct column, whether it is null, then its fields' parts (a field of a null struct is null),
+    doubles normalised as ``_normalised`` does."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def parts(values) -> list:
+        if not pa.types.is_struct(values.type):
+            return [_normal_double(values) if pa.types.is_floating(values.type) else values]
+        found = [pc.is_null(values)]
+        for j in range(values.type.num_fields):
+            found += parts(pc.struct_field(values, [j]))
+        return found
+
+    return [part for name in names for part in parts(table.column(name))]
+
+
+def _fill(type_) -> object:
+    """A stand-in for null in a join key of Arrow type ``type_`` (a flag tells it from a value)."""
+    import pyarrow as pa
+
+    if pa.types.is_string(type_) or pa.types.is_large_string(type_):
+        return ""
+    if pa.types.is_boolean(type_):
+        return False
+    return 0
+
+
 def _normalised(table, columns: Columns):
     """Double columns with ``-0.0`` as ``0.0`` and one NaN, as Spark groups and joins them."""
-    import pyarrow.compute as pc
 
     for name, type_ in columns:
         if type_ != "double":
             continue
-        values = table.column(name)
-        values = pc.if_else(pc.is_nan(values), float("nan"), values)
-        values = pc.if_else(pc.equal(values, 0.0), 0.0, values)
+        values = _normal_double(table.column(name))
         table = table.set_column(table.schema.get_field_index(name), name, values)
     return table
+
+
+def _normal_double(values):
+    """Double values with ``-0.0`` as ``0.0`` and one NaN."""
+    import pyarrow.compute as pc
+
+    values = pc.if_else(pc.is_nan(values), float("nan"), values)
+    return pc.if_else(pc.equal(values, 0.0), 0.0, values)

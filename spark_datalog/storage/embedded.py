@@ -855,7 +855,7 @@ def _spark_bounds(df, columns: Columns) -> tuple:
     """(rows, ``datafiles.bounds``) of a Spark frame, in one aggregation job."""
     from pyspark.sql import functions as F
 
-    bounded = [c for c, t in columns if t != "double"]
+    bounded = [c for c, t in columns if datafiles.bounded(t)]
     row = df.agg(
         F.count(F.lit(1)), *[agg for c in bounded for agg in (F.min(c), F.max(c), F.max(F.col(c).isNull()))]
     ).first()

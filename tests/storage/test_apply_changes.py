@@ -551,3 +551,71 @@ def test_driver_merge_equals_summing_every_row(stored, change):
     assert len(parts) == len(touched) + 1
     untouched = [t for i, t in enumerate(tables) if i not in touched]
     assert _summed(untouched + parts) == _summed(tables + [_arrow(change)])
+
+
+# a struct column (a record of a record) with nulls at every level, -0.0 and NaN inside
+_NESTED = (("r", "[x: long, y: [w: double, s: string]]"), ("n", "long"))
+_RECORDS = [
+    None,
+    {"x": 1, "y": None},
+    {"x": None, "y": {"w": None, "s": "a"}},
+    *({"x": 1, "y": {"w": w, "s": s}} for w in (0.0, -0.0, math.nan) for s in ("a", None)),
+]
+_NESTED_FACT = st.tuples(st.sampled_from(_RECORDS), st.sampled_from([1, None]), st.sampled_from([-1, 1, 2]))
+
+
+def _nested_key(row) -> tuple:
+    """A fact of ``_NESTED`` as Spark groups it: field by field, -0.0 as 0.0, NaN equal to NaN."""
+    record, n = row[:2]
+    if record is None or record["y"] is None:
+        return (None if record is None else (record["x"], None), n)
+    w = record["y"]["w"]
+    w = "NaN" if isinstance(w, float) and math.isnan(w) else (None if w is None else w + 0.0)
+    return ((record["x"], (w, record["y"]["s"])), n)
+
+
+def _nested(rows) -> pa.Table:
+    return pa.table(
+        {"r": [r[0] for r in rows], "n": [r[1] for r in rows], COUNT_COLUMN: [r[2] for r in rows]},
+        schema=arrow_schema(_NESTED),
+    )
+
+
+def _nested_sums(tables) -> dict:
+    total: dict = {}
+    for table in tables:
+        for row in table.to_pylist():
+            key = _nested_key((row["r"], row["n"]))
+            total[key] = total.get(key, 0) + row[COUNT_COLUMN]
+    return {k: v for k, v in total.items() if v}
+
+
+@given(
+    stored=st.lists(st.lists(_NESTED_FACT, max_size=5), max_size=3), change=st.lists(_NESTED_FACT, max_size=6)
+)
+def test_driver_merge_of_struct_columns_equals_summing_every_row(stored, change):
+    """Struct columns (Arrow joins and groups take no struct keys) are netted and merged by
+    their fields, nulls and doubles as Spark groups them; the stored schema keeps the struct."""
+    tables = [_nested(rows) for rows in stored]
+    net = datafiles.net_rows(_nested(change), _NESTED)
+    assert net.schema == arrow_schema(_NESTED)
+    assert _nested_sums([net]) == _nested_sums([_nested(change)]) and net.num_rows == len(_nested_sums([net]))
+    touched, parts = datafiles.merge_rows(tables, net, _NESTED)
+    changed = {_nested_key(tuple(r.values())) for r in net.to_pylist()}
+    assert touched == [i for i, rows in enumerate(stored) if changed & {_nested_key(r) for r in rows}]
+    assert all(part.schema == arrow_schema(_NESTED) for part in parts)
+    untouched = [t for i, t in enumerate(tables) if i not in touched]
+    assert _nested_sums(untouched + parts) == _nested_sums(tables + [_nested(change)])
+
+
+def test_net_and_merge_of_a_relation_without_columns():
+    def counts(*values):
+        return pa.table({COUNT_COLUMN: pa.array(values, pa.int64())})
+
+    net = datafiles.net_rows(counts(1, 1, -1), ())
+    assert net.to_pylist() == [{COUNT_COLUMN: 1}]
+    assert datafiles.net_rows(counts(1, -1), ()).num_rows == 0
+    touched, parts = datafiles.merge_rows([counts(2)], net, ())
+    assert touched == [0] and [p.to_pylist() for p in parts] == [[{COUNT_COLUMN: 3}], []]
+    touched, parts = datafiles.merge_rows([], net, ())
+    assert touched == [] and [p.to_pylist() for p in parts] == [[{COUNT_COLUMN: 1}]]
