@@ -32,6 +32,7 @@ from ..errors import DatalogError, ParseError
 from ..record_types import Record, adt_branches, default_value, is_record, type_text
 from ..record_types import fields as _declared_fields
 from . import ast
+from .auxiliary import fresh_name, relation_names
 from .typedecls import branch_types
 
 __all__ = ["has_records", "lower_records"]
@@ -64,13 +65,54 @@ def lower_records(program: ast.Program) -> tuple[ast.Program, list[DatalogError]
     columns = {d.name: tuple(c.type for c in d.columns) for d in program.declarations}
     errors: list[DatalogError] = []
     branches = branch_types(program.types)
-    rules = tuple(_Rule(columns, errors, branches).lower(rule) for rule in program.rules)
+    taken = relation_names(program)
+    split = [_negated_patterns(rule, taken) for rule in program.rules]
+    unlowered = [rule for rules, _ in split for rule in rules] + [aux for _, auxs in split for aux in auxs]
+    rules = tuple(_Rule(columns, errors, branches).lower(rule) for rule in unlowered)
     facts = tuple(_fact(fact, columns, errors, branches) for fact in program.facts)
     for query in program.queries:
         for arg in query.atom.args:
             if isinstance(arg, ast.RecordTerm):
                 errors.append(_error("record terms in queries are not supported yet", arg))
     return replace(program, rules=rules, facts=facts), errors
+
+
+def _negated_patterns(rule: ast.Rule, taken: set) -> tuple[list, list]:
+    """``rule`` with each negated atom whose record terms hold a ``_`` read through a new
+    relation, and those relations' rules: ``!e([_, X])`` becomes ``!e__match(X)`` with
+    ``e__match(X) :- e([_, X]).`` (a negated atom's record terms are built, and ``_`` builds
+    nothing)."""
+    body, auxiliary = [], []
+    for literal in rule.body:
+        if isinstance(literal, ast.Negation) and any(_has_anonymous(a) for a in literal.atom.args):
+            atom = literal.atom
+            named = list(dict.fromkeys(v.name for v in _variables(atom.args) if not v.anonymous))
+            head = ast.Atom(
+                fresh_name(f"{atom.predicate}__match", taken),
+                tuple(ast.Variable(name, span=atom.span) for name in named),
+                span=atom.span,
+            )
+            auxiliary.append(ast.Rule(head, (atom,), span=atom.span, text=rule.text))
+            literal = replace(literal, atom=head)
+        body.append(literal)
+    return [replace(rule, body=tuple(body))], auxiliary
+
+
+def _has_anonymous(term) -> bool:
+    return isinstance(term, ast.RecordTerm) and any(
+        (isinstance(a, ast.Variable) and a.anonymous) or _has_anonymous(a) for a in term.args
+    )
+
+
+def _variables(terms) -> list:
+    out: list = []
+    for term in terms:
+        if isinstance(term, ast.Variable):
+            out.append(term)
+        out.extend(_variables(getattr(term, "args", ())))
+        if isinstance(term, ast.BinaryOp):
+            out.extend(_variables((term.left, term.right)))
+    return out
 
 
 def fields(type_: Optional[str]) -> tuple:

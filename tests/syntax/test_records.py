@@ -11,6 +11,8 @@ from spark_datalog.record_types import Record, fields
 from spark_datalog.syntax import parse
 from syntax.test_parse_errors import assert_error
 
+from kernel.harness import kernel_result
+
 TYPES = ".type P = [x: number, y: number]\n.type Q = [p: P, n: symbol]\n"
 DECLS = ".decl p(r: P)\n.decl q(r: Q)\n.decl out(x: number)\n.decl pts(r: P)\n"
 
@@ -59,6 +61,24 @@ def test_records_evaluate_on_the_reference():
     )
     result = sd.reference.evaluate(sd.Program.parse(text), {})
     assert result["out"] == {(3,)} and result["pts"] == {((1, 2),)}
+
+
+def test_a_negated_pattern_with_an_anonymous_field_reads_through_a_relation():
+    text = (
+        ".type P = [a: number, b: number]\n.type S = Dot {p: P} | Empty {}\n"
+        ".decl e(p: P)\n.decl s(s: S)\n.decl n(x: number)\n"
+        "e([1, 2]). e([3, 4]). s($Dot([5, 6])). n(2). n(5). n(7).\n"
+        "q(X) :- n(X), !e([_, X]).\nr(X) :- n(X), !s($Dot([X, _])), !e([X, _]).\n"
+    )
+    program = sd.Program.parse(text, dialect="souffle")
+    assert [str(r) for r in program.checked.program.rules if r.head.predicate == "q"] == [
+        "q(X) :- n(X), not e__match(X)."
+    ]
+    expected = {"q": {(5,), (7,)}, "r": {(2,), (7,)}}
+    reference = sd.reference.evaluate(program, {})
+    assert {name: reference[name] for name in expected} == expected
+    kernel = kernel_result(program, {})
+    assert {name: kernel[name] for name in expected} == expected
 
 
 @pytest.mark.parametrize(
