@@ -130,11 +130,12 @@ class Binding:
         """The values as the declared parameter types (an integer given for a float, widened)."""
         return [float(v) if t == "double" else v for v, t in zip(values, self.params, strict=True)]
 
-    def rows(self, columns: list) -> list:
-        """The values of the function on rows given as columns (lists) where no value is None."""
+    def rows(self, columns: list, count: int) -> list:
+        """The values of the function on ``count`` rows given as columns (lists; none for a
+        functor without parameters) where no value is None."""
         function = self.require()
-        valid = [i for i in range(len(columns[0])) if all(c[i] is not None for c in columns)]
-        out: list = [None] * len(columns[0])
+        valid = [i for i in range(count) if all(c[i] is not None for c in columns)]
+        out: list = [None] * count
         if not valid:
             return out
         if self.vectorized:
@@ -142,7 +143,7 @@ class Binding:
 
             series = [pd.Series([c[i] for i in valid]) for c in columns]
             try:
-                values = list(function(*series))
+                values = list(function(*series)) if series else [function() for _ in valid]
             except Exception as error:
                 raise FunctorFailure(self.marker(error)) from None
             if len(values) != len(valid):
@@ -182,7 +183,7 @@ def entry(declared: ast.FunctorDecl) -> Functor:
 def _reference(binding: Binding, values) -> object:
     from .functors import Undefined
 
-    value = binding.rows([[v] for v in binding.arguments(values)])[0]
+    value = binding.rows([[v] for v in binding.arguments(values)], 1)[0]
     if value is None:
         raise Undefined(f"{binding.name} is undefined")
     return value
@@ -201,12 +202,15 @@ def _polars(binding: Binding, args):
         arg.cast(polars_type(t)).alias(f"a{i}")
         for i, (arg, t) in enumerate(zip(args, binding.params, strict=True))
     ]
+    # a row's index as the first field: the struct has the frame's length also without arguments
+    rows = pl.int_range(pl.len()).alias("row")
 
     def apply(batch: pl.Series) -> pl.Series:
         frame = batch.struct.unnest()
-        return pl.Series(batch.name, binding.rows([frame[c].to_list() for c in frame.columns]), dtype=dtype)
+        columns = [frame[c].to_list() for c in frame.columns[1:]]
+        return pl.Series(batch.name, binding.rows(columns, len(frame)), dtype=dtype)
 
-    return pl.struct(*typed).map_batches(apply, return_dtype=dtype, is_elementwise=True)
+    return pl.struct(rows, *typed).map_batches(apply, return_dtype=dtype, is_elementwise=True)
 
 
 def _spark(binding: Binding, args):
@@ -230,7 +234,7 @@ def _spark(binding: Binding, args):
 
         keep = flags.tolist()
         columns = [[v if k else None for v, k in zip(s.tolist(), keep, strict=True)] for s in series]
-        return pd.Series(binding.rows(columns), dtype=object)
+        return pd.Series(binding.rows(columns, len(keep)), dtype=object)
 
     return F.pandas_udf(batch, spark_type(binding.result))(defined, *typed)  # type: ignore[call-overload]
 

@@ -299,22 +299,25 @@ DIALECT_PROGRAMS += (SUBSUMPTION, CHOICE)
 
 USER_FUNCTORS = SeedProgram(
     name="user_functors",
-    origin="Soufflé's user-defined functors: bound to Python functions, one vectorized",
+    origin="Soufflé's user-defined functors bound to Python functions (vectorized, stateful, nullary)",
     text="""
         .type Node <: number
         .functor norm2(a: float, b: float): float
         .functor tag(s: symbol, n: Node): symbol
         .functor half(n: number): number
         .functor inv(n: number): number
+        .functor shout(s: symbol): symbol stateful
+        .functor base(): number
         .decl e(x: Node, y: Node)
         .input e
         dist(X, Y, D) :- e(X, Y), D = @norm2(X, Y).
+        loud(S, B) :- label(L), S = @shout(L), B = @base() + 1.
         label(S) :- e(X, _), S = @tag("n", X).
         even(X, H) :- e(X, _), H = @half(X).
         safe(X, Q) :- e(X, _), X != 0, Q = @inv(X).
         reach(X, Y) :- e(X, Y).
         reach(X, Z) :- reach(X, Y), e(Y, Z), @half(Z) >= 0.
-        .output dist, label, even, safe, reach
+        .output dist, label, even, safe, reach, loud
     """,
     edb={"e": {(3, 4), (4, 2), (0, 3)}},
     expected={
@@ -327,8 +330,12 @@ USER_FUNCTORS = SeedProgram(
         "safe": {(3, 4), (4, 3)},
         # (0, 3) -> 3 is odd: not extended through it; 4 and 2 are even
         "reach": {(3, 4), (4, 2), (0, 3), (3, 2), (0, 4), (0, 2)},
+        # a stateful functor gets values (symbols as str); one without parameters is called per row
+        "loud": {("N3!", 41), ("N4!", 41), ("N0!", 41)},
     },
     functors={
+        "shout": lambda s: s.upper() + "!",
+        "base": lambda: 40,
         "norm2": vectorized(lambda a, b: a * a + b * b),
         "tag": lambda s, n: f"{s}{n}",
         "half": lambda n: n // 2 if n % 2 == 0 else None,

@@ -299,6 +299,8 @@ class ColumnDecl:
 class FunctorDecl:
     """``.functor f(x: number, s: symbol): number``: a user-defined functor, called ``@f(X, S)``.
     ``params``: its arguments (``ColumnDecl``, types resolved to value types by lowering).
+    ``stateful``: declared ``stateful`` (Soufflé's interface with the symbol and record tables;
+    here bound and called like any other functor, on values).
     ``functor``: its entry in the program's functor registry (set by lowering)."""
 
     name: str
@@ -306,10 +308,11 @@ class FunctorDecl:
     result: str
     span: Span = field(default=NO_SPAN, compare=False)
     functor: Optional[object] = field(default=None, compare=False, repr=False)
+    stateful: bool = False
 
     def __str__(self) -> str:
         params = ", ".join(f"{p.name}: {p.type}" for p in self.params)
-        return f".functor {self.name}({params}): {self.result}"
+        return f".functor {self.name}({params}): {self.result}" + (" stateful" if self.stateful else "")
 
 
 @dataclass(frozen=True, slots=True)

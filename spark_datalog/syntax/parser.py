@@ -501,16 +501,16 @@ class _ToAst:
         return ast.Override(str(children[1]), span=_span(children[1]))
 
     def functor_declaration(self, children):
-        """``.functor f(x: number): number``; ``stateful`` is not supported yet."""
+        """``.functor f(x: number): number``, optionally ``stateful``."""
         self.souffle_syntax = True
         name = children[1]
         params = tuple(c for c in children if isinstance(c, ast.ColumnDecl))
-        stateful = [t for t in _tokens(children) if t.type == "STATEFUL"]
-        if stateful:
-            self._error("stateful functors are not supported yet", stateful[0])
+        stateful = any(t.type == "STATEFUL" for t in _tokens(children))
         result = [t for t in _tokens(children) if t.type == "COLON"][-1]
         type_token = children[children.index(result) + 1]
-        declared = ast.FunctorDecl(str(name), params, self._type_name(type_token), span=_span(name))
+        declared = ast.FunctorDecl(
+            str(name), params, self._type_name(type_token), span=_span(name), stateful=stateful
+        )
         self.type_spans[id(declared)] = _span(type_token)
         return declared
 

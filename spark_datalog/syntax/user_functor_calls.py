@@ -4,7 +4,9 @@ Each declaration gets its entry in the program's own functor registry
 (:func:`spark_datalog.user_functors.entry`), and every call ``@f(...)`` that entry
 (``ast.Call.functor``), so analysis and the engines evaluate it as they do an intrinsic functor.
 A call of an undeclared functor, a call with the wrong number of arguments, a functor declared
-twice and one with no parameter are :class:`~spark_datalog.errors.ParseError` s.
+twice and one over record or ADT values are :class:`~spark_datalog.errors.ParseError` s (Soufflé
+allows records only to ``stateful`` functors, which get its record table; here a function gets
+values, and record values are not supported yet).
 
 Example::
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import DatalogError, ParseError
+from ..record_types import is_record
 from ..user_functors import entry
 from . import ast
 from .body_aggregates import rebuilt
@@ -35,10 +38,11 @@ def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogE
     functors = []
     for declaration in program.functors:
         name = "@" + declaration.name
+        compound = _compound_type_span(declaration)
         if name in declared:
             errors.append(_error(f"functor '{declaration.name}' is declared twice", declaration.span))
-        elif not declaration.params:
-            errors.append(_error("a functor without parameters is not supported yet", declaration.span))
+        elif compound is not None:
+            errors.append(_error(_compound_message(declaration), compound))
         elif all(t in ast.TYPES for t in (declaration.result, *(p.type for p in declaration.params))):
             declaration = replace(declaration, functor=entry(declaration))
             declared[name] = declaration.functor
@@ -68,6 +72,24 @@ def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogE
         for rule in program.rules
     )
     return replace(program, rules=rules, functors=tuple(functors)), errors
+
+
+def _compound_type_span(declaration: ast.FunctorDecl):
+    """Where ``declaration`` names a record or ADT type (a parameter's, else the result's); None
+    when it names none."""
+    for param in declaration.params:
+        if is_record(param.type):
+            return param.span
+    return declaration.span if is_record(declaration.result) else None
+
+
+def _compound_message(declaration: ast.FunctorDecl) -> str:
+    if declaration.stateful:
+        return f"functor '{declaration.name}': record and ADT values of functors are not supported yet"
+    return (
+        f"functor '{declaration.name}' takes or returns a record or ADT value: only a stateful "
+        "functor may (Soufflé), and record values of functors are not supported yet"
+    )
 
 
 def _error(message: str, span: ast.Span) -> ParseError:

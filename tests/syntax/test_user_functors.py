@@ -37,6 +37,16 @@ def test_a_declaration_resolves_its_types_and_calls_get_its_entry():
     assert str(parse(DECLARED + str(program.rules[0])).rules[0]) == str(program.rules[0])  # prints back
 
 
+def test_stateful_and_parameterless_declarations_parse_and_print_back():
+    program = parse('.functor f(): number\n.functor g(s: symbol): symbol stateful\np(@f(), @g("a")).')
+    assert [str(f) for f in program.functors] == [
+        ".functor f(): long",
+        ".functor g(s: string): string stateful",
+    ]
+    assert [f.stateful for f in program.functors] == [False, True]
+    assert program.functors[0].functor.least == program.functors[0].functor.most == 0
+
+
 def test_parameters_may_be_unnamed_and_types_are_checked():
     program = sd.Program.parse(
         '.functor g(number, symbol): symbol\n.decl q(x: number)\np(S) :- q(X), S = @g(X, "a").'
@@ -55,11 +65,16 @@ def test_parameters_may_be_unnamed_and_types_are_checked():
             19,
             "takes 1 argument, given 2",
         ),
-        (".functor g(x: number): number stateful", 1, 31, "stateful functors are not supported yet"),
+        (
+            ".type P = [a: number]\n.functor g(x: P): number stateful",
+            2,
+            15,
+            "record and ADT values of functors are not supported yet",
+        ),
+        (".type P = [a: number]\n.functor g(x: number): P", 2, 10, "only a stateful functor may"),
         (".functor g(x: Nope): number", 1, 15, "unknown type 'Nope'"),
         (".functor g(x: number): Nope", 1, 24, "unknown type 'Nope'"),
         (".functor g(x: number): number\n.functor g(y: symbol): number", 2, 10, "declared twice"),
-        (".functor g(): number", 1, 10, "without parameters is not supported yet"),
     ],
 )
 def test_errors(text, line, column, fragment):
