@@ -118,6 +118,10 @@ def datalog_settings(spark):
 
 
 def pytest_collection_modifyitems(config, items):
+    """Marks the tests that use Spark; puts the ``slow`` ones (a minute or more each) first, so
+    that pytest-xdist's workers do not end the run waiting on one that started last (longest
+    first), the others in their order."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

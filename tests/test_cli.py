@@ -362,6 +362,7 @@ def test_output_closed_by_its_reader_exits_quietly_with_the_sigpipe_status():
     assert b"Traceback" not in err and b"BrokenPipe" not in err and b"Exception ignored" not in err
 
 
+@pytest.mark.slow
 @pytest.mark.spark
 def test_run_on_spark_is_quiet(tmp_path):
     """No log4j chatter on stderr (the quiet configuration), and none about CSV header names:

@@ -87,6 +87,7 @@ def test_a_deep_expression_in_a_recursive_rule_equals_the_reference(spark, decom
     assert _on_spark(spark, program, decompose) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", DRED_PATHS)
 def test_an_update_through_a_deep_expression_equals_the_reference(spark, tmp_path, datalog_settings, path):
     decompose = dred_path(datalog_settings, path)

@@ -77,6 +77,7 @@ def apply(spark, program, wh, edb, batch, **options):
     return program.update(spark, wh, changes=changes, **options)
 
 
+@pytest.mark.slow
 def test_groups_appear_change_and_disappear(spark, bases, tmp_path):
     program, wh = bases.copy("aggregates", tmp_path / "wh")
     edb = {name: list(rows) for name, rows in AGGREGATES_EDB.items()}

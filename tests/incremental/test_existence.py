@@ -74,6 +74,7 @@ def change(spark, name, inserts=(), deletes=()):
     return spark.createDataFrame(rows, SCHEMAS[name] + ", _count long")
 
 
+@pytest.mark.slow
 def test_existence_tests_through_updates(spark, tmp_path):
     program = sd.Program.parse(TEXT)
     edb = {name: list(rows) for name, rows in EDB.items()}

@@ -102,6 +102,7 @@ def stored(wh, name) -> set:
     return {tuple(row) for row in wh.read(name).collect()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", DRED_PATHS)
 def test_nullary_warehouse_and_updates(spark, tmp_path, datalog_settings, path):
     decompose = dred_path(datalog_settings, path)

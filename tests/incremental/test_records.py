@@ -126,6 +126,7 @@ def test_adts_in_the_warehouse(spark, tmp_path):
     assert_recomputed(program, wh, {"raw": set(ADTS.edb["raw"]) | {row}})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", list(PATHS))
 def test_updates_of_records_equal_recomputation(spark, tmp_path, datalog_settings, path):
     backend, values, decompose, steps = PATHS[path]

@@ -81,6 +81,7 @@ def _update(spark, program, wh, edb, step, run_id=None):
     return report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_materialize_and_updates_equal_recomputation(spark, tmp_path, backend):
     """Counting (heavy), DRed (tc) and min in recursion (dist) through four updates."""
