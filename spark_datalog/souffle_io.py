@@ -19,12 +19,17 @@ them with Spark (``write_output_frame``). Both read and write the same text, as 
   (``%.17g``: ``0.5``, ``1``, ``0.10000000000000001``), symbols as they are. ``IO=stdout``
   prints the relation between ``---------------`` / ``===============`` lines instead.
   An output directory ``-`` prints every output relation (with its header) instead of writing it.
+  ``compress`` (any value, as Soufflé's writer only asks whether it is given) writes the file
+  gzip-compressed, by default to ``<output dir>/r.csv.gz``.
+- A fact file whose name ends in ``.gz`` is read gzip-compressed (Spark's reader chooses its
+  codec by the name too; Soufflé's looks at the content). ``compress`` on an ``.input`` is
+  ignored, as Soufflé ignores it.
 - ``.printsize r`` prints ``r<TAB><number of facts>``.
 
 ``columns="2:0"`` makes an ``.input`` read those fields (0-based) as its columns. Any other
 ``IO=`` (``sqlite``, ``json``, ``stdin``, ...) or parameter that changes what is read or written
-(``compress``, ``columns`` of an output) is a ``DirectiveError`` at the directive; other
-parameters are ignored, as Soufflé ignores the ones its writer does not use.
+(``columns`` of an output) is a ``DirectiveError`` at the directive; other parameters are
+ignored, as Soufflé ignores the ones its writer does not use.
 """
 
 from __future__ import annotations
@@ -60,8 +65,6 @@ __all__ = [
 
 # The IO kinds each directive supports.
 _SUPPORTED = {"input": ("file",), "output": ("file", "stdout")}
-# Parameters that would change what is read or written in a way not implemented: an error.
-_UNSUPPORTED_PARAMS = ("compress",)
 _HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INTEGER = re.compile(r"\s*[+-]?\d+")
 _FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
@@ -79,6 +82,7 @@ class FileFormat:
     rfc4180: bool = False
     names_delimiter: str = "\t"
     fields: Optional[tuple] = None  # ``columns="4:7"``: the (0-based) fields read, one a column
+    compress: bool = False  # an output written gzip-compressed
 
     def picked(self, arity: int) -> tuple:
         """The positions of the fields read for ``arity`` columns."""
@@ -155,7 +159,8 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
             elif kind == "stdout":
                 outputs.append(OutputTarget(directive.name, "stdout", None, fmt, columns))
             else:
-                uri = _located(directive.param("filename") or f"{directive.name}.csv", output_dir)
+                default = f"{directive.name}.csv.gz" if fmt.compress else f"{directive.name}.csv"
+                uri = _located(directive.param("filename") or default, output_dir)
                 outputs.append(OutputTarget(directive.name, "file", uri, fmt, columns))
         except DirectiveError as err:
             errors.append(err)
@@ -184,9 +189,6 @@ def _parameters(directive) -> tuple:
             f"IO={kind} is not supported for .{directive.kind} {directive.name} "
             f"(supported: {', '.join('IO=' + k for k in supported)})",
         )
-    for key in _UNSUPPORTED_PARAMS:
-        if directive.param(key) is not None:
-            raise _error(directive, f"the parameter {key}= of .{directive.kind} is not supported")
     rfc4180 = directive.param("rfc4180", "false") == "true"
     given = directive.param("delimiter")
     delimiter = given if given is not None else ("," if rfc4180 else "\t")
@@ -197,7 +199,8 @@ def _parameters(directive) -> tuple:
     headers = directive.param("headers", "false") == "true"
     names_delimiter = given if given is not None else "\t"
     fields = _fields(directive)
-    return kind, FileFormat(delimiter, headers, rfc4180, names_delimiter, fields)
+    compress = directive.kind == "output" and directive.param("compress") is not None
+    return kind, FileFormat(delimiter, headers, rfc4180, names_delimiter, fields, compress)
 
 
 def _fields(directive) -> Optional[tuple]:
@@ -242,7 +245,7 @@ def _lines_of(source: InputFile) -> Iterator[tuple]:
 
     fs, path = uris.filesystem(source.uri)
     try:
-        with fs.open_input_stream(path) as stream:
+        with fs.open_input_stream(path) as stream:  # by its name: compression="detect"
             data = stream.read()
     except (OSError, FileNotFoundError) as err:
         raise InputError(
@@ -460,7 +463,7 @@ def write_output(
     parent = path.rsplit("/", 1)[0] if "/" in path else ""
     if parent:
         fs.create_dir(parent, recursive=True)
-    with fs.open_output_stream(path) as stream:
+    with fs.open_output_stream(path, compression="gzip" if target.format.compress else None) as stream:
         chunk: list = []
         for line in lines:
             chunk.append(line)
@@ -654,7 +657,8 @@ def write_output_frame(spark, frame, target: OutputTarget, out: Callable[[str], 
     else:
         lines = lines.coalesce(1)
     temporary = f"{uris.for_spark(target.uri)}.tmp-{uuid.uuid4().hex}"
-    lines.write.mode("overwrite").text(temporary)
+    codec = "gzip" if target.format.compress else "none"
+    lines.write.mode("overwrite").option("compression", codec).text(temporary)
     fs, dest = _hadoop_path(spark, target.uri)
     Path = spark.sparkContext._jvm.org.apache.hadoop.fs.Path
     parts = fs.globStatus(Path(temporary + "/part-*"))
@@ -664,7 +668,12 @@ def write_output_frame(spark, frame, target: OutputTarget, out: Callable[[str], 
         if not fs.rename(parts[0].getPath(), dest):
             raise OSError(f"cannot write {target.uri} (.output {target.relation})")
     else:  # no rows, no part file
-        fs.create(dest, True).close()
+        stream = fs.create(dest, True)
+        if target.format.compress:
+            import gzip
+
+            stream.write(bytearray(gzip.compress(b"")))
+        stream.close()
     fs.delete(Path(temporary), True)
     checksum = Path(dest.getParent(), f".{dest.getName()}.crc")  # the local file system's sidecar
     if fs.exists(checksum):

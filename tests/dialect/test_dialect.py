@@ -4,7 +4,8 @@ A folder is laid out as Soufflé's own tests are::
 
     tests/dialect/<name>/prog.dl          the program
     tests/dialect/<name>/facts/<rel>.facts  its .input files (-F; the folder itself without facts/)
-    tests/dialect/<name>/expected/<file>  every file -D must hold (<rel>.csv unless filename=)
+    tests/dialect/<name>/expected/<file>  every file -D must hold (<rel>.csv unless filename=;
+                                          a name ending in .gz: gzip-compressed, compared unpacked)
     tests/dialect/<name>/stdout           what it prints (IO=stdout, .printsize); none: nothing
     tests/dialect/<name>/args             more arguments of ``run``, one a line (``--functor``);
                                           the folder is on ``sys.path`` (its modules importable)
@@ -16,6 +17,7 @@ expected files, each with the same lines in any order, and stdout must be exactl
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -49,11 +51,17 @@ def check_outputs(case: Path, out_dir: Path, out: str) -> None:
     )
     assert written == expected
     for name in sorted(expected):
-        want = (expected_dir / name).read_text(encoding="utf-8").splitlines()
-        got = (out_dir / name).read_text(encoding="utf-8").splitlines()
+        want = _text(expected_dir / name).splitlines()
+        got = _text(out_dir / name).splitlines()
         assert sorted(got) == sorted(want), f"{case.name}: {name}"
     stdout = case / "stdout"
     assert out == (stdout.read_text(encoding="utf-8") if stdout.exists() else "")
+
+
+def _text(path: Path) -> str:
+    """A file's text; a ``.gz`` one must be gzip-compressed (``gzip`` raises otherwise)."""
+    data = path.read_bytes()
+    return (gzip.decompress(data) if path.suffix == ".gz" else data).decode("utf-8")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.name)
