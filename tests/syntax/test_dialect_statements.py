@@ -266,6 +266,23 @@ def test_true_and_false_are_constraints():
     assert rules("p(X) :- e(X), false.") == ["p(X) :- e(X), false = true."]
 
 
+@pytest.mark.parametrize(
+    "body, alternatives",
+    [
+        ("(X = 2 ; true)", ["X = 2", "true = true"]),
+        ("(false ; X = 2)", ["false = true", "X = 2"]),
+        ("(X = 2 ; e(X), !true)", ["X = 2", "e(X), true = false"]),
+        ("(X = 2 ; (false ; true))", ["X = 2", "false = true", "true = true"]),
+    ],
+)
+def test_true_and_false_close_either_conjunction_of_a_disjunction(body, alternatives):
+    assert rules(f"p(X) :- e(X), {body}.") == [f"p(X) :- e(X), {a}." for a in alternatives]
+
+
+def test_a_parenthesised_boolean_still_reads_as_a_term():
+    assert rules("p(X) :- e(X), (true) = true.") == ["p(X) :- e(X), true = true."]
+
+
 # ---------------------------------------------------------------------------------------------
 # several heads, disjunction
 
