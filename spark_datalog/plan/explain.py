@@ -56,7 +56,7 @@ def explain_maintenance(stratum_plans, checked) -> str:
     (``plan.maintenance``), for a change of every relation each reads: DRed's seeds and
     group-repair plans for a recursive stratum, the telescoping terms of counting for a
     non-recursive one, the touched-group plans of its aggregate relations; a stratum calling
-    ``autoinc()`` is recomputed."""
+    ``autoinc()`` or making a greedy choice is recomputed."""
     lines: list = []
     for stratum in stratum_plans:
         lower = sorted(_reads(stratum) - set(stratum.relations))
@@ -64,6 +64,9 @@ def explain_maintenance(stratum_plans, checked) -> str:
             lines.append(
                 _stratum_header(stratum) + ": recompute (autoinc() numbers all of a rule's bindings at once)"
             )
+            continue
+        if stratum.choices:
+            lines.append(_stratum_header(stratum) + ": recompute (choice-domain chooses greedily)")
             continue
         if stratum.recursive:
             lines.append(_stratum_header(stratum) + ": DRed")
