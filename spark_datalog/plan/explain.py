@@ -39,6 +39,10 @@ def explain(stratum_plans, checked=None) -> str:
                 f"{INDENT}aggregate {name}: {spec.func} on column {spec.position}"
                 for name, spec in stratum.aggregates.items()
             ]
+        lines += [
+            f"{INDENT}greedy choice-domain of {name}: keys " + ", ".join(_columns(key) for key in keys)
+            for name, keys in stratum.choices.items()
+        ]
         # each rule is followed by its semi-naive variants
         variants = list(stratum.delta_rules)
         for rule_plan in stratum.rules:
@@ -49,6 +53,11 @@ def explain(stratum_plans, checked=None) -> str:
             lines.append(INDENT + "% " + _rule_text(variant.rule))
             lines += _plan_lines(variant)
     return "\n".join(lines) + "\n"
+
+
+def _columns(key: tuple) -> str:
+    """Column positions as the column numbers they are: ``(1, 3)``."""
+    return "(" + ", ".join(str(position + 1) for position in key) + ")"
 
 
 def explain_maintenance(stratum_plans, checked) -> str:

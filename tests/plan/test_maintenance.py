@@ -173,3 +173,20 @@ def test_program_explain_appends_maintenance_when_asked():
     full = program.explain(maintenance=True)
     assert full.startswith(plain)
     assert "seed of tc: arc as the delta" in full
+
+
+def test_a_greedy_choice_is_explained_and_recomputed_not_levelled():
+    text = """
+        .decl arc(src: long, dst: long)
+        .input arc
+        .decl st(x: long, y: long) choice-domain y
+        st(X, Y) :- arc(X, Y), X = 1.
+        st(X, Y) :- st(_, X), arc(X, Y).
+    """
+    program = sd.Program.parse(text, dialect="souffle")
+    (stratum,) = program.plans
+    assert stratum.choices == {"st": ((1,),)} and stratum.set_valued("st")
+    assert not levels_apply(program.checked, stratum)
+    full = program.explain(maintenance=True)
+    assert "greedy choice-domain of st: keys (2)" in full
+    assert "st (recursive): recompute (choice-domain chooses greedily)" in full
