@@ -4,6 +4,7 @@ group repair for recursive strata, counting's telescoping terms, touched groups.
 from __future__ import annotations
 
 import spark_datalog as sd
+from dialect_programs import SPANNING_TREE
 from spark_datalog.plan import ir
 from spark_datalog.plan.explain import explain_maintenance
 from spark_datalog.plan.maintenance import (
@@ -176,14 +177,7 @@ def test_program_explain_appends_maintenance_when_asked():
 
 
 def test_a_greedy_choice_is_explained_and_recomputed_not_levelled():
-    text = """
-        .decl arc(src: long, dst: long)
-        .input arc
-        .decl st(x: long, y: long) choice-domain y
-        st(X, Y) :- arc(X, Y), X = 1.
-        st(X, Y) :- st(_, X), arc(X, Y).
-    """
-    program = sd.Program.parse(text, dialect="souffle")
+    program = sd.Program.parse(SPANNING_TREE, dialect="souffle")
     (stratum,) = program.plans
     assert stratum.choices == {"st": ((1,),)} and stratum.set_valued("st")
     assert not levels_apply(program.checked, stratum)
