@@ -30,7 +30,9 @@ class ChoiceState(SetState):
     """A relation with a greedy ``choice-domain`` (``keys``: column positions of each key)."""
 
     def __init__(self, schema: RelationSchema, empty: DataFrame, partitions: int, keys: tuple):
-        super().__init__(schema, empty, partitions)
+        # one key: the leaves partitioned on it, so the anti-join with the taken keys shuffles
+        # only the candidates
+        super().__init__(schema, empty, partitions, keys[0] if len(keys) == 1 else None)
         self.keys = [[self.columns[i] for i in key] for key in keys]
         self._steps: list = []  # the stored steps of this round's greedy choice
 
