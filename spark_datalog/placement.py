@@ -20,13 +20,15 @@ Evaluation of a recursive stratum, in order of preference:
 - ``one task``: no key: the whole fixpoint in one Spark task on the kernel;
 - ``rounds``: rounds of Spark joins (``eval.driver``): ``strategy="naive"``,
   ``decompose=False``, a stratum numbering its bindings (``autoinc()``, which needs them all),
-  or when the others were declined.
+  a stratum with a greedy ``choice-domain`` (recursive or not: each round's candidates are
+  filtered together, ``eval.choice``), or when the others were declined.
 
 Maintenance (``incremental.update``): ``unchanged`` when nothing it reads changed its facts;
 ``counting`` for a non-recursive stratum without aggregates (in the driver when the changes it
 reads are held there); ``groups`` for aggregates; ``dred`` for a recursive one (linear: in the
 driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, for a
-stratum numbering its bindings (``autoinc()``: a change shifts the numbers of other facts),
+stratum numbering its bindings (``autoinc()``: a change shifts the numbers of other facts)
+or making a greedy choice (a change of one candidate changes which others are chosen),
 when removals reach min/max relations that cannot be repaired, or when DRed was declined with
 ``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
 driver is declined without being tried, the reason naming the setting: the next choice runs.
@@ -114,6 +116,8 @@ def place_evaluation(
     >>> place_evaluation(S(recursive=False), None, "seminaive", True, False).where
     'plan'
     """
+    if getattr(plan, "choices", None):
+        return Placement("evaluate", "rounds", _CHOICE, history)
     if not plan.recursive:
         return Placement("evaluate", "plan", "not recursive, one round", history)
     if strategy != "seminaive":
@@ -157,6 +161,9 @@ class UpdateCase:
 # why a stratum numbering its rules' bindings (``autoinc()``) runs as a whole
 _NUMBERED = "autoinc() numbers all of a rule's bindings at once"
 
+# why a stratum with a greedy ``choice-domain`` runs in rounds and is recomputed
+_CHOICE = "choice-domain chooses greedily among each round's candidates"
+
 # the driver, ruled out by the setting (``UpdateCase.driver``)
 NO_DRIVER = Declined(f"{DRIVER_MEMORY_SETTING} is 0")
 
@@ -175,8 +182,8 @@ def place_update(plan, case: UpdateCase, history: tuple = ()) -> Placement:
         return Placement("recompute", "evaluation", "recomputing costs less", history)
     if not case.changed:
         return Placement("unchanged", "nowhere", "nothing it reads changed", history)
-    if getattr(plan, "numbered", False):
-        return Placement("recompute", "evaluation", _NUMBERED, history)
+    if _whole_reason(plan):
+        return Placement("recompute", "evaluation", _whole_reason(plan), history)
     if not plan.recursive:
         return _placed_non_recursive(plan, case, history)
     if not case.moved:
@@ -210,6 +217,13 @@ def _placed_non_recursive(plan, case: UpdateCase, history: tuple) -> Placement:
             return driver
         history = (*history, (driver, NO_DRIVER))
     return Placement("counting", "plan", "not recursive: derivation counts", history)
+
+
+def _whole_reason(plan) -> str:
+    """Why an update recomputes the stratum ``plan`` as a whole ("" when it need not)."""
+    if getattr(plan, "numbered", False):
+        return _NUMBERED
+    return _CHOICE if getattr(plan, "choices", None) else ""
 
 
 def logged(plan, placement: Placement) -> Placement:

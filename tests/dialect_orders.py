@@ -8,7 +8,10 @@
   the least or the greatest value per key: expected by grouping;
 - a subsumption with a body of two comparisons (outside recursion): a tuple is dropped when
   another tuple dominates it, computed pairwise;
-- a ``choice-domain`` on one or two columns: per key the least candidate in column order.
+- a ``choice-domain`` of one to three keys of one or two columns: the candidates in order,
+  each kept unless it agrees on a key with one kept before (one key: the least per key);
+- Soufflé's spanning tree (``choice-domain`` in recursion) over a random graph: round by round,
+  the new candidates chosen in order, unless their node was reached before.
 
 The reference (tests/syntax), the kernel (tests/kernel) and Spark (tests/differential) must all
 give the expected rows of ``r``.
@@ -102,26 +105,57 @@ def _dominations(draw):
     return text, {"p": rows}, expected
 
 
+def _greedy(candidates, keys: tuple, accepted: list) -> list:
+    """``accepted`` extended by the ``candidates``, in order, agreeing on no key with one before."""
+    for row in sorted(candidates):
+        if all(any(row[i] != old[i] for i in key) for old in accepted for key in keys):
+            accepted.append(row)
+    return accepted
+
+
 def _choices(draw):
-    key = draw(st.sampled_from(("k", "(k, x)", "x")))
+    keys = draw(st.sampled_from(("k", "(k, x)", "x", "k, x", "k, (x, y)", "y, x, k")))
     rows = draw(st.sets(st.tuples(_VALUES, _VALUES, _VALUES), max_size=8))
     text = f"""
         .decl p(k: number, x: number, y: number)
         .input p
-        .decl r(k: number, x: number, y: number) choice-domain {key}
+        .decl r(k: number, x: number, y: number) choice-domain {keys}
         r(K, X, Y) :- p(K, X, Y), K != 4.
         .output r
     """
-    positions = {"k": (0,), "(k, x)": (0, 1), "x": (1,)}[key]
-    candidates = sorted(row for row in rows if row[0] != 4)
-    chosen: dict = {}
-    for row in candidates:  # sorted: the first of a key is the least in column order
-        chosen.setdefault(tuple(row[i] for i in positions), row)
-    return text, {"p": rows}, set(chosen.values())
+    positions = {
+        "k": ((0,),),
+        "(k, x)": ((0, 1),),
+        "x": ((1,),),
+        "k, x": ((0,), (1,)),
+        "k, (x, y)": ((0,), (1, 2)),
+        "y, x, k": ((2,), (1,), (0,)),
+    }[keys]
+    # one key: the least candidate per key (the first in order)
+    return text, {"p": rows}, set(_greedy([row for row in rows if row[0] != 4], positions, []))
+
+
+def _spanning_trees(draw):
+    edges = draw(st.sets(st.tuples(_VALUES, _VALUES), max_size=10))
+    text = """
+        .decl e(x: number, y: number)
+        .input e
+        .decl r(x: number, y: number) choice-domain y
+        r(X, Y) :- e(X, Y), X = 0.
+        r(X, Y) :- e(X, Y), r(_, X).
+        .output r
+    """
+    accepted: list = []
+    while True:  # a round's candidates: e(0, Y), and e(X, Y) for X reached (the kept ones go)
+        reached = {y for _, y in accepted}
+        count = len(accepted)
+        _greedy({(x, y) for x, y in edges if x == 0 or x in reached} - set(accepted), ((1,),), accepted)
+        if len(accepted) == count:
+            return text, {"e": edges}, set(accepted)
 
 
 @st.composite
 def order_cases(draw):
     """(program text in Soufflé's dialect, EDB, expected rows of r)."""
-    build = draw(st.sampled_from((_shortest_paths, _column_orders, _dominations, _choices)))
+    build = draw(st.sampled_from((_shortest_paths, _column_orders, _dominations, _choices, _spanning_trees)))
     return build(draw)

@@ -295,7 +295,40 @@ CHOICE = SeedProgram(
     },
 )
 
-DIALECT_PROGRAMS += (SUBSUMPTION, CHOICE)
+# Soufflé's spanning tree (a greedy choice-domain in recursion), over SPANNING_GRAPH
+SPANNING_TREE = """
+    .decl e(x: number, y: number)
+    .input e
+    .decl st(x: number, y: number) choice-domain y
+    st(1, Y) :- e(1, Y).
+    st(X, Y) :- st(_, X), e(X, Y).
+"""
+# 1 -> 2, 3; 2 -> 4; 3 -> 4, 5; 4 -> 5, 6; 5 -> 6, 1; 6 -> 2
+SPANNING_GRAPH = {(1, 2), (1, 3), (2, 4), (3, 4), (3, 5), (4, 5), (4, 6), (5, 6), (5, 1), (6, 2)}
+
+GREEDY_CHOICE = SeedProgram(
+    name="choice_domain_greedy",
+    origin="Soufflé's choice-domain in recursion (its spanning tree) and with several keys: "
+    "the greedy choice of each round's candidates in value order",
+    text=SPANNING_TREE
+    + """
+        reached(Y) :- st(_, Y).
+        .decl label(n: number, c: symbol)
+        label(2, "b"). label(3, "a"). label(4, "a"). label(5, "c"). label(6, "b").
+        .decl pair(a: number, b: number, c: symbol) choice-domain a, b, c
+        pair(9, 9, "z").
+        pair(X, Y, C) :- e(X, Y), label(Y, C).
+        .output st, reached, pair
+    """,
+    edb={"e": SPANNING_GRAPH},
+    expected={
+        "st": {(1, 2), (1, 3), (2, 4), (3, 5), (4, 6), (5, 1)},
+        "reached": {(1,), (2,), (3,), (4,), (5,), (6,)},
+        "pair": {(1, 2, "b"), (2, 4, "a"), (3, 5, "c"), (9, 9, "z")},
+    },
+)
+
+DIALECT_PROGRAMS += (SUBSUMPTION, CHOICE, GREEDY_CHOICE)
 
 USER_FUNCTORS = SeedProgram(
     name="user_functors",

@@ -149,3 +149,23 @@ def test_driver_memory_zero_keeps_maintenance_out_of_the_driver_and_says_which_s
     decomposing = {"linear": True, "decompose": False}
     assert _update(TC, driver=False, **decomposing) == _update(TC, **decomposing)
     assert _update(PLAIN, held=False, driver=False) == _update(PLAIN, held=False)
+
+
+SPANNING_TREE = """
+    .decl st(x: number, y: number) choice-domain y
+    st(1, Y) :- arc(1, Y).
+    st(X, Y) :- st(_, X), arc(X, Y).
+"""
+MATCHING = ".decl m(x: number, y: number) choice-domain x, y\nm(X, Y) :- arc(X, Y)."
+
+
+@pytest.mark.parametrize("text", [SPANNING_TREE, MATCHING])
+def test_a_greedy_choice_runs_in_rounds_and_is_recomputed(text):
+    plan = _first(text)
+    placement = place_evaluation(plan, decomposition(plan), "seminaive", True, True)
+    assert (placement.where, placement.reason) == (
+        "rounds",
+        "choice-domain chooses greedily among each round's candidates",
+    )
+    update = _update(text, linear=True)
+    assert (update.method, update.reason) == ("recompute", placement.reason)

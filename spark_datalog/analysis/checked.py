@@ -12,6 +12,7 @@ from typing import Any, Optional
 
 from ..records import twin
 from ..syntax import ast
+from ..syntax.choice import greedy_keys
 from ..syntax.input_rules import bound_inputs, input_relation
 from .naming import positional
 
@@ -192,6 +193,26 @@ class CheckedProgram:
         """The strata that define a demanded relation, in evaluation order."""
         demanded = self.demanded
         return tuple(s for s in self.strata if demanded & set(s.relations))
+
+    @cached_property
+    def choices(self) -> dict:
+        """Relation -> the column positions of each key of its greedy ``choice-domain``
+        (several keys, or in recursion: :mod:`spark_datalog.syntax.choice`).
+
+        >>> from spark_datalog.analysis import analyse
+        >>> from spark_datalog.syntax.parser import parse
+        >>> text = ".decl r(a: number, b: number) choice-domain a, b\\n.input e\\nr(X, Y) :- e(X, Y)."
+        >>> analyse(parse(text)).choices
+        {'r': ((0,), (1,))}
+        """
+        found: dict = {}
+        for declaration in self.program.declarations:
+            stratum = self.stratum_of(declaration.name) if declaration.choice_domains else None
+            keys = greedy_keys(declaration, stratum.recursive) if stratum is not None else ()
+            if keys:
+                names = [column.name for column in declaration.columns]
+                found[declaration.name] = tuple(tuple(names.index(column) for column in key) for key in keys)
+        return found
 
     def stratum_of(self, relation: str) -> Optional[Stratum]:
         """The stratum defining ``relation`` (None for an EDB relation)."""

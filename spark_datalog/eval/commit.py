@@ -8,10 +8,11 @@ What ``_count`` holds (the warehouse's storage model):
   rules, the number of satisfying body assignments, each weighted by the product of the counts
   of the positive body facts it uses (negated atoms are conditions, not factors). This is what
   the counting algorithm maintains.
-- IDB relations of recursive strata, aggregate relations, and strata numbering their bindings
-  (``autoinc()``): 1 for every present fact. DRed maintains recursive strata by over-deletion
-  and re-derivation and needs no counts; an aggregate fact has exactly one derivation, its
-  group; a numbered stratum is recomputed (``StratumPlan.set_valued``).
+- IDB relations of recursive strata, aggregate relations, and strata run as a whole (numbering
+  their bindings, ``autoinc()``, or making a greedy ``choice-domain``): 1 for every present
+  fact. DRed maintains recursive strata by over-deletion and re-derivation and needs no counts;
+  an aggregate fact has exactly one derivation, its group; a stratum run as a whole is
+  recomputed (``StratumPlan.set_valued``).
 
 Then the derivation levels of the recursive strata that keep them are computed and stored
 (``incremental.levels``): the next removals reaching such a stratum over-delete only the facts

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from ..analysis.checked import CheckedProgram, RelationSchema
 from ..bounds import MAX_ITERATIONS
 from ..plan.ir import StratumPlan, computes
+from .choice import ChoiceState
 from ..placement import Declined, Placement, logged, place_evaluation
 from ..seminaive import Round, bounded, rounds
 from ..plan.partitioning import decomposition, stable_positions
@@ -266,6 +267,8 @@ class _Run:
         schema = self.checked.relations[name]
         empty = empty_frame(self.spark, schema)
         spec = plan.aggregates.get(name)
+        if name in plan.choices:
+            return ChoiceState(schema, empty, self.partitions, plan.choices[name])
         if spec is not None:
             if spec.func not in ("min", "max"):
                 raise ValueError(f"{spec.func} aggregate of {name} inside a recursive stratum")

@@ -27,7 +27,7 @@ from .checks import collect_all
 from .compile import compile_node
 from .frames import facts_table, to_frame, to_table
 from .index import DEFAULT, IndexPolicy
-from .relation import AggregateRelation, BestRelation, SetRelation
+from .relation import AggregateRelation, BestRelation, ChoiceRelation, SetRelation
 from .types import UNIT, polars_type
 
 
@@ -78,6 +78,8 @@ def evaluate_stratum(
 def _relation(plan: StratumPlan, schema, index: IndexPolicy):
     dtypes = {c.name: polars_type(c.type) for c in schema.columns}
     spec = plan.aggregates.get(schema.name)
+    if schema.name in plan.choices:
+        return ChoiceRelation(dtypes, plan.choices[schema.name], index)
     if spec is None:
         return SetRelation(dtypes, policy=index)
     if spec.func in ("min", "max"):

@@ -212,3 +212,23 @@ class AggregateRelation:
 
     def facts(self) -> pl.DataFrame:
         return self.result if self.result is not None else pl.DataFrame(schema=self.dtypes)
+
+
+class ChoiceRelation(SetRelation):
+    """A relation with a greedy ``choice-domain`` (``keys``: the column positions of each key):
+    a set whose new facts of each round are those the greedy choice accepts (``kernel.choice``).
+
+    >>> r = ChoiceRelation({"a": pl.Int64, "b": pl.Int64}, ((0,), (1,)))
+    >>> r.insert(pl.LazyFrame({"a": [1, 1, 2], "b": [1, 2, 1]}))
+    >>> r.absorb(r.pending().collect()), r.facts().rows()
+    (1, [(1, 1)])
+    """
+
+    def __init__(self, dtypes: dict, keys: tuple, policy: IndexPolicy = DEFAULT):
+        super().__init__(dtypes, policy=policy)
+        self.keys = [[self.columns[i] for i in key] for key in keys]
+
+    def absorb(self, recent: pl.DataFrame) -> int:
+        from .choice import greedy
+
+        return super().absorb(greedy(recent, self.keys, self.full()))

@@ -39,6 +39,10 @@ def explain(stratum_plans, checked=None) -> str:
                 f"{INDENT}aggregate {name}: {spec.func} on column {spec.position}"
                 for name, spec in stratum.aggregates.items()
             ]
+        lines += [
+            f"{INDENT}greedy choice-domain of {name}: keys " + ", ".join(_columns(key) for key in keys)
+            for name, keys in stratum.choices.items()
+        ]
         # each rule is followed by its semi-naive variants
         variants = list(stratum.delta_rules)
         for rule_plan in stratum.rules:
@@ -51,12 +55,17 @@ def explain(stratum_plans, checked=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _columns(key: tuple) -> str:
+    """Column positions as the column numbers they are: ``(1, 3)``."""
+    return "(" + ", ".join(str(position + 1) for position in key) + ")"
+
+
 def explain_maintenance(stratum_plans, checked) -> str:
     """The text of the plans incremental maintenance runs for every stratum
     (``plan.maintenance``), for a change of every relation each reads: DRed's seeds and
     group-repair plans for a recursive stratum, the telescoping terms of counting for a
     non-recursive one, the touched-group plans of its aggregate relations; a stratum calling
-    ``autoinc()`` is recomputed."""
+    ``autoinc()`` or making a greedy choice is recomputed."""
     lines: list = []
     for stratum in stratum_plans:
         lower = sorted(_reads(stratum) - set(stratum.relations))
@@ -64,6 +73,9 @@ def explain_maintenance(stratum_plans, checked) -> str:
             lines.append(
                 _stratum_header(stratum) + ": recompute (autoinc() numbers all of a rule's bindings at once)"
             )
+            continue
+        if stratum.choices:
+            lines.append(_stratum_header(stratum) + ": recompute (choice-domain chooses greedily)")
             continue
         if stratum.recursive:
             lines.append(_stratum_header(stratum) + ": DRed")

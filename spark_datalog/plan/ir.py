@@ -411,6 +411,8 @@ class StratumPlan:
     ``rules``: one full plan per rule (naive evaluation, and the first semi-naive iteration).
     ``delta_rules``: the semi-naive variants of the recursive rules (empty when not recursive).
     ``aggregates``: relation name -> ``AggregateSpec`` for relations with a head aggregate.
+    ``choices``: relation name -> its greedy ``choice-domain`` keys (column positions,
+    :mod:`spark_datalog.syntax.choice`).
     """
 
     index: int
@@ -420,6 +422,7 @@ class StratumPlan:
     rules: tuple  # tuple[RulePlan, ...]
     delta_rules: tuple = ()  # tuple[RulePlan, ...]
     aggregates: dict = field(default_factory=dict, compare=False)
+    choices: dict = field(default_factory=dict, compare=False)
 
     @property
     def numbered(self) -> bool:
@@ -429,5 +432,12 @@ class StratumPlan:
 
     def set_valued(self, name: str) -> bool:
         """Whether relation ``name`` of this stratum stores count 1 per fact rather than
-        derivation counts: recursive strata, aggregate relations, numbered strata."""
-        return self.recursive or name in self.aggregates or self.numbered
+        derivation counts: recursive strata, aggregate relations, strata run as a whole."""
+        return self.recursive or name in self.aggregates or self.whole
+
+    @property
+    def whole(self) -> bool:
+        """Whether the stratum's facts depend on all its candidates at once, so no delta
+        maintains them and ``update`` recomputes it: it numbers its bindings (``autoinc()``)
+        or makes a greedy choice (``choice-domain``)."""
+        return self.numbered or bool(self.choices)

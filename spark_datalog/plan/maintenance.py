@@ -297,8 +297,8 @@ def levels_apply(checked, stratum_plan) -> bool:
     """True for a stratum maintained with levels: recursive and linear, its relations all sets
     or all min/max ones without a double value (whose stored best may differ in the last bit
     from the same derivation computed again, which would hide a derivation of it). Not a
-    stratum numbering its bindings (``autoinc()``): an update recomputes it."""
-    if not (stratum_plan.recursive and is_linear(stratum_plan)) or stratum_plan.numbered:
+    stratum run as a whole (``autoinc()``, a greedy choice): an update recomputes it."""
+    if not (stratum_plan.recursive and is_linear(stratum_plan)) or stratum_plan.whole:
         return False
     aggregates = stratum_plan.aggregates
     return not aggregates or (

@@ -64,6 +64,7 @@ def plan_program(checked: CheckedProgram) -> tuple:
                     variant for rule in stratum.rules for variant in delta_variants(rule, checked, stratum)
                 ),
                 aggregates=aggregates,
+                choices={name: keys for name, keys in checked.choices.items() if name in stratum.relations},
             )
         )
     return tuple(plans)

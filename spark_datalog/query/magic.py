@@ -15,7 +15,8 @@ Soundness with the rest of the language:
   positive one: its adorned relation holds exactly the facts asked for. The aggregated
   position of a relation is never bound (the aggregate is known only over the whole group).
 - A relation with a rule calling ``autoinc()`` is computed in full, by its own rules, with
-  everything they read: its numbers depend on all of its rules' bindings.
+  everything they read: its numbers depend on all of its rules' bindings. So is a relation
+  with a greedy ``choice-domain``: what it keeps depends on all of its candidates.
 - The rewritten program is checked like any program. Magic relations can close a cycle
   through negation or an aggregate; then the rewrite is tried again with the relations under
   negation computed in full, by their own rules (a lower stratum, which cannot depend on the
@@ -82,11 +83,13 @@ class _Rewrite:
     caller: str = ""  # the adorned relation whose rule is being rewritten ("" for the query's)
     magic_sources: dict = field(default_factory=dict)  # magic relation -> callers feeding it
 
-    numbered: set = field(default_factory=set)  # relations with a rule calling autoinc()
+    # relations with a rule calling autoinc(), or a greedy choice-domain: never adorned
+    numbered: set = field(default_factory=set)
 
     def in_full(self, relation: str) -> bool:
         """True when ``relation`` is read as computed in full, not adorned: a relation with a
-        rule calling ``autoinc()`` always (its numbers depend on all its rule's bindings)."""
+        rule calling ``autoinc()`` (its numbers depend on all its rule's bindings) or a greedy
+        ``choice-domain`` (what it keeps depends on all its candidates) always."""
         if relation in self.numbered:
             return True
         return not self.adorn_aggregates and self.checked.relations[relation].aggregate is not None
@@ -125,6 +128,7 @@ def rewrite(
     names = _Names(set(checked.relations))
     state = _Rewrite(checked, names, adorn_negation=adorn_negation, adorn_aggregates=adorn_aggregates)
     state.numbered = {rule.head.predicate for rule in checked.rules if has_autoinc(rule)}
+    state.numbered |= set(checked.choices)
     for rule in _rules_of(checked, answer):
         state.rules.extend(_rewritten_rule(state, rule, None, ""))
     if not state.todo:
@@ -350,7 +354,13 @@ def _rule(head: ast.Atom, body) -> ast.Rule:
 def _program(state: _Rewrite, answer: str) -> ast.Program:
     checked = state.checked
     declarations = [
-        ast.Declaration(name, tuple(ast.ColumnDecl(c.name, c.type) for c in checked.relations[name].columns))
+        ast.Declaration(
+            name,
+            columns := tuple(ast.ColumnDecl(c.name, c.type) for c in checked.relations[name].columns),
+            choice_domains=tuple(
+                tuple(columns[i].name for i in key) for key in checked.choices.get(name, ())
+            ),
+        )
         for name in checked.relations
         if name in checked.edb or name in state.full
     ]

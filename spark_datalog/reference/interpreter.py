@@ -6,6 +6,9 @@ runs to a fixpoint, naive (every rule over the full relations until nothing chan
 semi-naive (a rule with k atoms of the stratum runs as k variants, the i-th reading the previous
 iteration's delta at its i-th such atom and the full relations elsewhere). Simple on purpose.
 
+A relation with a greedy ``choice-domain`` (:mod:`.choice`) keeps, of each round's new tuples,
+those the greedy choice accepts; they are the round's delta.
+
 Relations with a ``min``/``max`` aggregate keep, per group, only the best row over all their
 candidates (plain rules and facts included); inside recursion (Pre-Mappability) this happens after
 every iteration, a better value replaces the old row and the delta holds the improved rows.
@@ -26,6 +29,7 @@ from ..overflow import overflows_located
 from ..syntax import ast
 from .aggregates import PREMAPPABLE, aggregate, best_per_group, better, group_of
 from .body import head_tuple, order_body, substitutions
+from .choice import greedy, taken_keys
 from .relation import Relation
 from .terms import Undefined, coerce
 
@@ -136,6 +140,8 @@ class _StratumRun:
         self.facts = facts
         self.members = set(stratum.relations)
         self.best: dict = {}  # min/max relation -> {group: row}
+        self.choices = {name: keys for name, keys in checked.choices.items() if name in self.members}
+        self.taken: dict = {}  # greedy choice relation -> per key, the values taken
 
     def _schema(self, name: str) -> RelationSchema:
         return self.checked.relations[name]
@@ -178,6 +184,8 @@ class _StratumRun:
                 rows.update(self._rows(rule, order_body(rule.body), self._full(rule.body)))
             if spec is not None:
                 rows = set(best_per_group(rows, spec.position, spec.func).values())
+            if name in self.choices:
+                rows = set(greedy(rows, self.choices[name], taken_keys(self.choices[name], ())))
             self.db[name] = Relation(rows)
 
     def _dependency_order(self) -> list:
@@ -247,6 +255,8 @@ class _StratumRun:
             spec = self._schema(name).aggregate
             if spec is None:
                 self.db[name] = Relation(self.facts[name])
+                if name in self.choices:
+                    self.taken[name] = taken_keys(self.choices[name], self.facts[name])
             else:
                 self.best[name] = best_per_group(self.facts[name], spec.position, spec.func)
                 self.db[name] = Relation(self.best[name].values())
@@ -310,6 +320,8 @@ class _StratumRun:
             relation = self.db[name]
             spec = self._schema(name).aggregate
             new = Relation()
+            if name in self.choices:  # the greedy choice among the round's new tuples
+                rows = greedy([r for r in rows if r not in relation], self.choices[name], self.taken[name])
             if spec is None:
                 for row in rows:
                     if relation.add(row):

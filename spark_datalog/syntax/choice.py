@@ -1,18 +1,31 @@
-"""Soufflé's ``choice-domain``, as a deterministic choice: the least candidate per key.
+"""Soufflé's ``choice-domain``, as a deterministic choice.
 
 ``.decl advisor(s: symbol, year: number, p: symbol) choice-domain (s, year)`` keeps one tuple per
-``(s, year)``. Soufflé keeps whichever candidate its evaluation meets first (not deterministic);
-here it is the least candidate, comparing the other columns in their order (the first, then the
-second among those with the least first, ...). The relation's rules and facts define
-``<r>__choices``; one auxiliary relation per other column takes the ``min`` of that column among
-the candidates that agree with the key and the columns chosen before it::
+``(s, year)``; ``choice-domain a, b`` keeps at most one tuple per ``a`` and at most one per ``b``.
+Soufflé keeps whichever candidate its evaluation meets first (not deterministic); here the
+choice is a deterministic **greedy** one. Within each evaluation round, the round's candidates
+(the new tuples its rules derive; the stated facts are candidates of the first round) are
+considered in value order (tuple order); a candidate is accepted iff it agrees on no key with a
+tuple accepted before (in an earlier round, or earlier in this round). A relation outside
+recursion has one round. The engines apply the greedy filter to every round's delta before it
+joins the relation (``reference.choice``, ``kernel.choice``, ``eval.choice``): the accepted
+delta is what later rounds join with (Soufflé's spanning tree ``st(X, Y) :- st(_, X), e(X, Y)``
+with ``choice-domain y`` grows one edge into every reached node).
+
+One key on a relation outside recursion chooses the same tuples as the least candidate per key,
+which is lowered here to ``min`` aggregates (the cheap path, maintained by ``update`` like any
+``min``): the relation's rules and facts define ``<r>__choices``, and one auxiliary relation per
+other column takes the ``min`` of that column among the candidates that agree with the key and
+the columns chosen before it::
 
     advisor__choice1(S, Y, min<P>) :- advisor__choices(S, Y, P).
     advisor(S, Y, P) :- advisor__choice1(S, Y, P).
 
-Supported for one key on a relation outside recursion (where the least candidate is a faithful
-choice). A recursive relation (Soufflé's spanning tree, where the choice in each round decides
-what later rounds derive) and several keys on one relation are errors: not supported yet.
+Otherwise (several keys, or a recursive relation: :func:`greedy_keys`) analysis gives the keys
+to the engines (``CheckedProgram.choices``), and the relation's facts move to
+``<r>__facts`` read by one rule, so that they are first-round candidates on every engine. A key
+covering every column constrains nothing and is dropped. Errors: ``choice-domain`` on an
+``.input`` relation, and a greedy choice on a relation with a record column.
 """
 
 from __future__ import annotations
@@ -20,37 +33,82 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import DatalogError, ParseError
+from ..record_types import is_record
 from . import ast
 from .auxiliary import fresh_name, is_recursive, relation_names, renamed_heads
 
 
 def lower_choice(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
-    """``program`` with every ``choice-domain`` relation choosing its least candidate per key."""
+    """``program`` with every ``choice-domain`` relation lowered as the module docstring says.
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> p = parse(".decl r(a: number, b: number) choice-domain a, b\\nr(1, 2).\\nr(X, Y) :- e(X, Y).")
+    >>> [str(rule) for rule in p.rules], p.declarations[0].choice_domains
+    (['r(X, Y) :- e(X, Y).', 'r(_choice0, _choice1) :- r__facts(_choice0, _choice1).'], (('a',), ('b',)))
+    """
     errors: list[DatalogError] = []
     taken = relation_names(program)
     for declaration in [d for d in program.declarations if d.choice_domains]:
-        problem = _problem(declaration, program)
+        keys = constraining_keys(declaration)
+        greedy = bool(greedy_keys(declaration, is_recursive(program, declaration.name)))
+        problem = _problem(declaration, program, greedy)
         if problem:
             errors.append(ParseError(problem, declaration.span.line, declaration.span.column))
-            continue
-        key = declaration.choice_domains[0]
-        if len(key) < len(declaration.columns):
-            program = _with_choice(program, declaration, key, taken)
+        elif greedy:
+            program = _with_greedy(program, declaration, taken)
+        elif keys:
+            program = _with_choice(program, declaration, keys[0], taken)
     return program, errors
 
 
-def _problem(declaration: ast.Declaration, program: ast.Program) -> str:
+def constraining_keys(declaration: ast.Declaration) -> tuple:
+    """The keys of ``declaration``'s ``choice-domain`` that leave a column out (a key of every
+    column constrains nothing)."""
+    return tuple(key for key in declaration.choice_domains if len(key) < len(declaration.columns))
+
+
+def greedy_keys(declaration: ast.Declaration, recursive: bool) -> tuple:
+    """The keys of a choice the engines make greedily (several keys, or a ``recursive``
+    relation); none when it is lowered to ``min`` or constrains nothing.
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> greedy_keys(parse(".decl r(a: number, b: number) choice-domain a, b").declarations[0], False)
+    (('a',), ('b',))
+    """
+    keys = constraining_keys(declaration)
+    return keys if len(keys) > 1 or (keys and recursive) else ()
+
+
+def _problem(declaration: ast.Declaration, program: ast.Program, greedy: bool) -> str:
     name = declaration.name
-    if len(declaration.choice_domains) > 1:
-        return f"choice-domain with several keys is not supported yet ('{name}')"
     if name in program.inputs:
-        return f"choice-domain on an .input relation is not supported yet ('{name}')"
-    if is_recursive(program, name):
+        return f"choice-domain on an .input relation is not supported ('{name}'): its facts are given"
+    if greedy and any(is_record(column.type) for column in declaration.columns):
         return (
-            f"choice-domain on a recursive relation is not supported yet ('{name}'): Soufflé chooses "
-            "while it evaluates, which a least candidate over the whole result does not reproduce"
+            f"choice-domain with several keys or in recursion on a relation with a record column "
+            f"is not supported yet ('{name}')"
         )
     return ""
+
+
+def _with_greedy(program: ast.Program, declaration: ast.Declaration, taken: set) -> ast.Program:
+    """``program`` with ``declaration``'s facts moved to ``<r>__facts``, read by one rule."""
+    name, span = declaration.name, declaration.span
+    if not any(fact.atom.predicate == name for fact in program.facts):
+        return program
+    stated = fresh_name(f"{name}__facts", taken)
+    facts = tuple(
+        replace(f, atom=replace(f.atom, predicate=stated)) if f.atom.predicate == name else f
+        for f in program.facts
+    )
+    row = tuple(ast.Variable(f"_choice{i}", span) for i in range(len(declaration.columns)))
+    rule = ast.Rule(ast.Atom(name, row, span), (ast.Atom(stated, row, span),), span=span)
+    return replace(
+        program,
+        facts=facts,
+        declarations=program.declarations + (ast.Declaration(stated, declaration.columns, span),),
+        rules=program.rules + (replace(rule, text=str(rule)),),
+    )
 
 
 def _with_choice(program: ast.Program, declaration: ast.Declaration, key: tuple, taken: set) -> ast.Program:

@@ -4,6 +4,7 @@ group repair for recursive strata, counting's telescoping terms, touched groups.
 from __future__ import annotations
 
 import spark_datalog as sd
+from dialect_programs import SPANNING_TREE
 from spark_datalog.plan import ir
 from spark_datalog.plan.explain import explain_maintenance
 from spark_datalog.plan.maintenance import (
@@ -173,3 +174,13 @@ def test_program_explain_appends_maintenance_when_asked():
     full = program.explain(maintenance=True)
     assert full.startswith(plain)
     assert "seed of tc: arc as the delta" in full
+
+
+def test_a_greedy_choice_is_explained_and_recomputed_not_levelled():
+    program = sd.Program.parse(SPANNING_TREE, dialect="souffle")
+    (stratum,) = program.plans
+    assert stratum.choices == {"st": ((1,),)} and stratum.set_valued("st")
+    assert not levels_apply(program.checked, stratum)
+    full = program.explain(maintenance=True)
+    assert "greedy choice-domain of st: keys (2)" in full
+    assert "st (recursive): recompute (choice-domain chooses greedily)" in full

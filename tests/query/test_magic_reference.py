@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import programs
+from dialect_programs import SPANNING_GRAPH, SPANNING_TREE
 import spark_datalog as sd
 from queries import query_for
 from spark_datalog.query.plan import plan_query
@@ -77,3 +78,23 @@ def test_relations_calling_autoinc_are_computed_in_full(query):
         (3, 4, 5),
         (5, 6, 6),
     }
+
+
+@pytest.mark.parametrize("query", ["st(X, 4)", "st(3, Y)", "below(1, Y)", "pair(2, Y)"])
+def test_greedy_choice_relations_are_computed_in_full(query):
+    """Adorned, st would choose among the candidates asked for only: other edges would win."""
+    text = (
+        SPANNING_TREE
+        + """
+        below(X, Y) :- st(X, Y).
+        below(X, Z) :- below(X, Y), st(Y, Z).
+        .decl pair(x: number, y: number) choice-domain x, y
+        pair(X, Y) :- e(X, Y).
+    """
+    )
+    program = sd.Program.parse(text, dialect="souffle")
+    edb = {"e": SPANNING_GRAPH}
+    full = sd.reference.answer(program, query, edb, magic=False)
+    assert full and sd.reference.answer(program, query, edb, magic="auto") == full
+    plan = plan_query(program, query)
+    assert "st_" not in plan.describe() and "pair_" not in plan.describe(), plan.describe()
