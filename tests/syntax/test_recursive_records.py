@@ -158,3 +158,13 @@ def test_unsupported_recursive_types_are_parse_errors(types, fragment):
     with pytest.raises(ParseError) as info:
         parse(types)
     assert fragment in str(info.value) and info.value.column == 7
+
+
+def test_the_cli_prints_lists_as_souffle_writes_them(tmp_path, capsys):
+    from spark_datalog.cli import main
+
+    path = tmp_path / "l.dl"
+    path.write_text(TYPES + ".decl l(x: List)\nl([1, [2, nil]]).\nl(T) :- l([_, T]).\n.output l\n")
+    assert main(["run", str(path), "--dialect", "souffle", "--engine", "reference", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[lines.index("l: 3 facts") + 1 :][:3] == ["  l([1, [2, nil]])", "  l([2, nil])", "  l(nil)"]
