@@ -79,11 +79,18 @@ def fields(type_name: str) -> Optional[tuple]:
         if (
             not sep
             or not (name.isidentifier() or (not pairs and _is_tag(name)))
-            or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None)
+            or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None or _is_recursive_type(type_))
         ):
             return None
         pairs.append((name, type_))
     return tuple(pairs)
+
+
+def _is_recursive_type(type_name: str) -> bool:
+    """Whether a field's type is a recursive record type (its values are encoded texts)."""
+    from .recursive_records import recursive_fields
+
+    return type_name.startswith("@") and recursive_fields(type_name) is not None
 
 
 def _is_tag(name: str) -> bool:

@@ -168,3 +168,16 @@ def test_the_cli_prints_lists_as_souffle_writes_them(tmp_path, capsys):
     assert main(["run", str(path), "--dialect", "souffle", "--engine", "reference", "--quiet"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[lines.index("l: 3 facts") + 1 :][:3] == ["  l([1, [2, nil]])", "  l([2, nil])", "  l(nil)"]
+
+
+def test_a_record_with_a_list_field_is_a_struct_holding_the_encoding_on_the_kernel_too():
+    from kernel.harness import assert_same
+
+    text = TYPES + (
+        ".type Pair = [l: List, n: number]\n.decl n(x: number)\n.input n\n.decl p(x: Pair)\n"
+        "p([[X, nil], X]) :- n(X).\np([[X, L], X + 1]) :- p([L, X]), X < 3.\n"
+        "o(N) :- p([L, N]), L != [1, nil].\n.output o, p\n"
+    )
+    assert sd.Program.parse(text).relations["p"].types == ("[l: @List[head: long, tail: @List], n: long]",)
+    assert sd.reference.evaluate(sd.Program.parse(text), {"n": {(1,), (2,)}})["o"] == {(2,), (3,)}
+    assert_same(text, {"n": {(1,), (2,)}})
