@@ -71,11 +71,21 @@ def lower_records(program: ast.Program) -> tuple[ast.Program, list[DatalogError]
     unlowered = [rule for rules, _ in split for rule in rules] + [aux for _, auxs in split for aux in auxs]
     rules = tuple(_Rule(columns, errors, branches).lower(rule) for rule in unlowered)
     facts = tuple(_fact(fact, columns, errors, branches) for fact in program.facts)
-    for query in program.queries:
-        for arg in query.atom.args:
-            if isinstance(arg, ast.RecordTerm):
-                errors.append(_error("record terms in queries are not supported yet", arg))
-    return replace(program, rules=rules, facts=facts), errors
+    queries = tuple(_query(query, columns, errors) for query in program.queries)
+    return replace(program, rules=rules, facts=facts, queries=queries), errors
+
+
+def _query(query, columns: dict, errors: list):
+    """``query`` with its ``nil`` arguments typed (record terms in queries are not supported yet)."""
+    args = []
+    for position, arg in enumerate(query.atom.args):
+        if isinstance(arg, ast.RecordTerm):
+            errors.append(_error("record terms in queries are not supported yet", arg))
+        elif is_nil(arg):
+            where = f"column {position + 1} of '{query.atom.predicate}'"
+            arg = _nil(arg, _column_type(columns, query.atom, position), errors, where)
+        args.append(arg)
+    return replace(query, atom=replace(query.atom, args=tuple(args)))
 
 
 def _negated_patterns(rule: ast.Rule, taken: set) -> tuple[list, list]:

@@ -164,10 +164,13 @@ def test_the_cli_prints_lists_as_souffle_writes_them(tmp_path, capsys):
     from spark_datalog.cli import main
 
     path = tmp_path / "l.dl"
-    path.write_text(TYPES + ".decl l(x: List)\nl([1, [2, nil]]).\nl(T) :- l([_, T]).\n.output l\n")
+    path.write_text(
+        TYPES + ".decl l(x: List)\nl([1, [2, nil]]).\nl(T) :- l([_, T]).\n.output l\n?- l(nil).\n"
+    )
     assert main(["run", str(path), "--dialect", "souffle", "--engine", "reference", "--quiet"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[lines.index("l: 3 facts") + 1 :][:3] == ["  l([1, [2, nil]])", "  l([2, nil])", "  l(nil)"]
+    assert "?- l(nil). true" in lines
 
 
 def test_a_record_with_a_list_field_is_a_struct_holding_the_encoding_on_the_kernel_too():
