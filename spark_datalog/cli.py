@@ -37,6 +37,7 @@ import signal
 import sys
 import time
 from contextlib import contextmanager
+from itertools import zip_longest
 from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from . import job
@@ -330,7 +331,7 @@ def run_reference(
     else:
         for name in checked.outputs:
             facts = result.get(name, set())
-            print_relation(name, len(facts), sorted_rows(facts)[:show])
+            print_relation(name, len(facts), sorted_rows(facts)[:show], program.relations[name].types)
     for query in checked.queries:  # the program's own ?- lines, from the relations computed
         answers = reference.answer(program, query, edb, max_iterations=max_iterations)
         print_reference_answers(checked_query(checked, query), answers, show)
@@ -392,7 +393,7 @@ def run_spark(
             with labelled(spark, f"results · {name}", group_id("results")):
                 rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
                 size = frame.count()
-            print_relation(name, size, rows)
+            print_relation(name, size, rows, program.relations[name].types)
         for query, frame in zip(checked.queries, result.answers, strict=True):
             print_answer_frame(str(query.atom), frame, show)
 
@@ -710,10 +711,14 @@ def answer_lines(query: str, variables: Sequence[str], size: int, rows: Sequence
     return lines
 
 
-def print_relation(name: str, size: int, rows: Sequence[tuple]) -> None:
+def print_relation(name: str, size: int, rows: Sequence[tuple], types: Sequence[str] = ()) -> None:
+    """``name: 2 facts`` and a line per row; a recursive record (by ``types``) as ``[1, nil]``."""
+    from .recursive_records import is_recursive, text_of
+
     print(f"{name}: {size} fact{'s' if size != 1 else ''}")
     for row in rows:
-        print(f"  {name}({', '.join(format_value(v) for v in row)})")
+        shown = (text_of(v, t) if is_recursive(t) else format_value(v) for v, t in zip_longest(row, types))
+        print(f"  {name}({', '.join(shown)})")
     if size > len(rows):
         print(f"  ... {size - len(rows)} more")
 

@@ -518,20 +518,27 @@ def _generator(name: str, operands: str, result: str) -> Functor:
 
 def _record_polars(type_, *args):
     from .record_types import fields
+    from .recursive_records import is_recursive, polars_record
 
+    if is_recursive(type_):
+        return polars_record(type_, args)
     return _pl().struct([arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)])
 
 
 def _record_spark(type_, *args):
     from .record_types import fields
+    from .recursive_records import is_recursive, spark_record
 
+    if is_recursive(type_):
+        return spark_record(type_, args)
     return _sf().struct(*(arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)))
 
 
-def _record_value(_type, *values):
+def _record_value(type_, *values):
     from .record_types import Record
+    from .recursive_records import encode, is_recursive
 
-    return Record(values)
+    return encode(values, type_) if is_recursive(type_) else Record(values)
 
 
 _RECORD = Functor("record", 1, None, "any", "given", _record_value, _record_polars, _record_spark)
@@ -550,6 +557,32 @@ def _field(name: str) -> Functor:
         lambda _t, record: record[index],
         lambda _t, record: record.struct.field(field),
         lambda _t, record: record.getField(field),
+    )
+
+
+@lru_cache(maxsize=None)
+def _recursive_field(name: str) -> Functor:
+    """``field@:<position>:<name>``: a field of a recursive record's encoding (undefined for
+    nil; see :mod:`spark_datalog.recursive_records`)."""
+    from . import recursive_records as rr
+
+    index = int(name.split(":")[1])
+
+    def read(type_, encoded):
+        value = rr.read_field(encoded, index, type_)
+        if value is None:
+            raise Undefined("a field of nil")
+        return value
+
+    return Functor(
+        name,
+        1,
+        1,
+        "any",
+        "given",
+        read,
+        lambda t, encoded: rr.polars_field(encoded, index, t),
+        lambda t, encoded: rr.spark_field(encoded, index, t),
     )
 
 
@@ -686,6 +719,8 @@ def functor(name: str) -> Functor:
         return _RECORD
     if name.startswith("field:"):
         return _field(name)
+    if name.startswith("field@:"):
+        return _recursive_field(name)
     return FUNCTORS[name]
 
 

@@ -23,9 +23,10 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Union
 
 from .record_types import Record, adt_branches, default_value, fields, is_record
+from .recursive_records import NIL, encode, is_recursive, recursive_fields
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -35,9 +36,9 @@ class _Malformed(ValueError):
     """The text is not a value of the type (internal: :func:`parse_record` returns None)."""
 
 
-def parse_record(text: str, type_name: str) -> Optional[Record]:
-    """The record (or ADT value) of type ``type_name`` that ``text`` writes, or None when it
-    writes none."""
+def parse_record(text: str, type_name: str) -> Union[Record, str, None]:
+    """The record (or ADT value; a recursive record's encoding) of type ``type_name`` that
+    ``text`` writes, or None when it writes none."""
     try:
         value, end = _value_at(text, _skip_blanks(text, 0), type_name, ",")
     except _Malformed:
@@ -50,6 +51,8 @@ def _value_at(text: str, pos: int, type_name: str, stops: str) -> tuple:
     ends before the first of ``stops``."""
     if adt_branches(type_name) is not None:
         return _adt_at(text, pos, type_name)
+    if is_recursive(type_name):
+        return _recursive_at(text, pos, type_name)
     if is_record(type_name):
         return _fields_at(text, pos, type_name, "[", "]")
     if type_name == "string" and text.startswith('"', pos):
@@ -70,12 +73,21 @@ def _fields_at(text: str, pos: int, type_name: str, opening: str, closing: str) 
     """A record's fields between ``opening`` and ``closing``: ``[1, a]``, an ADT's ``(1, a)``."""
     pos = _expect(text, pos, opening)
     values = []
-    for index, (_, field_type) in enumerate(fields(type_name) or ()):
+    for index, (_, field_type) in enumerate(fields(type_name) or recursive_fields(type_name) or ()):
         if index:
             pos = _expect(text, pos, ",")
         value, pos = _value_at(text, _skip_blanks(text, pos), field_type, "," + closing)
         values.append(value)
     return Record(values), _expect(text, pos, closing)
+
+
+def _recursive_at(text: str, pos: int, type_name: str) -> tuple:
+    """A value of a recursive record type, ``nil`` or ``[1, [2, nil]]``, as its encoding
+    (:mod:`spark_datalog.recursive_records`)."""
+    if text.startswith(NIL, pos):
+        return NIL, pos + len(NIL)
+    record, pos = _fields_at(text, pos, type_name, "[", "]")
+    return encode(record, type_name), pos
 
 
 def _adt_at(text: str, pos: int, type_name: str) -> tuple:

@@ -58,7 +58,12 @@ def is_record(type_name: Optional[str]) -> bool:
 
 
 def is_value_type(type_name: Optional[str]) -> bool:
-    """Whether ``type_name`` is a value type: a primitive one or a record type."""
+    """Whether ``type_name`` is a value type: a primitive one or a record type (recursive ones
+    too: :mod:`spark_datalog.recursive_records`)."""
+    from .recursive_records import recursive_fields
+
+    if isinstance(type_name, str) and type_name.startswith("@"):
+        return recursive_fields(type_name) is not None
     return type_name in PRIMITIVE_TYPES or (is_record(type_name) and fields(type_name) is not None)
 
 
@@ -74,11 +79,18 @@ def fields(type_name: str) -> Optional[tuple]:
         if (
             not sep
             or not (name.isidentifier() or (not pairs and _is_tag(name)))
-            or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None)
+            or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None or _is_recursive_type(type_))
         ):
             return None
         pairs.append((name, type_))
     return tuple(pairs)
+
+
+def _is_recursive_type(type_name: str) -> bool:
+    """Whether a field's type is a recursive record type (its values are encoded texts)."""
+    from .recursive_records import recursive_fields
+
+    return type_name.startswith("@") and recursive_fields(type_name) is not None
 
 
 def _is_tag(name: str) -> bool:
@@ -178,7 +190,14 @@ def adt_branches(type_name: Optional[str]) -> Optional[tuple]:
 
 
 def type_text(type_name: Optional[str]) -> str:
-    """How messages name a type: an ADT by its name, another type by its value type."""
+    """How messages name a type: an ADT or a recursive record type by its name, another type by
+    its value type.
+
+    >>> type_text("@List[head: long, tail: @List]"), type_text("[x: long]")
+    ('List', '[x: long]')
+    """
+    if isinstance(type_name, str) and type_name.startswith("@"):
+        return type_name[1:].partition("[")[0]
     adt = adt_branches(type_name)
     return adt[0] if adt else str(type_name)
 

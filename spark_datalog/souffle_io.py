@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from .record_types import adt_branches, adt_text, fields, is_record
+from .recursive_records import is_recursive, text_of
 from .errors import DirectiveError, InputError
 from .storage import uris
 
@@ -317,7 +318,7 @@ def parse_field(text: str, type_: str):
     leading and trailing blanks (Spark's reader trims them too)."""
     from .overflow import fits
 
-    if is_record(type_):
+    if is_record(type_) or is_recursive(type_):
         from .record_text import parse_record
 
         return parse_record(text, type_)
@@ -406,6 +407,8 @@ def format_value(value, type_: str, fmt: FileFormat) -> str:
     algebraic data type's as ``$Circle(3)``, ``$Dot``."""
     if adt_branches(type_):
         return adt_text(value, type_, lambda v, t: format_value(v, t, FileFormat()))
+    if is_recursive(type_):
+        return text_of(value, type_)
     if is_record(type_):
         inner = FileFormat()
         parts = (format_value(v, t, inner) for v, (_, t) in zip(value, fields(type_) or (), strict=True))
@@ -589,6 +592,9 @@ def _value_text(column, type_: str, fmt: FileFormat):
 
     if adt_branches(type_):
         return _adt_text(column, type_)
+    if is_recursive(type_):
+        # not Arrow-optimized: SPARK-58241 (see record_text.spark_record_column)
+        return F.udf(lambda v: None if v is None else text_of(v, type_), "string", useArrow=False)(column)
     if is_record(type_):
         parts: list = []
         for name, field_type in fields(type_) or ():

@@ -544,3 +544,65 @@ ADTS = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (ADTS,)
+
+
+def encoded(*items, tail: str = "nil") -> str:
+    """The value of the ``LISTS`` program's list ``[items[0], [items[1], ... tail]]`` (its
+    encoding: see spark_datalog.recursive_records)."""
+    from spark_datalog.recursive_records import encode
+
+    for item in reversed(items):
+        tail = encode((item, tail), "")
+    return tail
+
+
+LISTS = SeedProgram(
+    name="lists",
+    origin="Soufflé's recursive record types: lists built in heads, destructured in bodies, "
+    "compared with nil (a bare nil in the default dialect), negated, read as inputs",
+    text="""
+        .type List = [head: number, tail: List]
+        .decl n(x: number)
+        .input n
+        .decl given(l: List)
+        .input given
+        .decl upto(l: List)
+        upto([1, nil]) :- n(1).
+        upto([X + 1, [X, T]]) :- upto([X, T]), n(X + 1).
+        .decl suffix(l: List)
+        suffix(L) :- upto(L).
+        suffix(L) :- given(L).
+        suffix(T) :- suffix([_, T]), T != nil.
+        .decl elem(x: number)
+        elem(H) :- suffix(L), L = [H, _].
+        .decl last(x: number)
+        last(H) :- suffix([H, nil]).
+        .decl total(l: List, s: number)
+        total(nil, 0).
+        total(L, H + S) :- suffix(L), L = [H, T], total(T, S).
+        .decl shared(l: List)
+        shared(L) :- given(L), upto(L).
+        .decl fresh(l: List)
+        fresh(L) :- given(L), !upto(L), L != [5, nil].
+        .decl twos(l: List)
+        twos(L) :- suffix(L), L = [2, [_, _]].
+        .output upto, suffix, elem, last, total, shared, fresh, twos
+    """,
+    edb={
+        "n": {(1,), (2,), (3,)},
+        "given": {(encoded(2, 1),), (encoded(5),), (encoded(9, 8),)},
+    },
+    expected={
+        "upto": {(encoded(1),), (encoded(2, 1),), (encoded(3, 2, 1),)},
+        "suffix": {(encoded(*items),) for items in ((1,), (2, 1), (3, 2, 1), (5,), (9, 8), (8,))},
+        "elem": {(1,), (2,), (3,), (5,), (8,), (9,)},
+        "last": {(1,), (5,), (8,)},
+        "total": {("nil", 0)}
+        | {(encoded(*items), sum(items)) for items in ((1,), (2, 1), (3, 2, 1), (5,), (9, 8), (8,))},
+        "shared": {(encoded(2, 1),)},
+        "fresh": {(encoded(9, 8),)},
+        "twos": {(encoded(2, 1),)},
+    },
+)
+
+DIALECT_PROGRAMS += (LISTS,)

@@ -26,7 +26,8 @@ from typing import Callable, NamedTuple, Optional
 from .. import functors
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
-from ..record_types import is_record, is_value_type
+from ..record_types import is_record, is_value_type, type_text
+from ..recursive_records import is_recursive, recursive_fields, stored_type
 from ..syntax import ast
 from .checked import Column
 from .classes import RANK, Classes, kind
@@ -44,7 +45,7 @@ _IN_EVERY_RANGE = range(max(low for low, _ in BOUNDS.values()), min(high for _, 
 
 
 def _show(t: str) -> str:
-    return {"intlit": "long"}.get(t, t)
+    return type_text({"intlit": "long"}.get(t, t))
 
 
 def _final(t: Optional[str]) -> str:
@@ -231,7 +232,7 @@ def fixed_columns(program: ast.Program, input_types: Optional[dict]) -> tuple[di
             fixed[name] = tuple(Column(positional(i), t) for i, t in enumerate(types))
             continue
         for column, given, decl_column in zip(fixed[name], types, spans[name].columns, strict=True):
-            if not _fits(given, column.type):
+            if not _fits(given, column.type) and given != stored_type(column.type):
                 errors.append(
                     error_at(
                         SchemaError,
@@ -356,6 +357,8 @@ class _Inference(Classes):
         origin = ("result of {}", term)
         if spec.result == "given":  # records: the type lowering gave
             self.add(node, term.type or "", ("result of {} at {}", term, term.span), term.span)
+            if spec.name == "record" and is_recursive(term.type):
+                self._recursive_fields(term, operands)
         elif spec.result == "operands":
             rule = _ordered if spec.operands == "ordered" else _arithmetic
             self.flows.append(_Flow(node, rule, operands, origin, term.span))
@@ -364,6 +367,12 @@ class _Inference(Classes):
         self.expressions[id(term)] = node
         self.calls.append((term, operands))
         return node
+
+    def _recursive_fields(self, term: ast.Call, operands: tuple) -> None:
+        """The types of a recursive record's fields: its encoding holds them as texts."""
+        pairs = recursive_fields(term.type or "") or ()
+        for operand, arg, (_, type_) in zip(operands, term.args, pairs, strict=True):
+            self.add(operand, type_, ("field of {} at {}", term, term.span), _span_of(arg))
 
     def _call_errors(self) -> list:
         """Integer arguments that are doubles, min/max over numbers and strings together."""
@@ -637,7 +646,7 @@ class _Inference(Classes):
         errors += self._call_errors()
         for comparison, left, right, _ in self.comparisons:
             types = (self.resolve(left), self.resolve(right))
-            if comparison.op in _ORDERING and ("bool" in types or any(map(is_record, types))):
+            if comparison.op in _ORDERING and ("bool" in types or any(map(_is_any_record, types))):
                 what = "bool values" if "bool" in types else "records"
                 errors.append(
                     error_at(
@@ -705,6 +714,10 @@ class _Inference(Classes):
             f"({_text(second.origin)})",
             second.span if second.span.line else first.span,
         )
+
+
+def _is_any_record(type_name: Optional[str]) -> bool:
+    return is_record(type_name) or is_recursive(type_name)
 
 
 def _literal_type(constant: ast.Constant) -> str:

@@ -6,6 +6,7 @@ import polars as pl
 
 from .. import record_types
 from ..errors import DatalogError
+from ..recursive_records import is_recursive, stored_type
 from ..storage.schema import arrow_type
 
 POLARS_TYPES = {
@@ -21,7 +22,7 @@ class _ArrowTypes(dict):
     """Arrow types by language type name; a record type's is made when first asked for."""
 
     def __missing__(self, type_name: str):
-        if not record_types.is_record(type_name):
+        if not record_types.is_record(type_name) and not is_recursive(type_name):
             raise KeyError(type_name)
         self[type_name] = arrow_type(type_name)
         return self[type_name]
@@ -48,7 +49,7 @@ def polars_type(type_name: str) -> pl.DataType:
     if record_types.is_record(type_name):
         return record_types.polars_type(type_name, polars_type)
     try:
-        return POLARS_TYPES[type_name]  # type: ignore[return-value]
+        return POLARS_TYPES[stored_type(type_name)]  # type: ignore[return-value]
     except KeyError:
         raise ValueError(f"unknown Datalog type {type_name!r}") from None
 

@@ -35,6 +35,7 @@ from ..functors import evaluate as functor_value
 from ..functors import spec as functors_spec
 from ..overflow import fits, operation_overflow
 from ..record_types import Record, fields, is_record
+from ..recursive_records import is_recursive
 from ..syntax import ast
 
 # A value of a column: int and long columns hold ints, double columns floats, string columns
@@ -159,7 +160,7 @@ def coerce(value, type_: str) -> Value:
             if not fits(value, type_):
                 raise TypeError(f"{value!r} is out of the range of {type_}")
             return value
-    elif type_ == "string":
+    elif type_ == "string" or is_recursive(type_):
         if isinstance(value, str):
             return value
     elif type_ == "bool":

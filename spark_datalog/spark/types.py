@@ -5,6 +5,7 @@ from __future__ import annotations
 from pyspark.sql import types as T
 
 from .. import record_types
+from ..recursive_records import stored_type
 
 SPARK_TYPES = {
     "int": T.IntegerType(),
@@ -29,7 +30,7 @@ def spark_type(type_name: str) -> T.DataType:
     if record_types.is_record(type_name):
         return record_types.spark_type(type_name, spark_type)
     try:
-        return SPARK_TYPES[type_name]
+        return SPARK_TYPES[stored_type(type_name)]
     except KeyError:
         raise ValueError(f"unknown Datalog type {type_name!r}") from None
 
@@ -54,7 +55,7 @@ def accepts(type_name: str, data_type: T.DataType) -> bool:
 
     Strings from Spark may carry a collation; any StringType is accepted for ``string``.
     """
-    if type_name == "string":
+    if stored_type(type_name) == "string":
         return isinstance(data_type, T.StringType)
     if record_types.is_record(type_name):
         return datalog_type(data_type) == type_name

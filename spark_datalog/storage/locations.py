@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from ..errors import InputError, SchemaError
 from ..record_types import is_record
+from ..recursive_records import is_recursive, stored_type
 from . import uris
 from .embedded import is_delta_table, net_changes, open_table, read_table, table_changes
 from .schema import _CASTABLE, COUNT_COLUMN, ColumnPairs, Columns, columns_from_spark, describe, spark_type
@@ -187,7 +188,7 @@ def _shape(df, columns: Columns, relation: str, uri: str, keep: Iterable = ()):
             found = columns_from_spark(_struct(source, data_type), relation)[0][1]
         except SchemaError:
             found = data_type.simpleString()
-        if found not in _CASTABLE[type_]:
+        if found not in _CASTABLE[stored_type(type_)]:
             raise InputError(
                 f"input {relation}: column {source} of {uri} has type {found} but {name} is declared {type_}"
             )
@@ -299,7 +300,7 @@ def _parse(column, type_name: str):
     from pyspark.sql import functions as F
 
     text = F.trim(column)
-    if is_record(type_name):
+    if is_record(type_name) or is_recursive(type_name):
         from ..record_text import spark_record_column
 
         return spark_record_column(column, type_name)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .. import record_types
+from ..recursive_records import stored_type
 from ..errors import SchemaError
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def spark_type(type_name: str) -> "T.DataType":
         "double": T.DoubleType(),
         "string": T.StringType(),
         "bool": T.BooleanType(),
-    }[type_name]
+    }[stored_type(type_name)]
 
 
 def spark_schema(columns: Columns, with_counts: bool = True) -> "T.StructType":
@@ -103,7 +104,7 @@ def arrow_type(type_name: str) -> "pa.DataType":
         "double": pa.float64(),
         "string": pa.string(),
         "bool": pa.bool_(),
-    }[type_name]
+    }[stored_type(type_name)]
 
 
 def without_columns(rows: int) -> "pa.Table":
@@ -262,7 +263,7 @@ def _check_castable(relation: str, name: str, data_type, target: str) -> None:
         source = columns_from_spark(_single_field_struct(name, data_type), relation)[0][1]
     except SchemaError:
         source = data_type.simpleString()
-    if source not in _CASTABLE.get(target, {target}):
+    if source not in _CASTABLE.get(stored_type(target), {target}):
         raise SchemaError(f"relation {relation}: column {name} has type {source} but {target} is declared")
 
 

@@ -34,6 +34,7 @@ from . import catalog, uris
 from .detect import choose_backend
 from .levels import LevelStore
 from .runs import APP_ID, COMMITTED, META_DIR, CommitResult, RunInfo, RunLog, WarehouseLock
+from ..recursive_records import stored_type
 from .schema import COUNT_COLUMN, Columns, check_same_columns, normalise_columns
 
 if TYPE_CHECKING:
@@ -480,7 +481,8 @@ class Warehouse:
     ) -> Columns:
         _check_name(name)
         self._check_active(run)
-        columns = normalise_columns(columns, name)
+        # a recursive record column is stored as its encoded texts (recursive_records)
+        columns = tuple((column, stored_type(type_)) for column, type_ in normalise_columns(columns, name))
         if self._backend.exists(name) and not new_schema_allowed:
             check_same_columns(name, columns, self._backend.columns(name), "the stored table")
         return columns

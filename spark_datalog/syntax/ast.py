@@ -60,6 +60,10 @@ class Constant:
             return '"' + str(self.value).replace("\\", "\\\\").replace('"', '\\"') + '"'
         if self.type == "bool":
             return "true" if self.value else "false"
+        if self.type == "nil" or self.type.startswith("@"):  # a recursive record's encoding
+            from ..recursive_records import text_of
+
+            return str(self.value) if self.type == "nil" else text_of(str(self.value), self.type)
         return repr(self.value)
 
 
@@ -528,7 +532,7 @@ def _call_pieces(call: "Call") -> list:
         return [f"{CAST}(", call.args[0], f", {call.args[1].value})"]
     if call.name == "record":
         return _pieces("[", call.args, "]")
-    if call.name.startswith("field:"):
+    if call.name.startswith(("field:", "field@:")):
         return ["(", call.args[0], f").{call.name.rpartition(':')[2]}"]
     return _pieces(f"{call.name}(", call.args, ")")
 

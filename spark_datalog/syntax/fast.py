@@ -48,7 +48,7 @@ _TERM_END = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234
 _QUALIFIED_FIRST = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 _AGGREGATORS = frozenset(("count", "sum", "min", "max", "mean"))
 # Lower-case names ``leaf`` does not read as Soufflé's variables (``primary`` decides for them)
-# Soufflé's empty record, not supported yet: Lark says so
+# Soufflé's empty record: the Lark path reads it
 _NIL = frozenset(("nil",))
 _NOT_NAME_LEAVES = _KEYWORDS | _AGGREGATORS | _NIL
 _NOT_AGGREGATOR = re.compile(r"\s*[(<,).]")
@@ -701,7 +701,7 @@ class _Parser:
             if value in _AGGREGATORS and not _NOT_AGGREGATOR.match(self.text, self.starts[pos] + len(value)):
                 raise Fallback
             if self.names_are_variables and value in _NIL:
-                raise Fallback  # Soufflé's empty record: Lark says it is not supported
+                raise Fallback  # Soufflé's empty record: the Lark path reads it
             if self.names_are_variables:  # Soufflé's dialect: `x` is a variable
                 return _variable(value, self.span(pos), False), 1
             return _constant(value, "string", self.span(pos)), 1

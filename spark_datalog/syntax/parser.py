@@ -752,11 +752,11 @@ class _ToAst:
             return ast.Constant(self._unescape(token), "string", span=span)
         if kind in ("TRUE", "FALSE"):
             return ast.Constant(kind == "TRUE", "bool", span=span)
-        if self.names_are_variables and str(token) == "nil":
-            self._error("nil (Soufflé's empty record) is not supported yet", token)
+        if self.names_are_variables and str(token) == "nil":  # typed by lowering (syntax.records)
+            return ast.Constant("nil", "nil", span=span)
         if self.names_are_variables:
             return ast.Variable(str(token), span=span)
-        if self.first_symbol_name is None:
+        if self.first_symbol_name is None and str(token) != "nil":  # nil: a recursive record's maybe
             self.first_symbol_name = token
         return ast.Constant(str(token), "string", span=span)
 

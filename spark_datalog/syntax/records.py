@@ -26,10 +26,11 @@ Example::
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 from ..errors import DatalogError, ParseError
 from ..record_types import Record, adt_branches, default_value, is_record, type_text
+from ..recursive_records import NIL, encode, is_recursive, recursive_fields
 from ..record_types import fields as _declared_fields
 from . import ast
 from .auxiliary import fresh_name, relation_names
@@ -52,7 +53,7 @@ def has_records(program: ast.Program) -> bool:
         )
         while terms:
             term = terms.pop()
-            if isinstance(term, ast.RecordTerm):
+            if isinstance(term, ast.RecordTerm) or is_nil(term):
                 return True
             terms.extend(getattr(term, "args", ()))
             if isinstance(term, ast.BinaryOp):
@@ -70,11 +71,21 @@ def lower_records(program: ast.Program) -> tuple[ast.Program, list[DatalogError]
     unlowered = [rule for rules, _ in split for rule in rules] + [aux for _, auxs in split for aux in auxs]
     rules = tuple(_Rule(columns, errors, branches).lower(rule) for rule in unlowered)
     facts = tuple(_fact(fact, columns, errors, branches) for fact in program.facts)
-    for query in program.queries:
-        for arg in query.atom.args:
-            if isinstance(arg, ast.RecordTerm):
-                errors.append(_error("record terms in queries are not supported yet", arg))
-    return replace(program, rules=rules, facts=facts), errors
+    queries = tuple(_query(query, columns, errors) for query in program.queries)
+    return replace(program, rules=rules, facts=facts, queries=queries), errors
+
+
+def _query(query, columns: dict, errors: list):
+    """``query`` with its ``nil`` arguments typed (record terms in queries are not supported yet)."""
+    args = []
+    for position, arg in enumerate(query.atom.args):
+        if isinstance(arg, ast.RecordTerm):
+            errors.append(_error("record terms in queries are not supported yet", arg))
+        elif is_nil(arg):
+            where = f"column {position + 1} of '{query.atom.predicate}'"
+            arg = _nil(arg, _column_type(columns, query.atom, position), errors, where)
+        args.append(arg)
+    return replace(query, atom=replace(query.atom, args=tuple(args)))
 
 
 def _negated_patterns(rule: ast.Rule, taken: set) -> tuple[list, list]:
@@ -116,8 +127,27 @@ def _variables(terms) -> list:
 
 
 def fields(type_: Optional[str]) -> tuple:
-    """The (name, type) pairs of a record type (none for another type)."""
+    """The (name, type) pairs of a record type, recursive ones too (none for another type)."""
+    if is_recursive(type_):
+        return recursive_fields(type_) or ()
     return (_declared_fields(type_) or ()) if type_ else ()
+
+
+def is_nil(term) -> bool:
+    """Whether ``term`` is ``nil``: Soufflé's dialect's, or the default dialect's symbol ``nil``
+    (which is nil where a recursive record is expected)."""
+    return isinstance(term, ast.Constant) and term.value == NIL and term.type in ("nil", "string")
+
+
+def _nil(term, type_: Optional[str], errors: list, where: str):
+    """The nil of ``type_`` that ``term`` is (itself, with an error for Soufflé's ``nil``, where
+    no recursive record type is expected)."""
+    if is_recursive(type_):
+        return ast.Constant(NIL, type_, span=term.span)  # type: ignore[arg-type]
+    if term.type == "nil":
+        shown = f"is {type_text(type_)}" if type_ else "has no known record type"
+        errors.append(_error(f"nil needs a recursive record type, but {where} {shown}", term))
+    return term
 
 
 def _error(message: str, term) -> ParseError:
@@ -133,8 +163,10 @@ def _column_type(columns: dict, atom: ast.Atom, position: int) -> Optional[str]:
 def _fact(fact: ast.Fact, columns: dict, errors: list, branches: dict) -> ast.Fact:
     args = []
     for position, arg in enumerate(fact.atom.args):
-        if isinstance(arg, ast.RecordTerm):
-            type_ = _column_type(columns, fact.atom, position)
+        type_ = _column_type(columns, fact.atom, position)
+        if is_nil(arg):
+            arg = _nil(arg, type_, errors, f"column {position + 1} of '{fact.atom.predicate}'")
+        elif isinstance(arg, ast.RecordTerm):
             value = _constant(
                 arg, type_, errors, f"column {position + 1} of '{fact.atom.predicate}'", branches
             )
@@ -143,8 +175,11 @@ def _fact(fact: ast.Fact, columns: dict, errors: list, branches: dict) -> ast.Fa
     return replace(fact, atom=replace(fact.atom, args=tuple(args)))
 
 
-def _constant(term, type_: Optional[str], errors: list, where: str, branches: dict) -> Optional[Record]:
-    """The record value of a record term of constants in a fact (None, with an error, if none)."""
+def _constant(
+    term, type_: Optional[str], errors: list, where: str, branches: dict
+) -> Union[Record, str, None]:
+    """The record value of a record term of constants in a fact (None, with an error, if none);
+    a recursive record's is its encoding."""
     expanded = expand_branch(term, type_, where, branches, errors, pattern=False)
     if expanded is None:
         return None
@@ -153,20 +188,22 @@ def _constant(term, type_: Optional[str], errors: list, where: str, branches: di
         return None
     values: list = []
     for arg, (name, field_type) in zip(term.args, fields(type_), strict=True):
-        if isinstance(arg, ast.RecordTerm):
+        if is_nil(arg) and is_recursive(field_type):
+            values.append(NIL)
+        elif isinstance(arg, ast.RecordTerm):
             value = _constant(arg, field_type, errors, f"field '{name}'", branches)
             if value is None:
                 return None
             values.append(value)
         elif isinstance(arg, ast.Constant) and arg.type not in _HOLDS.get(field_type, ()):
-            errors.append(_error(f"field '{name}' of {type_} cannot hold {arg} ({arg.type})", arg))
+            errors.append(_error(f"field '{name}' of {type_text(type_)} cannot hold {arg} ({arg.type})", arg))
             return None
         elif isinstance(arg, ast.Constant):
             values.append(float(arg.value) if field_type == "double" and arg.type == "long" else arg.value)
         else:
             errors.append(_error(f"a fact's record may hold only constants, not {arg}", arg))
             return None
-    return Record(values)
+    return encode(values, type_ or "") if is_recursive(type_) else Record(values)
 
 
 # The literal types a field of each primitive type holds
@@ -186,12 +223,14 @@ def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where:
             _error(f"record term {term} needs a record type, but {where} is {type_text(type_)}", term)
         )
         return False
-    if not is_record(type_):
-        shown = f"is {type_}" if type_ else "has no declared type"
+    if not is_record(type_) and not is_recursive(type_):
+        shown = f"is {type_text(type_)}" if type_ else "has no declared type"
         errors.append(_error(f"record term {term} needs a record type, but {where} {shown}", term))
         return False
     if len(fields(type_)) != len(term.args):
-        errors.append(_error(f"record term {term} has {len(term.args)} fields, but {where} is {type_}", term))
+        errors.append(
+            _error(f"record term {term} has {len(term.args)} fields, but {where} is {type_text(type_)}", term)
+        )
         return False
     return True
 
@@ -277,10 +316,17 @@ class _Rule:
                 continue
             for position, arg in enumerate(atom.args):
                 type_ = _column_type(self.columns, atom, position)
-                if isinstance(arg, ast.Variable) and is_record(type_):
-                    self.types.setdefault(arg.name, type_)
+                self._learn_term(arg, type_)
                 if isinstance(arg, ast.Variable) and literal is not rule.head and atom is literal:
                     self.bound.add(arg.name)
+
+    def _learn_term(self, term, type_: Optional[str]) -> None:
+        """The record types of the variables of ``term``, of type ``type_``, and of its fields."""
+        if isinstance(term, ast.Variable) and (is_record(type_) or is_recursive(type_)):
+            self.types.setdefault(term.name, type_)
+        if isinstance(term, ast.RecordTerm) and not term.branch and len(term.args) == len(fields(type_)):
+            for arg, (_, field_type) in zip(term.args, fields(type_), strict=True):
+                self._learn_term(arg, field_type)
 
     def _literal(self, literal) -> list:
         if isinstance(literal, ast.Atom):
@@ -316,7 +362,9 @@ class _Rule:
                     after.extend(self.destructure(variable, arg, type_))
                     arg = variable
             else:
-                arg = self.construct(arg, None, "")
+                arg = self.construct(
+                    arg, _column_type(self.columns, atom, position), self._where(atom, position)
+                )
             args.append(arg)
         return [replace(atom, args=tuple(args)), *after]
 
@@ -330,8 +378,14 @@ class _Rule:
     def destructure(self, variable: ast.Variable, term: ast.RecordTerm, type_: str) -> list:
         """The literals that match the record ``variable`` holds against the pattern ``term``."""
         out: list = []
+        reader = "field"
+        if is_recursive(type_):  # a field of nil is undefined: the literal fails (the guard says so)
+            reader = "field@"
+            out.append(
+                ast.Comparison("!=", variable, ast.Constant(NIL, type_, span=term.span), span=term.span)
+            )
         for position, (arg, (name, field_type)) in enumerate(zip(term.args, fields(type_), strict=True)):
-            read = ast.Call(f"field:{position}:{name}", (variable,), span=term.span, type=field_type)
+            read = ast.Call(f"{reader}:{position}:{name}", (variable,), span=term.span, type=field_type)
             if isinstance(arg, ast.RecordTerm):
                 expanded = self._expand(arg, field_type, f"field '{name}'", pattern=True)
                 if expanded is not None and _fits_arity(*expanded, self.errors, f"field '{name}'"):
@@ -350,6 +404,17 @@ class _Rule:
 
     def _comparison(self, literal: ast.Comparison) -> list:
         left, right = literal.left, literal.right
+        if is_nil(left) or is_nil(right):
+            other = right if is_nil(left) else left
+            where = f"the other side of '{literal.op}'"
+            type_ = self._type_of(other) or getattr(other, "type", None)
+            return [
+                replace(
+                    literal,
+                    left=self.construct(left, type_, where),
+                    right=self.construct(right, type_, where),
+                )
+            ]
         if isinstance(left, ast.RecordTerm) and not isinstance(right, ast.RecordTerm):
             left, right = right, left
         if isinstance(right, ast.RecordTerm):
@@ -388,6 +453,8 @@ class _Rule:
 
     def construct(self, term, type_: Optional[str], where: str):
         """``term`` with its record terms made ``record`` calls of their types."""
+        if is_nil(term):
+            return _nil(term, type_, self.errors, where)
         expanded = self._expand(term, type_, where, pattern=False)
         if expanded is None:
             return term

@@ -20,6 +20,7 @@ from typing import Optional
 
 from ..errors import DatalogError, ParseError
 from ..record_types import adt_type, record_type
+from ..recursive_records import FIELD_TYPES, recursive_type
 from . import ast
 
 KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
@@ -176,16 +177,31 @@ class _Resolver:
     def _record(self, declared: ast.TypeDecl) -> Optional[str]:
         """The record type ``[x: long, ...]`` a ``.type P = [x: number, ...]`` names."""
         pairs = []
+        name = declared.name
         for field, base in zip(declared.fields, declared.bases, strict=True):
-            value_type = self.value_type(base)
+            value_type = "@" + name if base == name else self.value_type(base)
             if value_type is None:
                 if base not in self.types:
-                    self.error(
-                        f"unknown type '{base}' of field '{field}' of '{declared.name}'", declared.span
-                    )
+                    self.error(f"unknown type '{base}' of field '{field}' of '{name}'", declared.span)
                 return None
             pairs.append((field, value_type))
         if not pairs:
-            self.error(f"record type '{declared.name}' has no fields", declared.span)
+            self.error(f"record type '{name}' has no fields", declared.span)
             return None
-        return record_type(pairs)
+        if ("@" + name) not in dict(pairs).values():
+            return record_type(pairs)
+        return self._recursive(declared, pairs)
+
+    def _recursive(self, declared: ast.TypeDecl, pairs: list) -> Optional[str]:
+        """The value type ``@List[head: long, tail: @List]`` of a recursive record type (see
+        :mod:`spark_datalog.recursive_records`)."""
+        for field, value_type in pairs:
+            if value_type not in (*FIELD_TYPES, "@" + declared.name):
+                self.error(
+                    f"field '{field}' of recursive record type '{declared.name}' is {value_type}: "
+                    f"fields of other types than {', '.join(FIELD_TYPES)} or '{declared.name}' "
+                    "itself are not supported yet",
+                    declared.span,
+                )
+                return None
+        return recursive_type(declared.name, pairs)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spark_datalog as sd
-from dialect_programs import ADTS, RECORDS
+from dialect_programs import ADTS, LISTS, RECORDS, encoded
 from spark_datalog.errors import InputError
 from spark_datalog.spark.types import schema
 from spark_datalog.storage.warehouse import Warehouse
@@ -124,6 +124,27 @@ def test_adts_in_the_warehouse(spark, tmp_path):
     row = ("rect", 1, 1)
     program.update(spark, warehouse=wh, changes={"raw": _change(spark, program, "raw", [row], [])})
     assert_recomputed(program, wh, {"raw": set(ADTS.edb["raw"]) | {row}})
+
+
+def test_lists_in_the_warehouse(spark, tmp_path):
+    """A recursive record column is a string column of encoded lists: stored as the expected
+    sets, and an update (a list added, one removed, a number added) equals recomputation."""
+    program = sd.Program.parse(LISTS.text)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    inputs = {name: _frame(spark, program, name, rows) for name, rows in LISTS.edb.items()}
+    program.materialize(spark, inputs=inputs, warehouse=wh)
+    assert wh.read("suffix").schema["l"].dataType.simpleString() == "string"
+    for name, rows in LISTS.expected.items():
+        assert _stored(wh, name) == rows, name
+    added, removed = (encoded(4, 3, 2, 1),), (encoded(9, 8),)
+    changes = {
+        "given": _change(spark, program, "given", [added], [removed]),
+        "n": _change(spark, program, "n", [(4,)], []),
+    }
+    program.update(spark, warehouse=wh, changes=changes)
+    edb = {"given": LISTS.edb["given"] - {removed} | {added}, "n": LISTS.edb["n"] | {(4,)}}
+    assert_recomputed(program, wh, edb)
+    assert (encoded(4, 3, 2, 1),) in _stored(wh, "shared") and (encoded(8),) not in _stored(wh, "suffix")
 
 
 @pytest.mark.slow

@@ -160,11 +160,11 @@ def test_adt_type_errors(rule, column, fragment):
     "rule, line, column",
     [("l(nil).", 3, 3), ("o(1) :- l(X), X = nil.", 3, 19)],
 )
-def test_nil_is_not_supported_yet_in_souffles_dialect(rule, line, column):
+def test_nil_is_no_value_of_a_record_type_that_is_not_recursive(rule, line, column):
     text = ".type L = [h: number]\n.decl l(x: L)\n" + rule
     with pytest.raises(ParseError) as info:
         sd.Program.parse(text, dialect="souffle")
-    assert "nil (Soufflé's empty record) is not supported yet" in str(info.value)
+    assert "nil needs a recursive record type" in str(info.value)
     assert (info.value.line, info.value.column) == (line, column)
 
 

@@ -70,7 +70,7 @@ def test_unknown_column_type_points_at_the_type():
         (".type A = B\n.type B = A", 1, 7, "defined in terms of itself"),
         (".type A <: number\n.type A <: symbol", 2, 7, "declared twice"),
         (".type number <: symbol", 1, 7, "is a built-in type"),
-        (".type L = [h: number, t: L]", 1, 7, "recursive record types are not supported yet"),
+        (".type L = [h: float, t: L]", 1, 7, "field 'h' of recursive record type 'L' is double"),
         (
             ".type E = N {n: number} | Add {l: E, r: E}",
             1,

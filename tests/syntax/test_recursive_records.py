@@ -1,0 +1,186 @@
+"""Soufflé's recursive record types and ``nil``: declarations, the encoding of their values
+(spark_datalog.recursive_records), lowering (destructuring guarded by ``!= nil``), errors (class,
+line, column) and results on the reference interpreter."""
+
+from __future__ import annotations
+
+import pytest
+
+import spark_datalog as sd
+from spark_datalog.errors import ParseError, SchemaError
+from spark_datalog.record_text import parse_record
+from spark_datalog.recursive_records import decode, encode, read_field, recursive_fields, text_of
+from spark_datalog.souffle_io import FileFormat, format_value, parse_field
+from spark_datalog.syntax import parse
+
+LIST = "@List[head: long, tail: @List]"
+TYPES = ".type List = [head: number, tail: List]\n.type W = [w: symbol, ok: bool, rest: W]\n"
+DECLS = ".decl l(x: List)\n.decl w(x: W)\n.decl o(x: number)\n.decl s(x: symbol)\n"
+WORDS = "@W[w: string, ok: bool, rest: @W]"
+
+
+def lowered(rule: str, dialect: str = "souffle") -> str:
+    return str(sd.Program.parse(TYPES + DECLS + rule, dialect=dialect).ast.rules[-1])
+
+
+def test_a_recursive_record_type_names_its_encoded_type():
+    program = parse(TYPES + DECLS)
+    assert program.declarations[0].columns[0].type == LIST
+    assert recursive_fields(LIST) == (("head", "long"), ("tail", LIST))
+    assert sd.Program.parse(TYPES + DECLS).relations["w"].types == (WORDS,)
+
+
+@pytest.mark.parametrize(
+    "values, text",
+    [
+        ((1, "nil"), "[1, nil]"),
+        ((-12, encode((3, "nil"), LIST)), "[-12, [3, nil]]"),
+    ],
+)
+def test_the_encoding_is_read_back_and_printed_as_souffle_does(values, text):
+    encoded = encode(values, LIST)
+    assert decode(encoded, LIST) == values
+    assert text_of(encoded, LIST) == format_value(encoded, LIST, FileFormat()) == text
+    assert parse_field(text, LIST) == encoded
+
+
+def test_symbols_with_digits_and_colons_keep_the_encoding_injective():
+    tricky = encode(("1:a", True, encode(("", False, "nil"), WORDS)), WORDS)
+    assert decode(tricky, WORDS)[:2] == ("1:a", True)
+    assert read_field(decode(tricky, WORDS)[2], 0, "string") == ""
+    assert text_of(tricky, WORDS) == "[1:a, true, [, false, nil]]"
+    assert parse_record('[ "x, y" , false,nil]', WORDS) == encode(("x, y", False, "nil"), WORDS)
+    assert parse_record("[1, [2]]", LIST) is None and parse_record("nil", LIST) == "nil"
+
+
+@pytest.mark.parametrize(
+    "rule, expected",
+    [
+        ("o(H) :- l(L), L = [H, _].", "o(H) :- l(L), L != nil, H = (L).head."),
+        (
+            "l(T) :- l([_, T]), T != nil.",
+            "l(T) :- l(_record1_), _record1_ != nil, T = (_record1_).tail, T != nil.",
+        ),
+        (
+            "o(H) :- l([H, nil]).",
+            "o(H) :- l(_record1_), _record1_ != nil, H = (_record1_).head, (_record1_).tail = nil.",
+        ),
+        ("l([1, [H, nil]]) :- o(H).", "l([1, [H, nil]]) :- o(H)."),
+        ("o(1) :- l(L), !l([1, L]).", "o(1) :- l(L), not l([1, L])."),
+    ],
+)
+def test_recursive_record_terms_are_lowered_with_a_nil_guard(rule, expected):
+    assert lowered(rule) == expected
+
+
+def test_a_bare_nil_of_the_default_dialect_is_nil_where_a_recursive_record_is_expected():
+    text = TYPES + DECLS + "l(nil). l([1, nil]). s(nil).\no(H) :- l([H, T]), T = nil.\n.output l, s, o\n"
+    result = sd.reference.evaluate(sd.Program.parse(text), {})
+    assert result["l"] == {("nil",), (encode((1, "nil"), LIST),)}
+    assert result["s"] == {("nil",)} and result["o"] == {(1,)}
+
+
+def test_lists_evaluate_on_the_reference():
+    text = (
+        TYPES
+        + DECLS
+        + (
+            "l([1, [2, [3, nil]]]).\n"
+            "l(T) :- l([_, T]), T != nil.\n"
+            "o(H) :- l(L), L = [H, _].\n"
+            ".decl two(x: List)\ntwo(L) :- l(L), L = [_, [_, nil]].\n"
+            ".decl out(x: List)\nout([H + 10, nil]) :- o(H), !two([H, _]).\n.output l, o, two, out\n"
+        )
+    )
+    result = sd.reference.evaluate(sd.Program.parse(text, dialect="souffle"), {})
+    texts = {name: {text_of(row[0], LIST) for row in result[name]} for name in ("l", "two", "out")}
+    assert texts["l"] == {"[1, [2, [3, nil]]]", "[2, [3, nil]]", "[3, nil]"}
+    assert result["o"] == {(1,), (2,), (3,)}
+    assert texts["two"] == {"[2, [3, nil]]"}
+    assert texts["out"] == {"[11, nil]", "[13, nil]"}
+
+
+@pytest.mark.parametrize(
+    "rule, line, column, fragment",
+    [
+        ("o(nil).", 7, 3, "nil needs a recursive record type, but column 1 of 'o' is long"),
+        (
+            "o(X) :- X = nil.",
+            7,
+            13,
+            "nil needs a recursive record type, but the other side of '=' has no known",
+        ),
+        ("l([1]).", 7, 3, "record term [1] has 1 fields, but column 1 of 'l' is List"),
+        ("o(1) :- l([1, 2, 3]).", 7, 11, "record term [1, 2, 3] has 3 fields, but column 1 of 'l' is List"),
+        ('l(["a", nil]).', 7, 4, "field 'head' of List cannot hold \"a\" (string)"),
+        ("l([1, 2]).", 7, 7, "field 'tail' of List cannot hold 2 (long)"),
+        ("o(1) :- l(L), L = [1].", 7, 19, "record term [1] has 1 fields, but the other side of '=' is List"),
+    ],
+)
+def test_recursive_record_errors(rule, line, column, fragment):
+    text = TYPES + DECLS + rule
+    with pytest.raises(ParseError) as info:
+        sd.Program.parse(text, dialect="souffle")
+    assert fragment in str(info.value) and (info.value.line, info.value.column) == (line, column)
+
+
+@pytest.mark.parametrize(
+    "rule, column, fragment",
+    [
+        ("o(1) :- l(L), l(M), L < M.", 21, "records can only be compared with = and !="),
+        ("l([X, nil]) :- s(X).", 18, "type conflict for variable X"),
+        ("l([1, X]) :- o(X).", 16, "List (field of [1, X]"),
+        ("s(X) :- l(X).", 3, "has type symbol but is given X of type List"),
+    ],
+)
+def test_recursive_record_type_errors(rule, column, fragment):
+    with pytest.raises(SchemaError) as info:
+        sd.Program.parse(TYPES + DECLS + rule, dialect="souffle")
+    assert fragment in str(info.value) and (info.value.line, info.value.column) == (7, column)
+
+
+@pytest.mark.parametrize(
+    "types, fragment",
+    [
+        (".type L = [h: float, t: L]", "field 'h' of recursive record type 'L' is double"),
+        (
+            ".type P = [x: number]\n.type L = [p: P, t: L]",
+            "field 'p' of recursive record type 'L' is [x: long]",
+        ),
+        (".type A = [x: number, b: B]\n.type B = [y: A]", "recursive record types are not supported yet"),
+        (
+            ".type E = N {n: number} | Add {l: E, r: E}",
+            "recursive algebraic data types are not supported yet",
+        ),
+    ],
+)
+def test_unsupported_recursive_types_are_parse_errors(types, fragment):
+    with pytest.raises(ParseError) as info:
+        parse(types)
+    assert fragment in str(info.value) and info.value.column == 7
+
+
+def test_the_cli_prints_lists_as_souffle_writes_them(tmp_path, capsys):
+    from spark_datalog.cli import main
+
+    path = tmp_path / "l.dl"
+    path.write_text(
+        TYPES + ".decl l(x: List)\nl([1, [2, nil]]).\nl(T) :- l([_, T]).\n.output l\n?- l(nil).\n"
+    )
+    assert main(["run", str(path), "--dialect", "souffle", "--engine", "reference", "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[lines.index("l: 3 facts") + 1 :][:3] == ["  l([1, [2, nil]])", "  l([2, nil])", "  l(nil)"]
+    assert "?- l(nil). true" in lines
+
+
+def test_a_record_with_a_list_field_is_a_struct_holding_the_encoding_on_the_kernel_too():
+    from kernel.harness import assert_same
+
+    text = TYPES + (
+        ".type Pair = [l: List, n: number]\n.decl n(x: number)\n.input n\n.decl p(x: Pair)\n"
+        "p([[X, nil], X]) :- n(X).\np([[X, L], X + 1]) :- p([L, X]), X < 3.\n"
+        "o(N) :- p([L, N]), L != [1, nil].\n.output o, p\n"
+    )
+    assert sd.Program.parse(text).relations["p"].types == ("[l: @List[head: long, tail: @List], n: long]",)
+    assert sd.reference.evaluate(sd.Program.parse(text), {"n": {(1,), (2,)}})["o"] == {(2,), (3,)}
+    assert_same(text, {"n": {(1,), (2,)}})
