@@ -342,7 +342,8 @@ def print_reference_answers(query, answers: set, show: int) -> None:
     if query.is_ground:
         print_answers(query.text, (), int(next(iter(answers))[0]), [])
     else:
-        print_answers(query.text, query.variables, len(answers), sorted_rows(answers)[:show])
+        rows = sorted_rows(answers)[:show]
+        print_answers(query.text, query.variables, len(answers), rows, query.types)
 
 
 @contextmanager
@@ -367,6 +368,8 @@ def run_spark(
     program, checked, input_paths: dict, show: int, max_iterations: int, queries=(), plan=None
 ) -> None:
     """Evaluate on local Spark; ``plan`` as for :func:`run_reference`."""
+    from .query import checked_query
+
     with cli_session("spark-datalog run", delta=False) as spark:  # no warehouse: no Delta
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
         inputs: dict = {name: (path, "csv") for name, path in input_paths.items()}
@@ -376,9 +379,8 @@ def run_spark(
             inputs.update(spark_input_frames(spark, checked, plan, skip=set(input_paths)))
         if queries:
             for text in queries:
-                print_answer_frame(
-                    text, program.query(spark, text, inputs=inputs, max_iterations=max_iterations), show
-                )
+                frame = program.query(spark, text, inputs=inputs, max_iterations=max_iterations)
+                print_answer_frame(text, frame, show, checked_query(checked, text).types)
             return
         from .spark.labels import group_id, labelled
 
@@ -386,7 +388,7 @@ def run_spark(
         if plan is not None:
             write_souffle_outputs(spark, result, plan)
             for query, frame in zip(checked.queries, result.answers, strict=True):
-                print_answer_frame(str(query.atom), frame, show)
+                print_answer_frame(str(query.atom), frame, show, checked_query(checked, query).types)
             return
         for name in result.relations:
             frame = result[name]
@@ -395,7 +397,7 @@ def run_spark(
                 size = frame.count()
             print_relation(name, size, rows, program.relations[name].types)
         for query, frame in zip(checked.queries, result.answers, strict=True):
-            print_answer_frame(str(query.atom), frame, show)
+            print_answer_frame(str(query.atom), frame, show, checked_query(checked, query).types)
 
 
 def write_souffle_outputs(spark, result, plan) -> None:
@@ -413,13 +415,14 @@ def write_souffle_outputs(spark, result, plan) -> None:
         write_output(target, rows, len(rows), print)
 
 
-def print_answer_frame(text: str, frame, show: int) -> None:
-    """Print a query's answer DataFrame (``Program.query``'s shape) like ``print_answers``."""
+def print_answer_frame(text: str, frame, show: int, types: Sequence[str] = ()) -> None:
+    """Print a query's answer DataFrame (``Program.query``'s shape) like ``print_answers``;
+    ``types``: its columns' types (``CheckedQuery.types``), when known."""
     if frame.columns == ["holds"]:
         print_answers(text, (), int(frame.first()[0]), [])
         return
     rows = [tuple(row) for row in frame.orderBy(*frame.columns).limit(show).collect()]
-    print_answers(text, tuple(frame.columns), frame.count(), rows)
+    print_answers(text, tuple(frame.columns), frame.count(), rows, types)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -463,11 +466,12 @@ def run_query(args: argparse.Namespace) -> int:
     from .query import checked_query
     from .storage import Warehouse
 
-    program = None
+    program, types = None, ()
     if args.program:
         program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
         program.require_functors()
-        checked_query(program.checked, args.query)  # a query that does not fit fails before Spark starts
+        # a query that does not fit fails before Spark starts
+        types = checked_query(program.checked, args.query).types
     with cli_session("spark-datalog query") as spark:
         warehouse = Warehouse(spark, args.warehouse)
         magic = {"auto": "auto", "on": True, "off": False}[args.magic]
@@ -475,7 +479,7 @@ def run_query(args: argparse.Namespace) -> int:
             frame = stored_relation_query(spark, warehouse, args.query)
         else:
             frame = program.query(spark, args.query, warehouse=warehouse, magic=magic)
-        print_answer_frame(args.query.strip(), frame, args.show)
+        print_answer_frame(args.query.strip(), frame, args.show, types)
     return EXIT_OK
 
 
@@ -691,21 +695,26 @@ def convert_value(text: str, column, path: str, line: int) -> "Value":
 # output
 
 
-def print_answers(query: str, variables: Sequence[str], size: int, rows: Sequence[tuple]) -> None:
+def print_answers(
+    query: str, variables: Sequence[str], size: int, rows: Sequence[tuple], types: Sequence[str] = ()
+) -> None:
     """``?- tc(1, X).`` with its number of answers and one ``X = 2, Y = 3`` line per answer;
     a question without variables prints ``true`` or ``false``."""
-    print("\n".join(answer_lines(query, variables, size, rows)))
+    print("\n".join(answer_lines(query, variables, size, rows, types)))
 
 
-def answer_lines(query: str, variables: Sequence[str], size: int, rows: Sequence[tuple]) -> list:
-    """The lines ``print_answers`` prints, e.g. ``["?- tc(1, X). 1 answer", "  X = 2"]``."""
+def answer_lines(
+    query: str, variables: Sequence[str], size: int, rows: Sequence[tuple], types: Sequence[str] = ()
+) -> list:
+    """The lines ``print_answers`` prints, e.g. ``["?- tc(1, X). 1 answer", "  X = 2"]``; a
+    recursive record (by ``types``) as ``[1, nil]``."""
     text = query if query.startswith("?-") else f"?- {query.rstrip('.')}."
     if not variables:
         return [f"{text} {'true' if size else 'false'}"]
     lines = [f"{text} {size} answer{'s' if size != 1 else ''}"]
     for row in rows:
-        pairs = zip(variables, row, strict=True)
-        lines.append("  " + ", ".join(f"{v} = {format_value(x)}" for v, x in pairs))
+        shown = zip(variables, typed_values(row, types), strict=True)
+        lines.append("  " + ", ".join(f"{v} = {x}" for v, x in shown))
     if size > len(rows):
         lines.append(f"  ... {size - len(rows)} more")
     return lines
@@ -713,14 +722,19 @@ def answer_lines(query: str, variables: Sequence[str], size: int, rows: Sequence
 
 def print_relation(name: str, size: int, rows: Sequence[tuple], types: Sequence[str] = ()) -> None:
     """``name: 2 facts`` and a line per row; a recursive record (by ``types``) as ``[1, nil]``."""
-    from .recursive_records import is_recursive, text_of
-
     print(f"{name}: {size} fact{'s' if size != 1 else ''}")
     for row in rows:
-        shown = (text_of(v, t) if is_recursive(t) else format_value(v) for v, t in zip_longest(row, types))
-        print(f"  {name}({', '.join(shown)})")
+        print(f"  {name}({', '.join(typed_values(row, types))})")
     if size > len(rows):
         print(f"  ... {size - len(rows)} more")
+
+
+def typed_values(row: tuple, types: Sequence[str] = ()) -> list:
+    """The printed values of ``row``: a recursive record (by ``types``, when given) in
+    Soufflé's text, others by ``format_value``: ``typed_values(("nil",), ("@L[...]",))``."""
+    from .recursive_records import is_recursive, text_of
+
+    return [text_of(v, t) if t and is_recursive(t) else format_value(v) for v, t in zip_longest(row, types)]
 
 
 def sorted_rows(facts) -> list:

@@ -33,13 +33,15 @@ PREFIX = "?- "
 @dataclass(frozen=True)
 class CheckedQuery:
     """A query checked against a program: its atom, its text, the answer relation's name, the
-    names of its answer columns (empty: a yes/no question) and its answer rule."""
+    names of its answer columns (empty: a yes/no question), its answer rule and the answer
+    columns' types (a column's relation type where its variable is a bare argument, else "")."""
 
     atom: ast.Atom
     text: str
     answer: str
     variables: tuple
     rule: ast.Rule
+    types: tuple = ()
 
     @property
     def is_ground(self) -> bool:
@@ -62,7 +64,19 @@ def checked_query(checked: CheckedProgram, query, filename: Optional[str] = None
     rule = replace(rule, text=str(rule))
     if isinstance(query, str):
         _check(checked, rule, query, filename)
-    return CheckedQuery(atom, text, answer, variables, rule)
+    return CheckedQuery(atom, text, answer, variables, rule, _variable_types(checked, atom, variables))
+
+
+def _variable_types(checked: CheckedProgram, atom: ast.Atom, variables: tuple) -> tuple:
+    """The relation's type of each variable at its first bare argument of ``atom`` ("" if none)."""
+    relation = checked.relations.get(atom.predicate)
+    if relation is None:
+        return ("",) * len(variables)
+    found: dict = {}
+    for term, type_ in zip(atom.args, relation.types, strict=False):  # arity: checked apart
+        if isinstance(term, ast.Variable):
+            found.setdefault(term.name, type_)
+    return tuple(found.get(name, "") for name in variables)
 
 
 def parse_query(text: str, filename: Optional[str] = None) -> ast.Atom:

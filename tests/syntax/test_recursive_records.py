@@ -173,6 +173,26 @@ def test_the_cli_prints_lists_as_souffle_writes_them(tmp_path, capsys):
     assert "?- l(nil). true" in lines
 
 
+@pytest.mark.parametrize("given", [(), ("--query", "l(X, 3)")], ids=["program's query", "--query"])
+def test_the_cli_prints_list_answers_of_queries_as_souffle_writes_them(tmp_path, capsys, given):
+    from spark_datalog.cli import main
+
+    path = tmp_path / "q.dl"
+    path.write_text(TYPES + ".decl l(x: List, n: number)\nl([1, [2, nil]], 3).\nl(nil, 4).\n?- l(X, 3).\n")
+    argv = ["run", str(path), "--dialect", "souffle", "--engine", "reference", "--quiet", *given]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[lines.index("?- l(X, 3). 1 answer") + 1] == "  X = [1, [2, nil]]"
+
+
+def test_a_checked_query_knows_the_types_of_its_answer_columns():
+    from spark_datalog.query import checked_query
+
+    program = sd.Program.parse(TYPES + ".decl l(x: List, n: number)\nl(nil, 4).", dialect="souffle")
+    assert checked_query(program.checked, "l(X, N)").types == (LIST, "long")
+    assert checked_query(program.checked, "l(_, N)").types == ("long",)
+
+
 def test_a_record_with_a_list_field_is_a_struct_holding_the_encoding_on_the_kernel_too():
     from kernel.harness import assert_same
 
