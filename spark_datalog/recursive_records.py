@@ -36,7 +36,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Optional
 
-from .record_types import _split
+from .record_types import _split, fields, is_record, record_type
 
 NIL = "nil"
 FIELD_TYPES = ("int", "long", "string", "bool")
@@ -60,12 +60,19 @@ def is_recursive(type_name: Optional[str]) -> bool:
 
 
 def stored_type(type_name: str) -> str:
-    """The type a column of ``type_name`` is stored as: ``string`` for a recursive record type.
+    """The type a column of ``type_name`` is stored as: ``string`` for a recursive record type,
+    also as a field of a (non-recursive) record.
 
     >>> stored_type("@L[h: long, t: @L]"), stored_type("long")
     ('string', 'long')
+    >>> stored_type("[l: @L[h: long, t: @L], n: long]")
+    '[l: string, n: long]'
     """
-    return "string" if is_recursive(type_name) else type_name
+    if is_recursive(type_name):
+        return "string"
+    if "@" in type_name and is_record(type_name):
+        return record_type([(name, stored_type(field)) for name, field in fields(type_name) or ()])
+    return type_name
 
 
 def recursive_type(name: str, pairs) -> str:

@@ -263,7 +263,8 @@ def _check_castable(relation: str, name: str, data_type, target: str) -> None:
         source = columns_from_spark(_single_field_struct(name, data_type), relation)[0][1]
     except SchemaError:
         source = data_type.simpleString()
-    if source not in _CASTABLE.get(stored_type(target), {target}):
+    stored = stored_type(target)
+    if source not in _CASTABLE.get(stored, {stored}):
         raise SchemaError(f"relation {relation}: column {name} has type {source} but {target} is declared")
 
 
