@@ -214,6 +214,26 @@ class CheckedProgram:
                 found[declaration.name] = tuple(tuple(names.index(column) for column in key) for key in keys)
         return found
 
+    @cached_property
+    def subsumed(self) -> dict:
+        """Recursive relation -> (its pseudo relation of all tuples, the rules of its dominated
+        tuples) for a subsumption each round applies (:mod:`spark_datalog.syntax.subsumption`).
+
+        >>> from spark_datalog.analysis import analyse
+        >>> from spark_datalog.syntax.parser import parse
+        >>> text = "r(1, 2). r(X, Y) :- r(Y, X). r(A, B) <= r(C, D) :- C < A, D < B."
+        >>> every, rules = analyse(parse(text)).subsumed["r"]
+        >>> every, [str(rule) for rule in rules]
+        ('r__all', ['r__dominated(A, B) :- r__all(A, B), r__all(C, D), C < A, D < B, A != C.', \
+'r__dominated(A, B) :- r__all(A, B), r__all(C, D), C < A, D < B, B != D.'])
+        """
+        found: dict = {}
+        for relation, every, dominated in self.program.subsumed:
+            stratum = self.stratum_of(relation)
+            if stratum is not None and stratum.recursive:
+                found[relation] = (every, tuple(r for r in self.rules if r.head.predicate == dominated))
+        return found
+
     def stratum_of(self, relation: str) -> Optional[Stratum]:
         """The stratum defining ``relation`` (None for an EDB relation)."""
         return self._stratum_index.get(relation)
