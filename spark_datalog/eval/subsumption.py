@@ -54,3 +54,9 @@ class SubsumedState(ReplacedState):
         for frame in self._every:
             release(frame)
         self._every = []
+
+    def release(self) -> None:
+        """Free this round's stored ``U`` (after a failure; the relation stays)."""
+        for frame in self._every:
+            release(frame)
+        self._every = []

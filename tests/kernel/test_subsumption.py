@@ -42,3 +42,20 @@ def test_a_round_keeps_the_relation_and_candidates_nothing_dominates():
     relation.insert(pl.LazyFrame({"x": [1, 2, 3]}))  # 2 is known; 3 removes it, 1 goes
     assert relation.absorb(relation.pending().collect()) == 1
     assert relation.facts().rows() == [(3,)] and relation.recent.rows() == [(3,)]
+
+
+# r is subsumed inside a recursion through another relation, which reads r's full facts
+MUTUAL = """
+    .decl e(x: number, y: number, w: number)
+    .input e
+    reach(X, Y, W) :- e(X, Y, W).
+    reach(X, Z, W + V) :- hop(X, Y, W), e(Y, Z, V), W + V < 12.
+    hop(X, Y, W) :- reach(X, Y, W), X != Y.
+    reach(X, Y, W) <= reach(A, B, V) :- A <= X, Y <= B, V <= W.
+"""
+
+
+@settings(default=30)
+@given(edges=st.sets(st.tuples(NODES, NODES, st.integers(1, 4)), max_size=10))
+def test_random_subsumption_through_mutual_recursion(edges):
+    assert_same(MUTUAL, {"e": edges})
