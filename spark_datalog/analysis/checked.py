@@ -165,7 +165,8 @@ class CheckedProgram:
     @cached_property
     def demanded(self) -> frozenset:
         """The outputs, the relations the ``?-`` queries read, and every relation they depend on
-        (through positive and negated body atoms); every relation without ``.output``."""
+        (through positive and negated body atoms, and the bodies of the subsumptions applied in
+        their rounds); every relation without ``.output``."""
         if not self.program.outputs:
             return frozenset(self.relations)
         reads: dict = {}
@@ -174,6 +175,8 @@ class CheckedProgram:
             body.update(
                 a.atom.predicate if isinstance(a, ast.Negation) else a.predicate for a in _atoms(rule)
             )
+        for relation, every, dominated in self.program.subsumed:  # read in relation's rounds
+            reads.setdefault(relation, set()).update(reads.get(dominated, set()) - {every})
         found, todo = set(), list(self.outputs) + [q.atom.predicate for q in self.queries]
         while todo:
             name = todo.pop()

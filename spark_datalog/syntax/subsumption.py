@@ -36,9 +36,9 @@ another tuple of ``r`` dominates (a tuple never dominates itself). Two forms:
       r__dominated(A, B) :- r__all(A, B), r__all(C, D), <body>, B != D.
 
   (``r__all``'s rule gives it ``r``'s types; over the final ``r`` it derives no dominated
-  tuple.) The body may read relations ``r`` depends on, not ``r`` itself nor relations
-  computed after it, and may not aggregate: those are errors (not supported yet). Outside
-  recursion this is the negation above with one round.
+  tuple.) The body may read other relations (analysis evaluates ``r`` after them), but not
+  ``r`` itself nor a relation depending on ``r``, and may not aggregate: those are errors (not
+  supported yet). Outside recursion this is the negation above with one round.
 """
 
 from __future__ import annotations
@@ -279,15 +279,14 @@ def _rounds_problem(program: ast.Program, relation: str, clauses: list) -> Optio
 
 def _body_problem(program: ast.Program, relation: str, clause: ast.Subsumption) -> str:
     """What the body of ``clause`` does that a round cannot evaluate ("" when nothing): an
-    aggregate, or reading a relation not computed before ``relation``."""
-    defined = {rule.head.predicate for rule in program.rules}
-    below = dependencies(program, relation)
+    aggregate, or reading ``relation`` or a relation that depends on it (a relation it does not
+    depend on is evaluated before it: ``analysis.dependencies.stratify``'s ``after``)."""
     for literal in clause.body:
         if any(isinstance(node, ast.BodyAggregate) for node in nodes(literal)):
             return "aggregates"
         for read in sorted(read_relations(literal)):
-            if read in defined and (read not in below or relation in dependencies(program, read)):
-                return f"reads '{read}', which is not computed before '{relation}'"
+            if read == relation or relation in dependencies(program, read):
+                return f"reads '{read}', which depends on '{relation}'"
     return ""
 
 

@@ -40,6 +40,17 @@ READS_BELOW = """
     r(X) :- r(X), X > 9.
     r(A) <= r(B) :- worse(A, B).
 """
+# the body reads a relation derived apart from r (and not read by an output otherwise): r is
+# evaluated after it; 2 is better than 1
+READS_DERIVED = """
+    .decl worse(a: number, b: number)
+    .input worse
+    r(1). r(2). r(3).
+    r(X) :- r(X), X > 9.
+    r(A) <= r(B) :- better(B, A), B < 3.
+    better(B, A) :- worse(A, B).
+    .output r
+"""
 CASES = [
     (INTERVALS, {"seg": INTERVAL_SEGMENTS}, "iv", {(1, 7), (10, 12)}),
     (PARETO_PATHS, {"e": PARETO_GRAPH}, "path", PARETO_FRONT),
@@ -47,6 +58,7 @@ CASES = [
     (MUTUAL, {}, "r", set()),
     (REMOVED_SOURCE, {"s": {(1,)}}, "r", {(1, 2), (5, 0), (11, 6)}),
     (READS_BELOW, {"worse": {(1, 2), (2, 3)}}, "r", {(3,)}),
+    (READS_DERIVED, {"worse": {(1, 2), (2, 3)}}, "r", {(2,), (3,)}),
 ]
 
 
@@ -57,7 +69,7 @@ def evaluate(text: str, edb: dict, strategy: str = "seminaive") -> dict:
 @pytest.mark.parametrize(
     "text, edb, relation, expected",
     CASES,
-    ids=["intervals", "pareto", "equal", "mutual", "removed_source", "reads_below"],
+    ids=["intervals", "pareto", "equal", "mutual", "removed_source", "reads_below", "reads_derived"],
 )
 def test_each_round_removes_the_dominated_tuples(text, edb, relation, expected):
     assert evaluate(text, edb)[relation] == expected
