@@ -292,16 +292,23 @@ def _body_problem(program: ast.Program, relation: str, clause: ast.Subsumption) 
 
 def _with_rounds(program: ast.Program, relation: str, clauses: list, taken: set) -> ast.Program:
     """``program`` with ``relation``'s facts read by a rule (first-round candidates), and the
-    rules of ``<r>__all`` and ``<r>__dominated`` the engines run in every round."""
+    rules of ``<r>__all`` and ``<r>__dominated`` the engines run in every round (none when
+    no clause can relate two distinct tuples).
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> [str(rule) for rule in parse("r(1). r(X) :- r(X). r(A) <= r(A) :- A < 2.").rules]
+    ['r(X) :- r(X).', 'r(_column0) :- r__candidates(_column0).']
+    """
     program = _facts_as_rule(program, relation, taken)
     every = fresh_name(f"{relation}__all", taken)
     dominated = fresh_name(f"{relation}__dominated", taken)
     span = clauses[0].span
     row = tuple(ast.Variable(f"_column{i}", span) for i in range(clauses[0].dominated.arity))
     copy = ast.Rule(ast.Atom(every, row, span), (ast.Atom(relation, row, span),), span=span)
-    rules = [replace(copy, text=str(copy))]
-    for clause in clauses:
-        rules += _dominated_rules(clause, every, dominated)
+    rules = [rule for clause in clauses for rule in _dominated_rules(clause, every, dominated)]
+    if not rules:  # every clause compares a tuple with itself (or no column): nothing goes
+        return program
+    rules.insert(0, replace(copy, text=str(copy)))
     declarations = tuple(
         ast.Declaration(name, d.columns, d.span)
         for d in program.declarations

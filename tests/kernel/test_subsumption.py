@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import spark_datalog as sd
 from dialect_programs import INTERVALS, PARETO_PATHS
 from kernel.harness import assert_same
 from programs import settings
@@ -59,3 +60,15 @@ MUTUAL = """
 @given(edges=st.sets(st.tuples(NODES, NODES, st.integers(1, 4)), max_size=10))
 def test_random_subsumption_through_mutual_recursion(edges):
     assert_same(MUTUAL, {"e": edges})
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("r(). r() :- r(). r() <= r() :- 1 < 2.", {()}),
+        ("r(1, 2). r(X, Y) :- r(Y, X). r(A, B) <= r(A, B) :- A < 2.", {(1, 2), (2, 1)}),
+    ],
+)
+def test_clauses_relating_a_tuple_only_to_itself_remove_nothing(text, expected):
+    assert sd.reference.evaluate(sd.Program.parse(text), {})["r"] == expected
+    assert_same(text, {})
