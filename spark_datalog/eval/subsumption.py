@@ -38,10 +38,10 @@ class SubsumedState(ReplacedState):
     def step(self, candidates: DataFrame) -> DataFrame:
         """``U`` without its dominated tuples, the new ones flagged."""
         fresh = candidates.distinct()
-        parts = [fresh.select(*self.columns, F.lit(True).alias(IMPROVED))]
         if self._stored is not None:
             fresh = match(fresh, self.full, self.columns, "left_anti")
-            parts = [fresh.select(*self.columns, F.lit(True).alias(IMPROVED))]
+        parts = [fresh.select(*self.columns, F.lit(True).alias(IMPROVED))]
+        if self._stored is not None:
             parts.append(self.full.select(*self.columns, F.lit(False).alias(IMPROVED)))
         every = reduce(DataFrame.union, parts).localCheckpoint(eager=True)
         self._every.append(every)
@@ -51,12 +51,10 @@ class SubsumedState(ReplacedState):
     def store(self, stored: DataFrame, new_rows: int, total_rows) -> None:
         """The stored relation replaces the old one; this round's ``U`` is no longer read."""
         super().store(stored, new_rows, total_rows)
-        for frame in self._every:
-            release(frame)
-        self._every = []
+        self.release()
 
     def release(self) -> None:
-        """Free this round's stored ``U`` (after a failure; the relation stays)."""
+        """Free this round's stored ``U`` (after the round, or a failure; the relation stays)."""
         for frame in self._every:
             release(frame)
         self._every = []

@@ -350,6 +350,8 @@ class _StratumRun:
         no other one dominates; returns the new ones kept (the round's delta)."""
         relation = self.db[name]
         fresh = {row for row in rows if row not in relation}
+        if not fresh:  # no tuple of R dominates another: nothing changes
+            return Relation()
         every = set(relation.tuples) | fresh
         dominated = self._dominated(name, every)
         self.db[name] = Relation(every - dominated)
