@@ -21,14 +21,16 @@ Evaluation of a recursive stratum, in order of preference:
 - ``rounds``: rounds of Spark joins (``eval.driver``): ``strategy="naive"``,
   ``decompose=False``, a stratum numbering its bindings (``autoinc()``, which needs them all),
   a stratum with a greedy ``choice-domain`` (recursive or not: each round's candidates are
-  filtered together, ``eval.choice``), or when the others were declined.
+  filtered together, ``eval.choice``), a stratum applying a subsumption in each round (its
+  dominated facts removed, ``eval.subsumption``), or when the others were declined.
 
 Maintenance (``incremental.update``): ``unchanged`` when nothing it reads changed its facts;
 ``counting`` for a non-recursive stratum without aggregates (in the driver when the changes it
 reads are held there); ``groups`` for aggregates; ``dred`` for a recursive one (linear: in the
 driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, for a
 stratum numbering its bindings (``autoinc()``: a change shifts the numbers of other facts)
-or making a greedy choice (a change of one candidate changes which others are chosen),
+or making a greedy choice (a change of one candidate changes which others are chosen) or
+applying a subsumption in each round (what stays depends on the order facts were found in),
 when removals reach min/max relations that cannot be repaired, or when DRed was declined with
 ``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
 driver is declined without being tried, the reason naming the setting: the next choice runs.
@@ -116,8 +118,8 @@ def place_evaluation(
     >>> place_evaluation(S(recursive=False), None, "seminaive", True, False).where
     'plan'
     """
-    if getattr(plan, "choices", None):
-        return Placement("evaluate", "rounds", _CHOICE, history)
+    if _round_filter_reason(plan):
+        return Placement("evaluate", "rounds", _round_filter_reason(plan), history)
     if not plan.recursive:
         return Placement("evaluate", "plan", "not recursive, one round", history)
     if strategy != "seminaive":
@@ -163,6 +165,9 @@ _NUMBERED = "autoinc() numbers all of a rule's bindings at once"
 
 # why a stratum with a greedy ``choice-domain`` runs in rounds and is recomputed
 _CHOICE = "choice-domain chooses greedily among each round's candidates"
+
+# why a stratum applying a subsumption in each round runs in rounds and is recomputed
+_SUBSUMED = "subsumption removes the dominated facts of each round"
 
 # the driver, ruled out by the setting (``UpdateCase.driver``)
 NO_DRIVER = Declined(f"{DRIVER_MEMORY_SETTING} is 0")
@@ -223,7 +228,15 @@ def _whole_reason(plan) -> str:
     """Why an update recomputes the stratum ``plan`` as a whole ("" when it need not)."""
     if getattr(plan, "numbered", False):
         return _NUMBERED
-    return _CHOICE if getattr(plan, "choices", None) else ""
+    return _round_filter_reason(plan)
+
+
+def _round_filter_reason(plan) -> str:
+    """Why the stratum ``plan`` filters each round's candidates together ("" when it does not):
+    a greedy ``choice-domain``, or a subsumption in recursion."""
+    if getattr(plan, "choices", None):
+        return _CHOICE
+    return _SUBSUMED if getattr(plan, "subsumed", None) else ""
 
 
 def logged(plan, placement: Placement) -> Placement:

@@ -159,13 +159,23 @@ SPANNING_TREE = """
 MATCHING = ".decl m(x: number, y: number) choice-domain x, y\nm(X, Y) :- arc(X, Y)."
 
 
-@pytest.mark.parametrize("text", [SPANNING_TREE, MATCHING])
-def test_a_greedy_choice_runs_in_rounds_and_is_recomputed(text):
+INTERVALS = (
+    "iv(A, B) :- arc(A, B).\niv(A, C) :- iv(A, B), arc(B, C).\niv(A, B) <= iv(C, D) :- C <= A, B <= D."
+)
+GREEDY = "choice-domain chooses greedily among each round's candidates"
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        (SPANNING_TREE, GREEDY),
+        (MATCHING, GREEDY),
+        (INTERVALS, "subsumption removes the dominated facts of each round"),
+    ],
+)
+def test_a_greedy_choice_or_a_subsumption_in_recursion_runs_in_rounds_and_is_recomputed(text, reason):
     plan = _first(text)
     placement = place_evaluation(plan, decomposition(plan), "seminaive", True, True)
-    assert (placement.where, placement.reason) == (
-        "rounds",
-        "choice-domain chooses greedily among each round's candidates",
-    )
+    assert (placement.where, placement.reason) == ("rounds", reason)
     update = _update(text, linear=True)
     assert (update.method, update.reason) == ("recompute", placement.reason)

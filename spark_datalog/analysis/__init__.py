@@ -27,6 +27,7 @@ from typing import Optional
 
 from ..errors import DatalogError, raise_collected
 from ..syntax import ast
+from ..syntax.auxiliary import read_relations
 from .aggregates import relation_aggregates
 from .arity import check_arity
 from .checked import CheckedProgram, relation_schema
@@ -68,7 +69,7 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     idb = {rule.head.predicate for rule in rules}
     aggregates, aggregate_errors = relation_aggregates(rules, program.facts)
     errors += aggregate_errors
-    strata, strata_errors = stratify(rules, order, idb, aggregates)
+    strata, strata_errors = stratify(rules, order, idb, aggregates, _subsumption_reads(program, rules))
     errors += strata_errors
     if any(has_autoinc(rule) for rule in rules):
         errors += autoinc_errors(strata)
@@ -103,6 +104,20 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
         queries=program.queries,
         outputs=outputs,
     )
+
+
+def _subsumption_reads(program: ast.Program, rules: tuple) -> tuple:
+    """``(s, r)`` for every relation ``s`` a subsumption on the recursive ``r`` reads in its
+    rounds: ``r`` is evaluated after ``s`` (:mod:`spark_datalog.syntax.subsumption`)."""
+    if not program.subsumed:
+        return ()
+    pairs = []
+    for relation, every, dominated in program.subsumed:
+        for rule in rules:
+            if rule.head.predicate == dominated:
+                reads = set().union(*(read_relations(literal) for literal in rule.body))
+                pairs += [(read, relation) for read in sorted(reads - {every})]
+    return tuple(pairs)
 
 
 def _normalised(rules: tuple) -> tuple[tuple, list]:

@@ -165,7 +165,8 @@ class CheckedProgram:
     @cached_property
     def demanded(self) -> frozenset:
         """The outputs, the relations the ``?-`` queries read, and every relation they depend on
-        (through positive and negated body atoms); every relation without ``.output``."""
+        (through positive and negated body atoms, and the bodies of the subsumptions applied in
+        their rounds); every relation without ``.output``."""
         if not self.program.outputs:
             return frozenset(self.relations)
         reads: dict = {}
@@ -174,6 +175,8 @@ class CheckedProgram:
             body.update(
                 a.atom.predicate if isinstance(a, ast.Negation) else a.predicate for a in _atoms(rule)
             )
+        for relation, every, dominated in self.program.subsumed:  # read in relation's rounds
+            reads.setdefault(relation, set()).update(reads.get(dominated, set()) - {every})
         found, todo = set(), list(self.outputs) + [q.atom.predicate for q in self.queries]
         while todo:
             name = todo.pop()
@@ -212,6 +215,26 @@ class CheckedProgram:
             if keys:
                 names = [column.name for column in declaration.columns]
                 found[declaration.name] = tuple(tuple(names.index(column) for column in key) for key in keys)
+        return found
+
+    @cached_property
+    def subsumed(self) -> dict:
+        """Recursive relation -> (its pseudo relation of all tuples, the rules of its dominated
+        tuples) for a subsumption each round applies (:mod:`spark_datalog.syntax.subsumption`).
+
+        >>> from spark_datalog.analysis import analyse
+        >>> from spark_datalog.syntax.parser import parse
+        >>> text = "r(1, 2). r(X, Y) :- r(Y, X). r(A, B) <= r(C, D) :- C < A, D < B."
+        >>> every, rules = analyse(parse(text)).subsumed["r"]
+        >>> every, [str(rule) for rule in rules]
+        ('r__all', ['r__dominated(A, B) :- r__all(A, B), r__all(C, D), C < A, D < B, A != C.', \
+'r__dominated(A, B) :- r__all(A, B), r__all(C, D), C < A, D < B, B != D.'])
+        """
+        found: dict = {}
+        for relation, every, dominated in self.program.subsumed:
+            stratum = self.stratum_of(relation)
+            if stratum is not None and stratum.recursive:
+                found[relation] = (every, tuple(r for r in self.rules if r.head.predicate == dominated))
         return found
 
     def stratum_of(self, relation: str) -> Optional[Stratum]:

@@ -203,13 +203,18 @@ def _node_id(graph: _Graph, ids: dict, name: str) -> int:
     return node
 
 
-def stratify(rules, relations, idb, aggregates) -> tuple[tuple, list]:
+def stratify(rules, relations, idb, aggregates, after: tuple = ()) -> tuple[tuple, list]:
     """``(strata, errors)``: the strata of the IDB relations of ``rules`` in evaluation order.
 
     ``relations`` lists every relation in first-appearance order, ``idb`` the derived ones,
-    ``aggregates`` maps relations to their :class:`AggregateSpec`.
+    ``aggregates`` maps relations to their :class:`AggregateSpec`; ``after`` holds pairs
+    ``(a, b)``: ``b`` is evaluated after ``a`` though no rule of ``b`` reads ``a`` (a
+    subsumption's body read in the rounds of ``b``, :mod:`spark_datalog.syntax.subsumption`).
     """
     graph = _graph(rules, relations, aggregates)
+    ids = {name: node for node, name in enumerate(graph.names)} if after else {}
+    for source, target in after:
+        graph.successors[_node_id(graph, ids, source)].append(_node_id(graph, ids, target))
     components = _Tarjan(graph.successors).components
     component_of = [0] * len(graph.names)
     for i, component in enumerate(components):

@@ -30,6 +30,7 @@ from ..analysis.checked import CheckedProgram, RelationSchema
 from ..bounds import MAX_ITERATIONS
 from ..plan.ir import StratumPlan, computes
 from .choice import ChoiceState
+from .subsumption import Dominated, SubsumedState
 from ..placement import Declined, Placement, logged, place_evaluation
 from ..seminaive import Round, bounded, rounds
 from ..plan.partitioning import decomposition, stable_positions
@@ -215,7 +216,7 @@ class _Run:
         """The stratum in rounds of Spark joins: the engine's semi-naive loop over the Spark
         states, their pieces compacted every ``checkpoint_interval`` rounds."""
         started = time.perf_counter()
-        states = {name: self._state(name, plan) for name in plan.relations}
+        states = {name: self._state(name, plan, relations) for name in plan.relations}
         stats = StratumStats(plan.index, tuple(plan.relations), True, self.strategy)
         found = rounds(states, self._round(plan, relations, derived), True, stored_together)
         try:
@@ -263,10 +264,13 @@ class _Run:
 
     # -- helpers ---------------------------------------------------------------------------
 
-    def _state(self, name: str, plan: StratumPlan):
+    def _state(self, name: str, plan: StratumPlan, relations: dict):
         schema = self.checked.relations[name]
         empty = empty_frame(self.spark, schema)
         spec = plan.aggregates.get(name)
+        if name in plan.subsumed:
+            pseudo, plans = plan.subsumed[name]
+            return SubsumedState(schema, empty, self._dominance(schema, pseudo, plans, relations))
         if name in plan.choices:
             return ChoiceState(schema, empty, self.partitions, plan.choices[name])
         if spec is not None:
@@ -274,6 +278,18 @@ class _Run:
                 raise ValueError(f"{spec.func} aggregate of {name} inside a recursive stratum")
             return BestState(schema, empty, spec.func, spec.position)
         return SetState(schema, empty, self.partitions, stable_positions(name, plan.delta_rules))
+
+    def _dominance(self, schema: RelationSchema, pseudo: str, plans: tuple, relations: dict) -> Dominated:
+        """The tuples of ``U`` the ``plans`` of a relation's dominated tuples derive, with its
+        ``pseudo`` relation of all tuples bound to ``U`` and the lower ``relations`` read."""
+
+        def dominated(every: DataFrame) -> DataFrame:
+            scans = {(name, "full"): frame for name, frame in relations.items()}
+            scans[(pseudo, "full")] = every
+            found = [conform(compile_node(p.plan, scans), schema) for p in plans]
+            return reduce(DataFrame.union, found, every.limit(0))
+
+        return dominated
 
     def _candidates(self, rule_plans, scans, plan: StratumPlan, with_facts: bool) -> dict:
         """Relation -> frames of candidate rows (rule outputs, and the stated facts)."""

@@ -19,7 +19,8 @@ frames as leaves together (:func:`stored_together`, one Spark job) and hands eac
   plan small: planning, not data, dominates small rounds (measured: ~10 ms per extra leaf).
 - :class:`BestState` — a min/max relation (Pre-Mappability): one row per group with the best
   value. The stored frame is the whole relation merged with the candidates, with a flag marking
-  the groups that improved (the delta), so one stored leaf serves as both.
+  the groups that improved (the delta), so one stored leaf serves as both
+  (:class:`ReplacedState`, which a subsumption's state, ``eval.subsumption``, shares).
 
 Every ``checkpoint_interval`` rounds the driver calls :meth:`compact`, which bounds the number
 of pieces a round scans (and stores them reliably when a checkpoint directory is set).
@@ -193,18 +194,18 @@ class SetState(_Rounds):
         self._full = self._base
 
 
-class BestState(_Rounds):
-    """A min/max relation: per group (every other column) only the best value is kept."""
+class ReplacedState(_Rounds):
+    """A relation that each round replaces as a whole: the stored frame is the relation with a
+    flag column marking the round's delta, so one stored leaf serves as both. Its kinds define
+    :meth:`step` (the next relation, flagged): :class:`BestState`, and the subsumption's
+    ``eval.subsumption.SubsumedState``."""
 
     flag: Optional[str] = IMPROVED
 
-    def __init__(self, schema: RelationSchema, empty: DataFrame, func: str, position: int):
+    def __init__(self, schema: RelationSchema, empty: DataFrame):
         self.columns = list(schema.column_names)
-        self.value = self.columns[position]
-        self.group = [c for c in self.columns if c != self.value]
-        self.func = func
         self._empty = empty
-        self._stored: Optional[DataFrame] = None  # the relation plus the IMPROVED flag
+        self._stored: Optional[DataFrame] = None  # the relation plus the flag
         self._unchanged = False  # a round without candidates: no delta, whatever the flags say
         self._to_add: list = []
         self.rows: Optional[int] = None
@@ -218,6 +219,46 @@ class BestState(_Rounds):
         if self._stored is None or self._unchanged:
             return self._empty
         return self._delta
+
+    def store(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
+        """The stored frame replaces the relation; the previous one is no longer read."""
+        release(self._stored)
+        self._set_stored(stored)
+        self._unchanged = False
+        self.rows = total_rows
+
+    def _set_stored(self, stored: DataFrame) -> None:
+        self._stored = stored
+        self._full = stored.select(*self.columns)
+        self._delta = stored.filter(F.col(IMPROVED)).select(*self.columns)
+
+    def absorb_nothing(self) -> None:
+        """A round without candidates: nothing is new."""
+        self._unchanged = True
+
+    def compact(self, reliable: bool) -> None:
+        """The relation is one stored leaf already; store it reliably when asked."""
+        if reliable and self._stored is not None:
+            previous = self._stored
+            self._set_stored(cut_lineage(previous, reliable))
+            release(previous)
+
+    def finish(self, reliable: bool) -> None:
+        """Nothing to do: the relation is one stored leaf."""
+
+    def release(self) -> None:
+        """Nothing to free beyond the relation itself, which the caller may still read."""
+
+
+class BestState(ReplacedState):
+    """A min/max relation: per group (every other column) only the best value is kept; the
+    flag marks the groups that improved."""
+
+    def __init__(self, schema: RelationSchema, empty: DataFrame, func: str, position: int):
+        super().__init__(schema, empty)
+        self.value = self.columns[position]
+        self.group = [c for c in self.columns if c != self.value]
+        self.func = func
 
     def step(self, candidates: DataFrame) -> DataFrame:
         """The relation merged with the best candidate per group, flagging improved groups."""
@@ -238,32 +279,3 @@ class BestState(_Rounds):
             F.when(improved, candidate).otherwise(current).alias(self.value),
             improved.alias(IMPROVED),
         ).select(*self.columns, IMPROVED)
-
-    def store(self, stored: DataFrame, new_rows: int, total_rows: Optional[int]) -> None:
-        """The stored merge replaces the relation; the previous one is no longer read."""
-        release(self._stored)
-        self._set_stored(stored)
-        self._unchanged = False
-        self.rows = total_rows
-
-    def _set_stored(self, stored: DataFrame) -> None:
-        self._stored = stored
-        self._full = stored.select(*self.columns)
-        self._delta = stored.filter(F.col(IMPROVED)).select(*self.columns)
-
-    def absorb_nothing(self) -> None:
-        """A round without candidates: nothing improved."""
-        self._unchanged = True
-
-    def compact(self, reliable: bool) -> None:
-        """The relation is one stored leaf already; store it reliably when asked."""
-        if reliable and self._stored is not None:
-            previous = self._stored
-            self._set_stored(cut_lineage(previous, reliable))
-            release(previous)
-
-    def finish(self, reliable: bool) -> None:
-        """Nothing to do: the relation is one stored leaf."""
-
-    def release(self) -> None:
-        """Nothing to free beyond the relation itself, which the caller may still read."""

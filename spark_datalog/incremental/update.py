@@ -875,11 +875,14 @@ def _made(leaf):
 
 
 def _read_predicates(plan) -> tuple:
-    """(the relations the stratum's rules read positively, those they read negated)."""
+    """(the relations the stratum's rules read positively, those they read negated); its rules
+    include those of the dominated tuples of a subsumption its rounds apply (their pseudo
+    relation of all tuples is no relation that is read)."""
     positive, negated = set(), set()
-    for rule_plan in plan.rules:
+    rounds = [(pseudo, rule_plan) for pseudo, plans in plan.subsumed.values() for rule_plan in plans]
+    for pseudo, rule_plan in [("", rule_plan) for rule_plan in plan.rules] + rounds:
         for literal in rule_plan.rule.body:
-            if isinstance(literal, ast.Atom):
+            if isinstance(literal, ast.Atom) and literal.predicate != pseudo:
                 positive.add(literal.predicate)
             elif isinstance(literal, ast.Negation):
                 negated.add(literal.atom.predicate)

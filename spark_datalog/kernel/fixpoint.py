@@ -28,6 +28,7 @@ from .compile import compile_node
 from .frames import facts_table, to_frame, to_table
 from .index import DEFAULT, IndexPolicy
 from .relation import AggregateRelation, BestRelation, ChoiceRelation, SetRelation
+from .subsumption import Dominated, SubsumedRelation
 from .types import UNIT, polars_type
 
 
@@ -55,6 +56,9 @@ def evaluate_stratum(
     schemas = checked.relations
     below = {name: to_frame(table, schemas[name].types) for name, table in inputs.items()}
     relations = {name: _relation(plan, schemas[name], index) for name in plan.relations}
+    for name, (pseudo, plans) in plan.subsumed.items():
+        dtypes = {c.name: polars_type(c.type) for c in schemas[name].columns}
+        relations[name] = SubsumedRelation(dtypes, _dominance(pseudo, plans, below, schemas[name]))
     facts = {name: _facts(schemas[name], checked.facts.get(name)) for name in plan.relations}
 
     def candidates(iteration: int, states: dict) -> list:
@@ -87,6 +91,19 @@ def _relation(plan: StratumPlan, schema, index: IndexPolicy):
     if plan.recursive:
         raise ValueError(f"{spec.func} aggregate of {schema.name} inside a recursive stratum")
     return AggregateRelation(dtypes, spec.position, spec.func, schema.name)
+
+
+def _dominance(pseudo: str, plans: tuple, below: dict, schema) -> Dominated:
+    """The tuples of ``U`` the ``plans`` of a relation's dominated tuples derive, with its
+    ``pseudo`` relation of all tuples bound to ``U`` and the relations ``below`` read."""
+
+    def dominated(every: pl.LazyFrame) -> pl.LazyFrame:
+        frames = {(name, "full"): frame for name, frame in below.items()}
+        frames[(pseudo, "full")] = every
+        found = [conformed(compile_node(p.plan, frames).frame, *_names_types(schema)) for p in plans]
+        return pl.concat(found, how="vertical") if found else every.clear()
+
+    return dominated
 
 
 def _facts(schema, rows) -> Optional[pl.DataFrame]:

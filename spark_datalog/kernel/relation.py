@@ -11,7 +11,8 @@ lazy frame), collects them together, and hands each its new facts back (``absorb
   a hash anti-join against the known facts, or by a :class:`~.index.HashIndex` once rounds
   that derive few facts have re-read the known facts often enough to pay for building one).
 - :class:`BestRelation`: a min/max relation (in recursion: PreM); one row per group with the
-  best value; recent = the groups whose value improved, with their new value.
+  best value; recent = the groups whose value improved, with their new value (a
+  :class:`ReplacedRelation`, as a subsumption's relation is: ``kernel.subsumption``).
 - :class:`AggregateRelation`: count/sum/avg of a non-recursive stratum: one round.
 """
 
@@ -118,7 +119,33 @@ class SetRelation:
         return sum(frame.height for frame in self.stable) + self.recent.height
 
 
-class BestRelation:
+class ReplacedRelation:
+    """A relation held as one frame (``stable``, recent included) that each round may replace
+    as a whole: :class:`BestRelation`, and the subsumption's
+    :class:`~.subsumption.SubsumedRelation`, which define ``pending`` and ``absorb``."""
+
+    def __init__(self, dtypes: dict, known: Optional[pl.DataFrame] = None):
+        self.dtypes = dict(dtypes)
+        self.columns = list(dtypes)
+        self.stable = known if known is not None else pl.DataFrame(schema=self.dtypes)  # with recent
+        self.recent = self.stable.clear()
+        self.to_add: list = []
+
+    def insert(self, candidates: pl.LazyFrame) -> None:
+        self.to_add.append(candidates)
+
+    def full(self) -> pl.LazyFrame:
+        return self.stable.lazy()
+
+    def facts(self) -> pl.DataFrame:
+        return self.stable
+
+    def size(self) -> int:
+        """How many facts (for a min/max relation: groups) it holds."""
+        return self.stable.height
+
+
+class BestRelation(ReplacedRelation):
     """A min/max relation: one row per group (the columns but ``position``) with the best
     value at ``position`` (``func``: ``min`` or ``max``; NaN is the largest double).
 
@@ -131,19 +158,10 @@ class BestRelation:
     def __init__(self, dtypes: dict, position: int, func: str, known: Optional[pl.DataFrame] = None):
         if func not in ("min", "max"):
             raise ValueError(f"a best relation keeps min or max, not {func}")
-        self.dtypes, self.func = dict(dtypes), func
-        self.columns = list(dtypes)
+        super().__init__(dtypes, known)
+        self.func = func
         self.value = self.columns[position]
         self.group = [c for c in self.columns if c != self.value]
-        self.stable = known if known is not None else pl.DataFrame(schema=self.dtypes)  # with recent
-        self.recent = self.stable.clear()
-        self.to_add: list = []
-
-    def insert(self, candidates: pl.LazyFrame) -> None:
-        self.to_add.append(candidates)
-
-    def full(self) -> pl.LazyFrame:
-        return self.stable.lazy()
 
     def pending(self) -> pl.LazyFrame:
         if not self.to_add:
@@ -165,13 +183,6 @@ class BestRelation:
             self.stable = pl.concat([kept, recent], how="vertical")
         self.recent, self.to_add = recent, []
         return recent.height
-
-    def facts(self) -> pl.DataFrame:
-        return self.stable
-
-    def size(self) -> int:
-        """How many groups it holds."""
-        return self.stable.height
 
 
 class AggregateRelation:

@@ -43,6 +43,11 @@ def explain(stratum_plans, checked=None) -> str:
             f"{INDENT}greedy choice-domain of {name}: keys " + ", ".join(_columns(key) for key in keys)
             for name, keys in stratum.choices.items()
         ]
+        for name, (every, plans) in stratum.subsumed.items():
+            lines.append(
+                f"{INDENT}subsumption of {name} in each round: its dominated facts ({every}: its facts)"
+            )
+            lines += [line for rule_plan in plans for line in _plan_lines(rule_plan)]
         # each rule is followed by its semi-naive variants
         variants = list(stratum.delta_rules)
         for rule_plan in stratum.rules:
@@ -74,8 +79,9 @@ def explain_maintenance(stratum_plans, checked) -> str:
                 _stratum_header(stratum) + ": recompute (autoinc() numbers all of a rule's bindings at once)"
             )
             continue
-        if stratum.choices:
-            lines.append(_stratum_header(stratum) + ": recompute (choice-domain chooses greedily)")
+        if stratum.choices or stratum.subsumed:
+            why = "choice-domain chooses greedily" if stratum.choices else "subsumption in each round"
+            lines.append(f"{_stratum_header(stratum)}: recompute ({why})")
             continue
         if stratum.recursive:
             lines.append(_stratum_header(stratum) + ": DRed")

@@ -413,6 +413,9 @@ class StratumPlan:
     ``aggregates``: relation name -> ``AggregateSpec`` for relations with a head aggregate.
     ``choices``: relation name -> its greedy ``choice-domain`` keys (column positions,
     :mod:`spark_datalog.syntax.choice`).
+    ``subsumed``: relation name -> (its pseudo relation of all tuples, the plans of its
+    dominated tuples over it) for a subsumption each round applies
+    (:mod:`spark_datalog.syntax.subsumption`).
     """
 
     index: int
@@ -423,6 +426,7 @@ class StratumPlan:
     delta_rules: tuple = ()  # tuple[RulePlan, ...]
     aggregates: dict = field(default_factory=dict, compare=False)
     choices: dict = field(default_factory=dict, compare=False)
+    subsumed: dict = field(default_factory=dict, compare=False)
 
     @property
     def numbered(self) -> bool:
@@ -439,5 +443,6 @@ class StratumPlan:
     def whole(self) -> bool:
         """Whether the stratum's facts depend on all its candidates at once, so no delta
         maintains them and ``update`` recomputes it: it numbers its bindings (``autoinc()``)
-        or makes a greedy choice (``choice-domain``)."""
-        return self.numbered or bool(self.choices)
+        makes a greedy choice (``choice-domain``) or removes dominated facts in its rounds
+        (subsumption)."""
+        return self.numbered or bool(self.choices) or bool(self.subsumed)

@@ -65,9 +65,20 @@ def plan_program(checked: CheckedProgram) -> tuple:
                 ),
                 aggregates=aggregates,
                 choices={name: keys for name, keys in checked.choices.items() if name in stratum.relations},
+                subsumed=_subsumed(checked, stratum),
             )
         )
     return tuple(plans)
+
+
+def _subsumed(checked: CheckedProgram, stratum) -> dict:
+    """Relation of ``stratum`` -> (its pseudo relation of all tuples, the plans of its dominated
+    tuples) for each subsumption the stratum's rounds apply."""
+    return {
+        name: (every, tuple(plan_rule(rule, checked) for rule in rules))
+        for name, (every, rules) in checked.subsumed.items()
+        if name in stratum.relations
+    }
 
 
 def plan_rule(rule: ast.Rule, checked: CheckedProgram, delta_position: Optional[int] = None) -> ir.RulePlan:

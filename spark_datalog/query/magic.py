@@ -83,13 +83,15 @@ class _Rewrite:
     caller: str = ""  # the adorned relation whose rule is being rewritten ("" for the query's)
     magic_sources: dict = field(default_factory=dict)  # magic relation -> callers feeding it
 
-    # relations with a rule calling autoinc(), or a greedy choice-domain: never adorned
+    # relations with a rule calling autoinc(), a greedy choice-domain, or a subsumption each
+    # round applies: never adorned
     numbered: set = field(default_factory=set)
 
     def in_full(self, relation: str) -> bool:
         """True when ``relation`` is read as computed in full, not adorned: a relation with a
-        rule calling ``autoinc()`` (its numbers depend on all its rule's bindings) or a greedy
-        ``choice-domain`` (what it keeps depends on all its candidates) always."""
+        rule calling ``autoinc()`` (its numbers depend on all its rule's bindings), a greedy
+        ``choice-domain`` or a subsumption in recursion (what it keeps depends on all its
+        candidates) always."""
         if relation in self.numbered:
             return True
         return not self.adorn_aggregates and self.checked.relations[relation].aggregate is not None
@@ -128,7 +130,7 @@ def rewrite(
     names = _Names(set(checked.relations))
     state = _Rewrite(checked, names, adorn_negation=adorn_negation, adorn_aggregates=adorn_aggregates)
     state.numbered = {rule.head.predicate for rule in checked.rules if has_autoinc(rule)}
-    state.numbered |= set(checked.choices)
+    state.numbered |= set(checked.choices) | set(checked.subsumed)
     for rule in _rules_of(checked, answer):
         state.rules.extend(_rewritten_rule(state, rule, None, ""))
     if not state.todo:
@@ -325,8 +327,13 @@ def _add_full(state: _Rewrite) -> None:
     """The rules and facts of the relations read under negation, and of everything they read,
     under their own names."""
     todo = list(state.full)
+    subsumed = {relation: names for relation, *names in state.checked.program.subsumed}
     while todo:
         relation = todo.pop()
+        for name in subsumed.get(relation, ()):  # its subsumption's rules, which nothing reads
+            if name not in state.full:
+                state.full.add(name)
+                todo.append(name)
         for rule in _rules_of(state.checked, relation):
             state.rules.append(_rule(rule.head, [_as_written(lit) for lit in rule.body]))
             for literal in rule.body:
@@ -373,4 +380,5 @@ def _program(state: _Rewrite, answer: str) -> ast.Program:
         directives=tuple(directives),
         facts=tuple(edb_facts + state.facts),
         rules=tuple(state.rules),
+        subsumed=tuple(names for names in checked.program.subsumed if names[0] in state.full),
     )

@@ -7,7 +7,9 @@ semi-naive (a rule with k atoms of the stratum runs as k variants, the i-th read
 iteration's delta at its i-th such atom and the full relations elsewhere). Simple on purpose.
 
 A relation with a greedy ``choice-domain`` (:mod:`.choice`) keeps, of each round's new tuples,
-those the greedy choice accepts; they are the round's delta.
+those the greedy choice accepts; they are the round's delta. A recursive relation with a
+subsumption (:mod:`spark_datalog.syntax.subsumption`) keeps, of its tuples and the round's new
+ones, those no other of them dominates; the new ones kept are the round's delta.
 
 Relations with a ``min``/``max`` aggregate keep, per group, only the best row over all their
 candidates (plain rules and facts included); inside recursion (Pre-Mappability) this happens after
@@ -142,6 +144,7 @@ class _StratumRun:
         self.best: dict = {}  # min/max relation -> {group: row}
         self.choices = {name: keys for name, keys in checked.choices.items() if name in self.members}
         self.taken: dict = {}  # greedy choice relation -> per key, the values taken
+        self.subsumed = {name: found for name, found in checked.subsumed.items() if name in self.members}
 
     def _schema(self, name: str) -> RelationSchema:
         return self.checked.relations[name]
@@ -319,6 +322,9 @@ class _StratumRun:
         for name, rows in candidates.items():
             relation = self.db[name]
             spec = self._schema(name).aggregate
+            if name in self.subsumed:
+                delta[name] = self._subsume(name, rows)
+                continue
             new = Relation()
             if name in self.choices:  # the greedy choice among the round's new tuples
                 rows = greedy([r for r in rows if r not in relation], self.choices[name], self.taken[name])
@@ -338,3 +344,33 @@ class _StratumRun:
                         new.add(row)
             delta[name] = new
         return delta
+
+    def _subsume(self, name: str, rows: list) -> Relation:
+        """The round's subsumption: ``name`` keeps the tuples of R ∪ N (N: the new ``rows``) that
+        no other one dominates; returns the new ones kept (the round's delta)."""
+        relation = self.db[name]
+        fresh = {row for row in rows if row not in relation}
+        if not fresh:  # no tuple of R dominates another: nothing changes
+            return Relation()
+        every = set(relation.tuples) | fresh
+        dominated = self._dominated(name, every)
+        self.db[name] = Relation(every - dominated)
+        return Relation(fresh - dominated)
+
+    def _dominated(self, name: str, every: set) -> set:
+        """The tuples of ``every`` the rules of ``name``'s dominated tuples derive, with its
+        pseudo relation of all tuples bound to ``every``."""
+        pseudo, rules = self.subsumed[name]
+        bound = Relation(every)
+        found: set = set()
+        for rule in rules:
+            full = self._full(rule.body)
+
+            def relation_for(position: int, body=rule.body, full=full) -> Relation:
+                literal = body[position]
+                return (
+                    bound if isinstance(literal, ast.Atom) and literal.predicate == pseudo else full(position)
+                )
+
+            found.update(self._rows(rule, order_body(rule.body), relation_for))
+        return found

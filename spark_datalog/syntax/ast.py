@@ -454,6 +454,9 @@ class Program:
     # (relation, its EDB relation) for each `.input` relation with rules: see syntax.input_rules
     input_aliases: tuple = ()
     subsumptions: tuple = ()  # tuple[Subsumption, ...]: gone after lowering
+    # (relation, its pseudo relation of all tuples, its dominated relation) for each recursive
+    # relation whose subsumption each round applies: see syntax.subsumption
+    subsumed: tuple = ()
     functors: tuple = ()  # tuple[FunctorDecl, ...]
     source: str = field(default="", compare=False, repr=False)
     filename: Optional[str] = field(default=None, compare=False)

@@ -66,6 +66,17 @@ def is_recursive(program: ast.Program, name: str) -> bool:
         >>> is_recursive(parse("t(X, Y) :- e(X, Y). t(X, Z) :- t(X, Y), e(Y, Z)."), "t")
         True
     """
+    return name in dependencies(program, name)
+
+
+def dependencies(program: ast.Program, name: str) -> set:
+    """The relations ``name`` reads through the program's rules, directly or not (``name``
+    itself when it is recursive).
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> sorted(dependencies(parse("s(X) :- e(X). t(X) :- s(X)."), "t"))
+    ['e', 's']
+    """
     reads: dict = {}
     for rule in program.rules:
         found = reads.setdefault(rule.head.predicate, set())
@@ -75,12 +86,10 @@ def is_recursive(program: ast.Program, name: str) -> bool:
     pending = list(reads.get(name, ()))
     while pending:
         relation = pending.pop()
-        if relation == name:
-            return True
         if relation not in seen:
             seen.add(relation)
             pending.extend(reads.get(relation, ()))
-    return False
+    return seen
 
 
 def renamed_heads(program: ast.Program, renamed: dict) -> ast.Program:

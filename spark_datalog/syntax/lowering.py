@@ -8,8 +8,8 @@ and every engine see only the core:
 - ``.type`` declarations: every column type names a value type (:mod:`.typedecls`);
 - ``.input`` relations with rules: the input read into ``<r>__input`` (:mod:`.input_rules`);
 - ``eqrel`` relations: the equivalence closure as connected components (:mod:`.eqrel`);
-- subsumptive clauses (``r(X, A) <= r(X, B) :- B < A.``): a head ``min``/``max``, or negation
-  (:mod:`.subsumption`);
+- subsumptive clauses (``r(X, A) <= r(X, B) :- B < A.``): a head ``min``/``max``, negation, or
+  in recursion the rules of each round's dominated tuples (:mod:`.subsumption`);
 - ``choice-domain`` relations: the least candidate per key (:mod:`.choice`);
 - aggregates over a body (``N = count : { p(X, _) }``): auxiliary relations with head
   aggregates (:mod:`.body_aggregates`);

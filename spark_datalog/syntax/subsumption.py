@@ -21,8 +21,24 @@ another tuple of ``r`` dominates (a tuple never dominates itself). Two forms:
       r__dominated(A, B) :- r__candidates(A, B), r__candidates(C, D), <body>, B != D.
       r(A, B) :- r__candidates(A, B), not r__dominated(A, B).
 
-  Inside recursion such a clause is an error (not supported yet): deleting during evaluation is
-  not expressible with stratified negation.
+- **Any other body, in recursion**: each evaluation round applies the subsumption (the same
+  semi-naive rounds on every engine). With ``R`` the facts of ``r`` before the round and ``N``
+  the round's new candidates (derived tuples not in ``R``; the stated facts are candidates of
+  the first round), ``U = R ∪ N``, ``D`` the tuples of ``U`` that another tuple of ``U``
+  dominates, then ``r := U \\ D`` and the round's delta is ``N \\ D``. Facts derived earlier
+  from a tuple removed later stay (as in Soufflé); a removed tuple derived again is a candidate
+  again. ``D`` is what the rules of ``<r>__dominated`` derive over the pseudo relation
+  ``<r>__all`` bound to ``U``; they are planned like every rule (``CheckedProgram.subsumed``,
+  ``StratumPlan.subsumed``) and each engine runs them in every round of ``r``'s stratum::
+
+      r__all(A, B) :- r(A, B).
+      r__dominated(A, B) :- r__all(A, B), r__all(C, D), <body>, A != C.
+      r__dominated(A, B) :- r__all(A, B), r__all(C, D), <body>, B != D.
+
+  (``r__all``'s rule gives it ``r``'s types; over the final ``r`` it derives no dominated
+  tuple.) The body may read other relations (analysis evaluates ``r`` after them), but not
+  ``r`` itself nor a relation depending on ``r``, and may not aggregate: those are errors (not
+  supported yet). Outside recursion this is the negation above with one round.
 """
 
 from __future__ import annotations
@@ -33,7 +49,15 @@ from typing import Optional
 
 from ..errors import DatalogError, ParseError
 from . import ast
-from .auxiliary import fresh_name, is_recursive, relation_names, renamed_heads
+from .auxiliary import (
+    dependencies,
+    fresh_name,
+    is_recursive,
+    nodes,
+    read_relations,
+    relation_names,
+    renamed_heads,
+)
 
 _MIN_WHEN = {"<": "dominating", "<=": "dominating", ">": "dominated", ">=": "dominated"}
 
@@ -57,12 +81,11 @@ def lower_subsumption(program: ast.Program) -> tuple[ast.Program, list[DatalogEr
             program, problems = _with_aggregate(program, relation, *order)
             errors += problems
         elif is_recursive(program, relation):
-            clause = clauses[0]
-            message = (
-                f"subsumption on the recursive relation '{relation}' is supported only as an order "
-                f"on one column ({relation}(X, A) <= {relation}(X, B) :- B < A.), not yet in general"
-            )
-            errors.append(ParseError(message, clause.span.line, clause.span.column))
+            refused = _rounds_problem(program, relation, clauses)
+            if refused is not None:
+                errors.append(ParseError(refused[0], refused[1].line, refused[1].column))
+            else:
+                program = _with_rounds(program, relation, clauses, taken)
         else:
             program = _with_negation(program, relation, clauses, taken)
     return program, errors
@@ -232,4 +255,69 @@ def _named_args(atom: ast.Atom, prefix: str) -> tuple:
     return tuple(
         ast.Variable(f"{prefix}{i}", arg.span) if isinstance(arg, ast.Variable) and arg.anonymous else arg
         for i, arg in enumerate(atom.args)
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Any other body, in recursion: the dominated tuples of each round
+
+
+def _rounds_problem(program: ast.Program, relation: str, clauses: list) -> Optional[tuple]:
+    """(message, span) when a clause on the recursive ``relation`` is not supported yet."""
+    for clause in clauses:
+        problem = _body_problem(program, relation, clause)
+        if problem:
+            return f"a subsumption on the recursive '{relation}' {problem}: not supported yet", clause.span
+    kept = f"a subsumption in recursion on '{relation}', which has"
+    for rule in program.rules:
+        if rule.head.predicate == relation and rule.aggregate is not None:
+            return f"{kept} a head aggregate, is not supported yet", rule.span
+    if any(d.name == relation and d.choice_domains for d in program.declarations):
+        return f"{kept} a choice-domain, is not supported yet", clauses[0].span
+    return None
+
+
+def _body_problem(program: ast.Program, relation: str, clause: ast.Subsumption) -> str:
+    """What the body of ``clause`` does that a round cannot evaluate ("" when nothing): an
+    aggregate, or reading ``relation`` or a relation that depends on it (a relation it does not
+    depend on is evaluated before it: ``analysis.dependencies.stratify``'s ``after``)."""
+    for literal in clause.body:
+        if any(isinstance(node, ast.BodyAggregate) for node in nodes(literal)):
+            return "aggregates"
+        for read in sorted(read_relations(literal)):
+            if read == relation or relation in dependencies(program, read):
+                return f"reads '{read}', which depends on '{relation}'"
+    return ""
+
+
+def _with_rounds(program: ast.Program, relation: str, clauses: list, taken: set) -> ast.Program:
+    """``program`` with ``relation``'s facts read by a rule (first-round candidates), and the
+    rules of ``<r>__all`` and ``<r>__dominated`` the engines run in every round (none when
+    no clause can relate two distinct tuples).
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> [str(rule) for rule in parse("r(1). r(X) :- r(X). r(A) <= r(A) :- A < 2.").rules]
+    ['r(X) :- r(X).', 'r(_column0) :- r__candidates(_column0).']
+    """
+    program = _facts_as_rule(program, relation, taken)
+    every = fresh_name(f"{relation}__all", taken)
+    dominated = fresh_name(f"{relation}__dominated", taken)
+    span = clauses[0].span
+    row = tuple(ast.Variable(f"_column{i}", span) for i in range(clauses[0].dominated.arity))
+    copy = ast.Rule(ast.Atom(every, row, span), (ast.Atom(relation, row, span),), span=span)
+    rules = [rule for clause in clauses for rule in _dominated_rules(clause, every, dominated)]
+    if not rules:  # every clause compares a tuple with itself (or no column): nothing goes
+        return program
+    rules.insert(0, replace(copy, text=str(copy)))
+    declarations = tuple(
+        ast.Declaration(name, d.columns, d.span)
+        for d in program.declarations
+        if d.name == relation
+        for name in (every, dominated)
+    )
+    return replace(
+        program,
+        declarations=program.declarations + declarations,
+        rules=program.rules + tuple(rules),
+        subsumed=program.subsumed + ((relation, every, dominated),),
     )

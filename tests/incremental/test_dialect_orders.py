@@ -1,5 +1,5 @@
-"""Subsumption and choice-domain (greedy ones included: in recursion, several keys) through
-``update``: equal to evaluating the changed inputs."""
+"""Subsumption (a general body in recursion included) and choice-domain (greedy ones included:
+in recursion, several keys) through ``update``: equal to evaluating the changed inputs."""
 
 from __future__ import annotations
 
@@ -21,7 +21,17 @@ st(1, y) :- e(1, y, _).
 st(x, y) :- st(_, x), e(x, y, _).
 .decl pair(x: number, y: number) choice-domain x, y
 pair(x, y) :- e(x, y, _).
-.output path, first, st, pair
+.decl pareto(x: number, y: number, l: number, c: number)
+pareto(x, y, 1, d) :- e(x, y, d).
+pareto(x, y, l + 1, c + d) :- pareto(x, z, l, c), e(z, y, d).
+pareto(x, y, l1, c1) <= pareto(x, y, l2, c2) :- l2 <= l1, c2 <= c1.
+.decl reach(x: number, y: number)
+reach(x, y) :- e(x, y, _).
+reach(x, z) :- reach(x, y), e(y, z, _).
+reach(x, y) <= reach(x2, y2) :- heavy(x2, x), y = y2.
+.decl heavy(a: number, b: number)
+heavy(a, b) :- e(a, b, d), d >= 2.
+.output path, first, st, pair, pareto, reach
 """
 
 
@@ -36,5 +46,5 @@ def test_update_through_subsumption_and_choices_equals_recomputation(spark, tmp_
     program.update(spark, warehouse, changes={"e": spark.createDataFrame(rows, schema + ", _count long")})
     expected = reference(program.checked, {"e": (edb | set(inserts)) - set(deletes)})
     assert all(expected.values())
-    for name in ("path", "first", "st", "pair"):
+    for name in ("path", "first", "st", "pair", "pareto", "reach"):
         assert {tuple(r) for r in warehouse.read(name).collect()} == expected[name], name

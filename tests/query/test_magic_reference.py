@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import programs
-from dialect_programs import SPANNING_GRAPH, SPANNING_TREE
+from dialect_programs import INTERVAL_SEGMENTS, INTERVALS, SPANNING_GRAPH, SPANNING_TREE
 import spark_datalog as sd
 from queries import query_for
 from spark_datalog.query.plan import plan_query
@@ -98,3 +98,19 @@ def test_greedy_choice_relations_are_computed_in_full(query):
     assert full and sd.reference.answer(program, query, edb, magic="auto") == full
     plan = plan_query(program, query)
     assert "st_" not in plan.describe() and "pair_" not in plan.describe(), plan.describe()
+
+
+@pytest.mark.parametrize("query", ["iv(1, Y)", "inside(X, 7)"])
+def test_relations_with_a_subsumption_in_recursion_are_computed_in_full(query):
+    """Adorned, iv would see only the intervals asked for: others would not remove them."""
+    text = (
+        INTERVALS
+        + """
+        inside(X, Y) :- iv(X, Y), seg(X, _).
+    """
+    )
+    program = sd.Program.parse(text, dialect="souffle")
+    edb = {"seg": INTERVAL_SEGMENTS}
+    full = sd.reference.answer(program, query, edb, magic=False)
+    assert full and sd.reference.answer(program, query, edb, magic="auto") == full
+    assert "magic_iv" not in plan_query(program, query).describe()

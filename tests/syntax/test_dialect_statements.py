@@ -214,10 +214,28 @@ def test_a_tuple_never_dominates_itself():
             "on an .input relation is not supported",
         ),
         (
-            "r(1, 2).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- A < C, B < D.",
+            "r(1, 2).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- r(A, D), A < C.",
             3,
             1,
-            "is supported only as an order on one column",
+            "reads 'r', which depends on 'r': not supported yet",
+        ),
+        (
+            "r(1, 2).\nr(X, Y) :- r(Y, X).\ns(X) :- r(X, _).\nr(A, B) <= r(C, D) :- s(A), A < C.",
+            4,
+            1,
+            "reads 's', which depends on 'r'",
+        ),
+        (
+            "r(1, 2). q(1).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- 1 = count : q(A), A < C.",
+            3,
+            1,
+            "a subsumption on the recursive 'r' aggregates: not supported yet",
+        ),
+        (
+            "r(1, max<V>) :- r(V, _), V < 3.\nr(A, B) <= r(C, D) :- A < C, B < D.",
+            1,
+            1,
+            "a subsumption in recursion on 'r', which has a head aggregate",
         ),
         (
             "r(K, max<V>) :- p(K, V).\nr(K, A) <= r(K, B) :- B < A.",
