@@ -521,7 +521,7 @@ def _record_polars(type_, *args):
     from .recursive_records import is_recursive, polars_record
 
     if is_recursive(type_):
-        return polars_record(type_, args)
+        return polars_record(args)
     return _pl().struct([arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)])
 
 
@@ -530,7 +530,7 @@ def _record_spark(type_, *args):
     from .recursive_records import is_recursive, spark_record
 
     if is_recursive(type_):
-        return spark_record(type_, args)
+        return spark_record(args)
     return _sf().struct(*(arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)))
 
 
