@@ -545,6 +545,25 @@ _RECORD = Functor("record", 1, None, "any", "given", _record_value, _record_pola
 
 
 @lru_cache(maxsize=None)
+def _nested_text(name: str) -> Functor:
+    """``text@:<record type>``: a (non-recursive) record's value as the text a recursive type's
+    encoding holds (lowering wraps such a field of a ``record`` call of a recursive type in it)."""
+    from . import recursive_records as rr
+
+    nested = name.partition(":")[2]
+    return Functor(
+        name,
+        1,
+        1,
+        "any",
+        "string",
+        lambda _t, value: rr.encode(value, nested),
+        lambda _t, value: rr.polars_text(value, nested),
+        lambda _t, value: rr.spark_text(value, nested),
+    )
+
+
+@lru_cache(maxsize=None)
 def _field(name: str) -> Functor:
     _, position, field = name.split(":")
     index = int(position)
@@ -717,6 +736,8 @@ def functor(name: str) -> Functor:
     record's field (see :mod:`spark_datalog.syntax.records`)."""
     if name == "record":
         return _RECORD
+    if name.startswith("text@:"):
+        return _nested_text(name)
     if name.startswith("field:"):
         return _field(name)
     if name.startswith("field@:"):

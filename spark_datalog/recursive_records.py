@@ -9,6 +9,8 @@ Spark cannot have a recursive struct type, so a value of a recursive type is a *
 - a record is the concatenation, field by field, of ``<n>:<t>``: ``t`` the field's text and
   ``n`` its length in characters (decimal). A field's text is an integer's decimal, a bool's
   ``true``/``false``, a symbol itself, a nested record's (or nil's, or ADT value's) encoding;
+  a field of a non-recursive record type (or ADT: the struct of its tag and branches) is the
+  encoding of that record's fields, ``[1, "a"]`` the text ``1:11:a``;
 - an ADT's value is the encoding of the record of its branch's index (branches ordered by name,
   as Soufflé orders them) followed by the branch's fields: ``$Neg($Num(3))`` with branches
   ``Neg`` (0) and ``Num`` (1) is the record ``[0, [1, 3]]``: ``1:0`` + ``6:1:11:3``.
@@ -26,10 +28,11 @@ A type is named by its *definition*, ``@`` and its name followed by its record t
 ``A`` is ``@A[x: long, b: @B]@B[y: string, a: @A]`` and ``B`` is ``@B[y: string, a: @A]@A[x:
 long, b: @B]``, so each field's type is known from the name alone (:func:`recursive_fields`,
 :func:`recursive_branches`). A field may be of type int, long, string, bool, a type of the
-group or another recursive type (not a double, a non-recursive record type or ADT: a
-``ParseError`` "not supported yet").
+group, another recursive type or a record type or ADT of those (:func:`is_field_type`; not a
+double, whose text the three engines do not write alike: a ``ParseError`` "not supported yet").
 
-Construction (``record`` of a recursive type) and field reads (``field@:<position>:<name>``) are
+Construction (``record`` of a recursive type, a record field's text ``text@:<type>``) and
+field reads (``field@:<position>:<name>``, a record field's read back into a struct) are
 functors on the encoding, one implementation per engine below: Python for the reference,
 Polars and Spark column expressions for the kernel and Spark. Reading a field of ``nil`` (or of
 another branch than the one a value is of) is undefined; lowering guards each destructuring
@@ -53,7 +56,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Optional
 
-from .record_types import _split, fields, is_record, record_type
+from .record_types import Record, _split, adt_branches, adt_text, fields, is_record, record_type
 
 NIL = "nil"
 FIELD_TYPES = ("int", "long", "string", "bool")
@@ -160,7 +163,7 @@ def _pairs(inner: str, group: dict) -> Optional[tuple]:
         field, sep, type_ = part.partition(": ")
         if type_.startswith("@") and type_[1:] in group:
             type_ = group_type(group, type_[1:])
-        elif type_ not in FIELD_TYPES and not (is_recursive(type_) and _definition(type_) is not None):
+        elif not is_field_type(type_):
             return None
         if not sep or not field.isidentifier():
             return None
@@ -234,9 +237,24 @@ def encoded_fields(type_name: str, branch: Optional[int] = None) -> tuple:
     return ((TAG, "long"), *branches[branch][1])
 
 
+def is_field_type(type_: str) -> bool:
+    """Whether a field of a recursive type may be of type ``type_``: an int, long, string, bool,
+    a recursive type, or a record type (or ADT) of those (encoded as nested text; no double).
+
+    >>> is_field_type("[x: long, l: @L[h: long, t: @L]]"), is_field_type("[x: double]")
+    (True, False)
+    """
+    if is_recursive(type_):
+        return _definition(type_) is not None
+    nested = fields(type_) if is_record(type_) else None
+    return type_ in FIELD_TYPES or (nested is not None and all(is_field_type(t) for _, t in nested))
+
+
 def _field_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):  # a (non-recursive) record's value: its fields encoded
+        return encode(value, "")
     return str(value)
 
 
@@ -260,6 +278,10 @@ def _parts(encoded: str, count: int) -> Optional[list]:
 
 
 def _field_value(text: str, type_: str) -> Any:
+    if is_record(type_):
+        pairs = fields(type_) or ()
+        texts = _parts(text, len(pairs)) or ()
+        return Record(_field_value(t, ft) for t, (_, ft) in zip(texts, pairs, strict=True))
     if type_ in ("int", "long"):
         return int(text)
     if type_ == "bool":
@@ -272,6 +294,8 @@ def read_field(encoded: str, position: int, type_: str) -> Any:
     (or an encoding with fewer fields: another branch of an ADT)."""
     parts = None if encoded == NIL else _parts(encoded, position + 1)
     if parts is None or (type_ in ("int", "long") and not _is_integer(parts[position])):
+        return None
+    if is_record(type_) and _parts(parts[position], len(fields(type_) or ())) is None:
         return None
     return _field_value(parts[position], type_)
 
@@ -311,11 +335,23 @@ def text_of(encoded: str, type_name: str) -> str:
     pairs = encoded_fields(type_name, values[0] if branches else None)
     parts = []
     for value, (_, field_type) in zip(values, pairs, strict=True):
-        parts.append(text_of(value, field_type) if is_recursive(field_type) else _field_text(value))
+        parts.append(_value_text(value, field_type))
     if branches is None:
         return "[" + ", ".join(parts) + "]"
     branch = "$" + branches[values[0]][0]
     return f"{branch}({', '.join(parts[1:])})" if len(parts) > 1 else branch
+
+
+def _value_text(value: Any, type_: str) -> str:
+    """Soufflé's text of a field's value (symbols unquoted): a record's ``[1, a]``, an ADT's."""
+    if is_recursive(type_):
+        return text_of(value, type_)
+    if adt_branches(type_):
+        return adt_text(value, type_, _value_text)
+    if is_record(type_):
+        pairs = fields(type_) or ()
+        return "[" + ", ".join(_value_text(v, t) for v, (_, t) in zip(value, pairs, strict=True)) + "]"
+    return _field_text(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +368,21 @@ def polars_record(args: tuple) -> Any:
         text = arg.cast(pl.String)
         pieces += [text.str.len_chars().cast(pl.String), pl.lit(":"), text]
     return pl.concat_str(pieces)
+
+
+def polars_text(arg, type_: str) -> Any:
+    """The Polars expression of the text of a (non-recursive) record field of type ``type_``
+    in a recursive type's encoding (its fields encoded); ``arg`` itself for another type."""
+    if not is_record(type_):
+        return arg
+    return polars_record(tuple(polars_text(arg.struct.field(n), t) for n, t in fields(type_) or ()))
+
+
+def spark_text(arg, type_: str) -> Any:
+    """The Spark column of :func:`polars_text`."""
+    if not is_record(type_):
+        return arg
+    return spark_record(tuple(spark_text(arg.getField(n), t) for n, t in fields(type_) or ()))
 
 
 def spark_record(args: tuple) -> Any:
@@ -358,7 +409,10 @@ def polars_field(encoded, position: int, type_: str) -> Any:
         if index == position:
             text = rest.str.slice(start, size)
         rest = rest.str.slice(start + size)
-    if type_ in ("int", "long"):
+    if is_record(type_):
+        pairs = enumerate(fields(type_) or ())
+        value = pl.struct([polars_field(text, i, t).alias(n) for i, (n, t) in pairs])
+    elif type_ in ("int", "long"):
         value = text.cast(pl.Int32 if type_ == "int" else pl.Int64, strict=False)
     else:
         value = (text == "true") if type_ == "bool" else text
@@ -377,7 +431,9 @@ def spark_field(encoded, position: int, type_: str) -> Any:
         if index == position:
             text = rest.substr(start, size)
         rest = rest.substr(start + size, F.lit(2**31 - 1))
-    if type_ in ("int", "long"):
+    if is_record(type_):
+        value = F.struct(*(spark_field(text, i, t).alias(n) for i, (n, t) in enumerate(fields(type_) or ())))
+    elif type_ in ("int", "long"):
         value = text.try_cast(type_)
     else:
         value = (text == F.lit("true")) if type_ == "bool" else text

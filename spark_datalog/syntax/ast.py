@@ -532,6 +532,8 @@ def _call_pieces(call: "Call") -> list:
         return [f"{CAST}(", call.args[0], f", {call.args[1].value})"]
     if call.name == "record":
         return _record_pieces(call)
+    if call.name.startswith("text@:"):  # a record field of a recursive type's (syntax.records)
+        return [call.args[0]]
     if call.name.startswith(("field:", "field@:")):
         return ["(", call.args[0], f").{call.name.rpartition(':')[2]}"]
     return _pieces(f"{call.name}(", call.args, ")")

@@ -505,7 +505,7 @@ class _Rule:
             if not _fits_arity(term, type_, self.errors, where):
                 return term
             args = tuple(
-                self.construct(arg, field_type, f"field '{name}'")
+                _nested(self.construct(arg, field_type, f"field '{name}'"), field_type, type_)
                 for arg, (name, field_type) in zip(term.args, fields(type_, term), strict=True)
             )
             return ast.Call("record", args, span=term.span, type=type_)
@@ -521,6 +521,14 @@ class _Rule:
                 right=self.construct(term.right, None, where),
             )
         return term
+
+
+def _nested(arg, field_type: str, type_: Optional[str]):
+    """``arg`` as a field of a record of ``type_``: a record field of a recursive type's is the
+    nested text ``text@:<type>(arg)`` (see :mod:`spark_datalog.recursive_records`)."""
+    if is_recursive(type_) and is_record(field_type):
+        return ast.Call(f"text@:{field_type}", (arg,), span=getattr(arg, "span", ast.NO_SPAN))
+    return arg
 
 
 def _has_record(literal) -> bool:

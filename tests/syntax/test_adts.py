@@ -130,10 +130,10 @@ def test_adts_evaluate_on_the_reference():
             "field 'n' of branch 'N' of recursive algebraic data type 'E' is double",
         ),
         (
-            ".type A = X {b: B}\n.type B = [a: A, p: P]\n.type P = [x: number]",
+            ".type A = X {b: B}\n.type B = [a: A, p: P]\n.type P = [x: float]",
             2,
             7,
-            "field 'p' of recursive record type 'B' is [x: long]: fields of other types",
+            "field 'p' of recursive record type 'B' is [x: double]: floats (also inside a record",
         ),
     ],
 )
