@@ -278,11 +278,16 @@ def _parts(encoded: str, count: int) -> Optional[list]:
 
 
 def _field_value(text: str, type_: str) -> Any:
+    """The value of a field's text; ValueError if it is no value of ``type_``."""
     if is_record(type_):
         pairs = fields(type_) or ()
-        texts = _parts(text, len(pairs)) or ()
+        texts = _parts(text, len(pairs))
+        if texts is None:
+            raise ValueError(f"not a {type_}")
         return Record(_field_value(t, ft) for t, (_, ft) in zip(texts, pairs, strict=True))
     if type_ in ("int", "long"):
+        if not text.removeprefix("-").isdigit():
+            raise ValueError(f"not an integer: {text!r}")
         return int(text)
     if type_ == "bool":
         return text == "true"
@@ -291,17 +296,16 @@ def _field_value(text: str, type_: str) -> Any:
 
 def read_field(encoded: str, position: int, type_: str) -> Any:
     """The value of field ``position`` (of type ``type_``) of a record's encoding; None for nil
-    (or an encoding with fewer fields: another branch of an ADT)."""
+    (or where the text holds no such field: another branch of an ADT).
+
+    >>> read_field("1:01:1", 1, "[x: long, s: string]") is None  # $Num(1) read as another branch
+    True
+    """
     parts = None if encoded == NIL else _parts(encoded, position + 1)
-    if parts is None or (type_ in ("int", "long") and not _is_integer(parts[position])):
+    try:
+        return None if parts is None else _field_value(parts[position], type_)
+    except ValueError:  # an integer's text that is none
         return None
-    if is_record(type_) and _parts(parts[position], len(fields(type_) or ())) is None:
-        return None
-    return _field_value(parts[position], type_)
-
-
-def _is_integer(text: str) -> bool:
-    return text.lstrip("-").isdigit()
 
 
 def decode(encoded: str, type_name: str) -> Optional[tuple]:

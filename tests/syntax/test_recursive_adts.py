@@ -280,3 +280,17 @@ def test_nested_field_errors(rule, column, fragment):
     with pytest.raises((ParseError, SchemaError)) as info:
         sd.Program.parse(NESTED + rule, dialect="souffle")
     assert fragment in str(info.value) and info.value.column == column
+
+
+def test_a_pattern_of_one_branch_never_matches_a_value_of_another():
+    from kernel.harness import kernel_result
+
+    text = (
+        ".type P = [x: number, s: symbol]\n.type Q = [s: symbol, x: number]\n"
+        ".type E = A {p: P} | B {q: Q} | W {e: E}\n.decl e(x: E)\n"
+        'e($B(["zz", 1])).\ne($A([2, "y"])).\ne($W($B(["k", 3]))).\ne($W($A([4, "k"]))).\n'
+        ".decl xs(x: number)\nxs(X) :- e($A([X, _])).\nxs(X) :- e($W($A([X, _]))).\n"
+        "xs(X) :- e(E), E = $B([_, X]).\n.output xs\n"
+    )
+    program = sd.Program.parse(text, dialect="souffle")
+    assert sd.reference.evaluate(program, {})["xs"] == kernel_result(program, {})["xs"] == {(1,), (2,), (4,)}
