@@ -521,7 +521,7 @@ def _record_polars(type_, *args):
     from .recursive_records import is_recursive, polars_record
 
     if is_recursive(type_):
-        return polars_record(type_, args)
+        return polars_record(args)
     return _pl().struct([arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)])
 
 
@@ -530,7 +530,7 @@ def _record_spark(type_, *args):
     from .recursive_records import is_recursive, spark_record
 
     if is_recursive(type_):
-        return spark_record(type_, args)
+        return spark_record(args)
     return _sf().struct(*(arg.alias(name) for arg, (name, _) in zip(args, fields(type_), strict=True)))
 
 
@@ -542,6 +542,25 @@ def _record_value(type_, *values):
 
 
 _RECORD = Functor("record", 1, None, "any", "given", _record_value, _record_polars, _record_spark)
+
+
+@lru_cache(maxsize=None)
+def _nested_text(name: str) -> Functor:
+    """``text@:<record type>``: a (non-recursive) record's value as the text a recursive type's
+    encoding holds (lowering wraps such a field of a ``record`` call of a recursive type in it)."""
+    from . import recursive_records as rr
+
+    nested = name.partition(":")[2]
+    return Functor(
+        name,
+        1,
+        1,
+        "any",
+        "string",
+        lambda _t, value: rr.encode(value, nested),
+        lambda _t, value: rr.polars_text(value, nested),
+        lambda _t, value: rr.spark_text(value, nested),
+    )
 
 
 @lru_cache(maxsize=None)
@@ -717,6 +736,8 @@ def functor(name: str) -> Functor:
     record's field (see :mod:`spark_datalog.syntax.records`)."""
     if name == "record":
         return _RECORD
+    if name.startswith("text@:"):
+        return _nested_text(name)
     if name.startswith("field:"):
         return _field(name)
     if name.startswith("field@:"):

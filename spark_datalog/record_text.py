@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Union
 
-from .record_types import Record, adt_branches, default_value, fields, is_record
-from .recursive_records import NIL, encode, is_recursive, recursive_fields
+from .record_types import Record, adt_branches, default_value, fields, is_record, record_type
+from .recursive_records import NIL, encode, encoded_fields, is_recursive, recursive_branches, recursive_fields
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -51,6 +51,8 @@ def _value_at(text: str, pos: int, type_name: str, stops: str) -> tuple:
     ends before the first of ``stops``."""
     if adt_branches(type_name) is not None:
         return _adt_at(text, pos, type_name)
+    if recursive_branches(type_name) is not None:
+        return _recursive_adt_at(text, pos, type_name)
     if is_recursive(type_name):
         return _recursive_at(text, pos, type_name)
     if is_record(type_name):
@@ -90,18 +92,41 @@ def _recursive_at(text: str, pos: int, type_name: str) -> tuple:
     return encode(record, type_name), pos
 
 
-def _adt_at(text: str, pos: int, type_name: str) -> tuple:
-    """An ADT value, ``$Circle(1, 2)`` or ``$Empty``: its tag, the branch's fields, the other
-    branches' defaults (see ``record_types.adt_type``)."""
-    _, branches = adt_branches(type_name) or ("", ())
+def _recursive_adt_at(text: str, pos: int, type_name: str) -> tuple:
+    """A value of a recursive ADT, ``$Add($Num(1), $Nil)``, as its encoding: the branch's index,
+    then its fields (:mod:`spark_datalog.recursive_records`)."""
+    chosen, pos = _branch_at(text, pos, [b for b, _ in recursive_branches(type_name) or ()])
+    pairs = encoded_fields(type_name, chosen)[1:]
+    if not pairs:
+        return encode((chosen,), type_name), _after_empty(text, pos)
+    record, pos = _fields_at(text, pos, record_type(pairs), "(", ")")
+    return encode((chosen, *record), type_name), pos
+
+
+def _branch_at(text: str, pos: int, names: list) -> tuple:
+    """(the index in ``names`` of the branch ``$Name`` at ``pos``, the position after it)."""
     pos = _expect(text, pos, "$")
     start = pos
     while pos < len(text) and (text[pos].isalnum() or text[pos] in "_?"):
         pos += 1
-    names = [branch for branch, _ in branches]
     if text[start:pos] not in names:
         raise _Malformed("unknown branch")
-    chosen = names.index(text[start:pos])
+    return names.index(text[start:pos]), pos
+
+
+def _after_empty(text: str, pos: int) -> int:
+    """The position after a branch without fields' optional ``()``."""
+    after = _skip_blanks(text, pos)
+    if text.startswith("(", after):
+        return _expect(text, after + 1, ")")
+    return pos
+
+
+def _adt_at(text: str, pos: int, type_name: str) -> tuple:
+    """An ADT value, ``$Circle(1, 2)`` or ``$Empty``: its tag, the branch's fields, the other
+    branches' defaults (see ``record_types.adt_type``)."""
+    _, branches = adt_branches(type_name) or ("", ())
+    chosen, pos = _branch_at(text, pos, [branch for branch, _ in branches])
     parts: list = [chosen]
     for index, (_, struct) in enumerate(branches):
         if struct is None:
@@ -109,7 +134,7 @@ def _adt_at(text: str, pos: int, type_name: str) -> tuple:
         if index == chosen:
             value, pos = _fields_at(text, pos, struct, "(", ")")
         parts.append(value if index == chosen else default_value(struct))
-    return Record(parts), pos
+    return Record(parts), (_after_empty(text, pos) if branches[chosen][1] is None else pos)
 
 
 def _quoted_at(text: str, pos: int) -> tuple:

@@ -60,10 +60,10 @@ def is_record(type_name: Optional[str]) -> bool:
 def is_value_type(type_name: Optional[str]) -> bool:
     """Whether ``type_name`` is a value type: a primitive one or a record type (recursive ones
     too: :mod:`spark_datalog.recursive_records`)."""
-    from .recursive_records import recursive_fields
+    from .recursive_records import is_recursive_type
 
     if isinstance(type_name, str) and type_name.startswith("@"):
-        return recursive_fields(type_name) is not None
+        return is_recursive_type(type_name)
     return type_name in PRIMITIVE_TYPES or (is_record(type_name) and fields(type_name) is not None)
 
 
@@ -87,10 +87,10 @@ def fields(type_name: str) -> Optional[tuple]:
 
 
 def _is_recursive_type(type_name: str) -> bool:
-    """Whether a field's type is a recursive record type (its values are encoded texts)."""
-    from .recursive_records import recursive_fields
+    """Whether a field's type is a recursive record type or ADT (its values are encoded texts)."""
+    from .recursive_records import is_recursive_type
 
-    return type_name.startswith("@") and recursive_fields(type_name) is not None
+    return is_recursive_type(type_name)
 
 
 def _is_tag(name: str) -> bool:
@@ -193,17 +193,20 @@ def type_text(type_name: Optional[str]) -> str:
     """How messages name a type: an ADT or a recursive record type by its name, another type by
     its value type.
 
-    >>> type_text("@List[head: long, tail: @List]"), type_text("[x: long]")
-    ('List', '[x: long]')
+    >>> type_text("@List[head: long, tail: @List]"), type_text("@E|Num[n: long]")
+    ('List', 'E')
     """
     if isinstance(type_name, str) and type_name.startswith("@"):
-        return type_name[1:].partition("[")[0]
+        return type_name[1:].partition("[")[0].partition("|")[0]
     adt = adt_branches(type_name)
     return adt[0] if adt else str(type_name)
 
 
 def default_value(type_name: str) -> Any:
-    """The value an ADT's struct of a branch a value is not of holds: 0, "", false, or a record of those."""
+    """The value an ADT's struct of a branch a value is not of holds: 0, "", false, ``nil`` (a
+    recursive type's: a text that is never read), or a record of those."""
+    if type_name.startswith("@"):
+        return "nil"
     if is_record(type_name):
         return Record(default_value(t) for t in field_types(type_name))
     return {"double": 0.0, "string": "", "bool": False}.get(type_name, 0)

@@ -1,26 +1,43 @@
-"""Soufflé's recursive record types (``.type List = [head: number, tail: List]``) and ``nil``.
+"""Soufflé's recursive types: record types (``.type List = [head: number, tail: List]``) with
+``nil``, algebraic data types (``.type E = Num {n: number} | Neg {e: E}``), and groups of them
+that refer to each other (``.type A = [x: number, b: B]``, ``.type B = [y: symbol, a: A]``).
 
-Spark cannot have a recursive struct type, so a value of a recursive record type is a *text*
+Spark cannot have a recursive struct type, so a value of a recursive type is a *text*
 (a string column on every engine, in Delta too), one self-delimiting encoding:
 
 - ``nil`` is the text ``nil``;
 - a record is the concatenation, field by field, of ``<n>:<t>``: ``t`` the field's text and
   ``n`` its length in characters (decimal). A field's text is an integer's decimal, a bool's
-  ``true``/``false``, a symbol itself, a nested record's (or nil's) encoding.
+  ``true``/``false``, a symbol itself, a nested record's (or nil's, or ADT value's) encoding;
+  a field of a non-recursive record type (or ADT: the struct of its tag and branches) is the
+  encoding of that record's fields, ``[1, "a"]`` the text ``1:11:a``;
+- an ADT's value is the encoding of the record of its branch's index (branches ordered by name,
+  as Soufflé orders them) followed by the branch's fields: ``$Neg($Num(3))`` with branches
+  ``Neg`` (0) and ``Num`` (1) is the record ``[0, [1, 3]]``: ``1:0`` + ``6:1:11:3``.
 
 ``[1, [2, nil]]`` is ``1:1`` + ``8:1:23:nil`` = ``1:18:1:23:nil``. The encoding is injective: a
 record's starts with a digit (so it is never ``nil``), and each field is read back by its length
-(a type has a fixed number of fields). Equality of values is equality of texts, so joins,
-distinct, negation and counting need nothing more; ordering records (``<``) is an error.
+(a record type, or an ADT's branch, has a fixed number of fields). Equality of values is
+equality of texts, so joins, distinct, negation and counting need nothing more; ordering
+records (``<``) is an error.
 
-The type is named ``@List[head: long, tail: @List]``: ``@``, its name, and its record type whose
-fields of the type itself are ``@List``. A field may be of type int, long, string, bool or the
-type itself (not a double, another record type, an ADT: a ``ParseError`` "not supported yet").
+A type is named by its *definition*, ``@`` and its name followed by its record type
+(``@List[head: long, tail: @List]``) or by each branch's name and record type, by name
+(``@E|Neg[e: @E]|Nil[]|Num[n: long]``), where a field of a type of its recursive group is
+``@<name>``. A type of a group of several follows its own definition with the others', by name:
+``A`` is ``@A[x: long, b: @B]@B[y: string, a: @A]`` and ``B`` is ``@B[y: string, a: @A]@A[x:
+long, b: @B]``, so each field's type is known from the name alone (:func:`recursive_fields`,
+:func:`recursive_branches`). A field may be of type int, long, string, bool, a type of the
+group, another recursive type or a record type or ADT of those (:func:`is_field_type`; not a
+double, whose text the three engines do not write alike: a ``ParseError`` "not supported yet").
 
-Construction (``record`` of a recursive type) and field reads (``field@:<position>:<name>``) are
+Construction (``record`` of a recursive type, a record field's text ``text@:<type>``) and
+field reads (``field@:<position>:<name>``, a record field's read back into a struct) are
 functors on the encoding, one implementation per engine below: Python for the reference,
-Polars and Spark column expressions for the kernel and Spark. Reading a field of ``nil`` is
-undefined; lowering guards each destructuring with ``R != nil``.
+Polars and Spark column expressions for the kernel and Spark. Reading a field of ``nil`` (or of
+another branch than the one a value is of) is undefined; lowering guards each destructuring
+of a record with ``R != nil``, and each branch pattern ``$Neg(X)`` reads the branch's index
+first (``field@:0:$ = 0``).
 
 Example::
 
@@ -29,6 +46,9 @@ Example::
     '1:18:1:23:nil'
     >>> text_of("1:18:1:23:nil", LIST), read_field("1:18:1:23:nil", 0, "long")
     ('[1, [2, nil]]', 1)
+    >>> E = "@E|Neg[e: @E]|Num[n: long]"
+    >>> encode((0, encode((1, 3), E)), E), text_of("1:06:1:11:3", E)
+    ('1:06:1:11:3', '$Neg($Num(3))')
 """
 
 from __future__ import annotations
@@ -36,7 +56,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Optional
 
-from .record_types import _split, fields, is_record, record_type
+from .record_types import Record, _split, adt_branches, adt_text, fields, is_record, record_type
 
 NIL = "nil"
 FIELD_TYPES = ("int", "long", "string", "bool")
@@ -45,8 +65,13 @@ __all__ = [
     "NIL",
     "decode",
     "encode",
+    "encoded_fields",
+    "group_type",
     "is_recursive",
+    "is_recursive_type",
     "read_field",
+    "recursive_adt",
+    "recursive_branches",
     "recursive_fields",
     "recursive_type",
     "stored_type",
@@ -55,7 +80,7 @@ __all__ = [
 
 
 def is_recursive(type_name: Optional[str]) -> bool:
-    """Whether ``type_name`` names a recursive record type (``@List[...]``)."""
+    """Whether ``type_name`` names a recursive record type or ADT (``@List[...]``, ``@E|...``)."""
     return isinstance(type_name, str) and type_name.startswith("@")
 
 
@@ -76,8 +101,8 @@ def stored_type(type_name: str) -> str:
 
 
 def recursive_type(name: str, pairs) -> str:
-    """The type name of recursive record type ``name`` with fields ``pairs`` ((name, type), ...),
-    a field of the type itself typed ``@<name>``.
+    """The definition of recursive record type ``name`` with fields ``pairs`` ((name, type), ...),
+    a field of a type of its group typed ``@<name>``.
 
     >>> recursive_type("L", [("h", "long"), ("t", "@L")])
     '@L[h: long, t: @L]'
@@ -85,29 +110,151 @@ def recursive_type(name: str, pairs) -> str:
     return f"@{name}[" + ", ".join(f"{field}: {type_}" for field, type_ in pairs) + "]"
 
 
+def recursive_adt(name: str, branches) -> str:
+    """The definition of recursive ADT ``name`` with ``branches`` ((branch, pairs), ...),
+    ordered by name as Soufflé orders them.
+
+    >>> recursive_adt("E", [("Num", [("n", "long")]), ("Neg", [("e", "@E")]), ("Nil", [])])
+    '@E|Neg[e: @E]|Nil[]|Num[n: long]'
+    """
+    return f"@{name}" + "".join(f"|{b}" + recursive_type("", pairs)[1:] for b, pairs in sorted(branches))
+
+
+def group_type(definitions: dict, name: str) -> str:
+    """The type name of member ``name`` of a recursive group (``definitions``: each member's
+    definition): its own definition, then the others' by name.
+
+    >>> group_type({"A": "@A[b: @B]", "B": "@B[a: @A, n: long]"}, "B")
+    '@B[a: @A, n: long]@A[b: @B]'
+    """
+    return definitions[name] + "".join(definitions[n] for n in sorted(definitions) if n != name)
+
+
+def _split_at(text: str, char: str) -> list:
+    """``text`` split before each ``char`` outside brackets."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(c, 0)
+        if c == char and depth == 0 and i > start:
+            parts.append(text[start:i])
+            start = i
+    return parts + [text[start:]]
+
+
 @lru_cache(maxsize=None)
+def _group(type_name: str) -> Optional[dict]:
+    """The definitions of the members of ``type_name``'s group by name (its own first)."""
+    if not is_recursive(type_name):
+        return None
+    group = {}
+    for definition in _split_at(type_name, "@"):
+        name = definition[1:].partition("[")[0].partition("|")[0]
+        if not definition.startswith("@") or not all(p.isidentifier() for p in name.split(".")):
+            return None
+        group[name] = definition
+    return group
+
+
+def _pairs(inner: str, group: dict) -> Optional[tuple]:
+    """The ``(name, type)`` pairs of the fields ``inner`` (``h: long, t: @L``), a member of
+    the group typed with its type name; None if they are malformed."""
+    pairs = []
+    for part in _split(inner) if inner else []:
+        field, sep, type_ = part.partition(": ")
+        if type_.startswith("@") and type_[1:] in group:
+            type_ = group_type(group, type_[1:])
+        elif not is_field_type(type_):
+            return None
+        if not sep or not field.isidentifier():
+            return None
+        pairs.append((field, type_))
+    return tuple(pairs)
+
+
+@lru_cache(maxsize=None)
+def _definition(type_name: str) -> Optional[tuple]:
+    """``("record", pairs)`` or ``("adt", ((branch, pairs), ...))`` of a recursive type name."""
+    group = _group(type_name)
+    if not group:
+        return None
+    name, own = next(iter(group.items()))
+    if own[len(name) + 1 :].startswith("["):
+        inner = own[len(name) + 2 : -1]
+        pairs = _pairs(inner, group) if own.endswith("]") and inner else None
+        return ("record", pairs) if pairs else None
+    branches = []
+    for part in _split_at(own[len(name) + 1 :], "|"):
+        branch, _, inner = part[1:].partition("[")
+        pairs = _pairs(inner[:-1], group) if part.endswith("]") and branch.isidentifier() else None
+        if pairs is None:
+            return None
+        branches.append((branch, pairs))
+    return ("adt", tuple(branches)) if branches == sorted(branches) else None
+
+
 def recursive_fields(type_name: str) -> Optional[tuple]:
-    """The ``(name, type)`` pairs of a recursive record type, a field of the type itself typed
-    with its whole name; None when ``type_name`` names none.
+    """The ``(name, type)`` pairs of a recursive record type, a field of a type of its group
+    typed with its whole name; None when ``type_name`` names none.
 
     >>> recursive_fields("@L[h: long, t: @L]")
     (('h', 'long'), ('t', '@L[h: long, t: @L]'))
+    >>> recursive_fields("@A[b: @B]@B[a: @A]")
+    (('b', '@B[a: @A]@A[b: @B]'),)
     """
-    if not is_recursive(type_name) or not type_name.endswith("]") or "[" not in type_name:
-        return None
-    name, _, inner = type_name[1:-1].partition("[")
-    pairs = []
-    for part in _split(inner):
-        field, sep, type_ = part.partition(": ")
-        if not sep or not field.isidentifier() or type_ not in (*FIELD_TYPES, "@" + name):
-            return None
-        pairs.append((field, type_name if type_ == "@" + name else type_))
-    return tuple(pairs) if pairs else None
+    found = _definition(type_name) if is_recursive(type_name) else None
+    return found[1] if found and found[0] == "record" else None
+
+
+def recursive_branches(type_name: Optional[str]) -> Optional[tuple]:
+    """The branches ``(branch, pairs)`` of a recursive ADT, by name; None when ``type_name``
+    names none.
+
+    >>> recursive_branches("@E|Neg[e: @E]|Num[n: long]")
+    (('Neg', (('e', '@E|Neg[e: @E]|Num[n: long]'),)), ('Num', (('n', 'long'),)))
+    """
+    found = _definition(type_name) if is_recursive(type_name) else None  # type: ignore[arg-type]
+    return found[1] if found and found[0] == "adt" else None
+
+
+def is_recursive_type(type_name: Optional[str]) -> bool:
+    """Whether ``type_name`` is a well-formed recursive record type or ADT."""
+    return is_recursive(type_name) and _definition(type_name) is not None  # type: ignore[arg-type]
+
+
+TAG = "$"
+
+
+def encoded_fields(type_name: str, branch: Optional[int] = None) -> tuple:
+    """The ``(name, type)`` pairs of the record a value is encoded as: a recursive record's
+    fields; a recursive ADT's ``branch`` index (the field ``$``) and that branch's fields.
+
+    >>> encoded_fields("@E|Neg[e: @E]|Num[n: long]", 1)
+    (('$', 'long'), ('n', 'long'))
+    """
+    branches = recursive_branches(type_name)
+    if branches is None or branch is None:
+        return recursive_fields(type_name) or ()
+    return ((TAG, "long"), *branches[branch][1])
+
+
+def is_field_type(type_: str) -> bool:
+    """Whether a field of a recursive type may be of type ``type_``: an int, long, string, bool,
+    a recursive type, or a record type (or ADT) of those (encoded as nested text; no double).
+
+    >>> is_field_type("[x: long, l: @L[h: long, t: @L]]"), is_field_type("[x: double]")
+    (True, False)
+    """
+    if is_recursive(type_):
+        return _definition(type_) is not None
+    nested = fields(type_) if is_record(type_) else None
+    return type_ in FIELD_TYPES or (nested is not None and all(is_field_type(t) for _, t in nested))
 
 
 def _field_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):  # a (non-recursive) record's value: its fields encoded
+        return encode(value, "")
     return str(value)
 
 
@@ -117,19 +264,30 @@ def encode(values, type_name: str) -> str:
     return "".join(f"{len(text)}:{text}" for text in map(_field_text, values))
 
 
-def _parts(encoded: str, count: int) -> list:
-    """The texts of the first ``count`` fields of a record's encoding."""
+def _parts(encoded: str, count: int) -> Optional[list]:
+    """The texts of the first ``count`` fields of a record's encoding (None if it has fewer)."""
     parts, pos = [], 0
     for _ in range(count):
-        colon = encoded.index(":", pos)
+        colon = encoded.find(":", pos)
+        if colon < 0 or not encoded[pos:colon].isdigit():
+            return None
         length = int(encoded[pos:colon])
         parts.append(encoded[colon + 1 : colon + 1 + length])
         pos = colon + 1 + length
-    return parts
+    return parts if pos <= len(encoded) else None
 
 
 def _field_value(text: str, type_: str) -> Any:
+    """The value of a field's text; ValueError if it is no value of ``type_``."""
+    if is_record(type_):
+        pairs = fields(type_) or ()
+        texts = _parts(text, len(pairs))
+        if texts is None:
+            raise ValueError(f"not a {type_}")
+        return Record(_field_value(t, ft) for t, (_, ft) in zip(texts, pairs, strict=True))
     if type_ in ("int", "long"):
+        if not text.removeprefix("-").isdigit():
+            raise ValueError(f"not an integer: {text!r}")
         return int(text)
     if type_ == "bool":
         return text == "true"
@@ -137,70 +295,108 @@ def _field_value(text: str, type_: str) -> Any:
 
 
 def read_field(encoded: str, position: int, type_: str) -> Any:
-    """The value of field ``position`` (of type ``type_``) of a record's encoding; None for nil."""
-    if encoded == NIL:
+    """The value of field ``position`` (of type ``type_``) of a record's encoding; None for nil
+    (or where the text holds no such field: another branch of an ADT).
+
+    >>> read_field("1:01:1", 1, "[x: long, s: string]") is None  # $Num(1) read as another branch
+    True
+    """
+    parts = None if encoded == NIL else _parts(encoded, position + 1)
+    try:
+        return None if parts is None else _field_value(parts[position], type_)
+    except ValueError:  # an integer's text that is none
         return None
-    return _field_value(_parts(encoded, position + 1)[position], type_)
 
 
 def decode(encoded: str, type_name: str) -> Optional[tuple]:
     """The field values of a record's encoding (nested records left encoded); None for nil.
+    A recursive ADT's value's are its branch's index and that branch's fields.
 
     >>> decode("1:18:1:23:nil", "@L[h: long, t: @L]")
     (1, '1:23:nil')
+    >>> decode("1:11:3", "@E|Neg[e: @E]|Num[n: long]")
+    (1, 3)
     """
     if encoded == NIL:
         return None
-    pairs = recursive_fields(type_name) or ()
-    return tuple(_field_value(t, ft) for t, (_, ft) in zip(_parts(encoded, len(pairs)), pairs, strict=True))
+    branch = read_field(encoded, 0, "long") if recursive_branches(type_name) else None
+    pairs = encoded_fields(type_name, branch)
+    parts = _parts(encoded, len(pairs)) or ()
+    return tuple(_field_value(t, ft) for t, (_, ft) in zip(parts, pairs, strict=True))
 
 
 def text_of(encoded: str, type_name: str) -> str:
-    """Soufflé's text of a value: ``[1, [2, nil]]``, ``nil`` (symbols unquoted, as Soufflé
-    writes records)."""
+    """Soufflé's text of a value: ``[1, [2, nil]]``, ``nil``, ``$Neg($Num(3))``, ``$Nil``
+    (symbols unquoted, as Soufflé writes records).
+
+    >>> text_of("1:11:3", "@E|Neg[e: @E]|Num[n: long]")
+    '$Num(3)'
+    """
     values = decode(encoded, type_name)
     if values is None:
         return NIL
+    branches = recursive_branches(type_name)
+    pairs = encoded_fields(type_name, values[0] if branches else None)
     parts = []
-    for value, (_, field_type) in zip(values, recursive_fields(type_name) or (), strict=True):
-        parts.append(text_of(value, field_type) if is_recursive(field_type) else _field_text(value))
-    return "[" + ", ".join(parts) + "]"
+    for value, (_, field_type) in zip(values, pairs, strict=True):
+        parts.append(_value_text(value, field_type))
+    if branches is None:
+        return "[" + ", ".join(parts) + "]"
+    branch = "$" + branches[values[0]][0]
+    return f"{branch}({', '.join(parts[1:])})" if len(parts) > 1 else branch
+
+
+def _value_text(value: Any, type_: str) -> str:
+    """Soufflé's text of a field's value (symbols unquoted): a record's ``[1, a]``, an ADT's."""
+    if is_recursive(type_):
+        return text_of(value, type_)
+    if adt_branches(type_):
+        return adt_text(value, type_, _value_text)
+    if is_record(type_):
+        pairs = fields(type_) or ()
+        return "[" + ", ".join(_value_text(v, t) for v, (_, t) in zip(value, pairs, strict=True)) + "]"
+    return _field_text(value)
 
 
 # ---------------------------------------------------------------------------------------------
 # The engines' construction and field reads: each field's text, then ``<length>:<text>``
 
 
-def polars_record(type_name: str, args: tuple) -> Any:
-    """The Polars expression of the encoding of a record of ``type_name`` with fields ``args``."""
+def polars_record(args: tuple) -> Any:
+    """The Polars expression of the encoding of a record with fields ``args`` (a bool's text
+    is Polars' cast of it, ``true``/``false``)."""
     import polars as pl
 
     pieces = []
-    for arg, (_, field_type) in zip(args, recursive_fields(type_name) or (), strict=True):
-        text = _polars_text(arg, field_type)
+    for arg in args:
+        text = arg.cast(pl.String)
         pieces += [text.str.len_chars().cast(pl.String), pl.lit(":"), text]
     return pl.concat_str(pieces)
 
 
-def _polars_text(arg, field_type: str):
-    import polars as pl
+def polars_text(arg, type_: str) -> Any:
+    """The Polars expression of the text of a (non-recursive) record field of type ``type_``
+    in a recursive type's encoding (its fields encoded); ``arg`` itself for another type."""
+    if not is_record(type_):
+        return arg
+    return polars_record(tuple(polars_text(arg.struct.field(n), t) for n, t in fields(type_) or ()))
 
-    if field_type == "bool":
-        return pl.when(arg).then(pl.lit("true")).otherwise(pl.lit("false"))
-    return arg.cast(pl.String)
+
+def spark_text(arg, type_: str) -> Any:
+    """The Spark column of :func:`polars_text`."""
+    if not is_record(type_):
+        return arg
+    return spark_record(tuple(spark_text(arg.getField(n), t) for n, t in fields(type_) or ()))
 
 
-def spark_record(type_name: str, args: tuple) -> Any:
-    """The Spark column of the encoding of a record of ``type_name`` with fields ``args``."""
+def spark_record(args: tuple) -> Any:
+    """The Spark column of the encoding of a record with fields ``args`` (a bool's text is
+    Spark's cast of it, ``true``/``false``)."""
     from pyspark.sql import functions as F
 
     pieces = []
-    for arg, (_, field_type) in zip(args, recursive_fields(type_name) or (), strict=True):
-        text = (
-            F.when(arg, F.lit("true")).otherwise(F.lit("false"))
-            if field_type == "bool"
-            else arg.cast("string")
-        )
+    for arg in args:
+        text = arg.cast("string")
         pieces += [F.char_length(text).cast("string"), F.lit(":"), text]
     return F.concat(*pieces)
 
@@ -217,7 +413,10 @@ def polars_field(encoded, position: int, type_: str) -> Any:
         if index == position:
             text = rest.str.slice(start, size)
         rest = rest.str.slice(start + size)
-    if type_ in ("int", "long"):
+    if is_record(type_):
+        pairs = enumerate(fields(type_) or ())
+        value = pl.struct([polars_field(text, i, t).alias(n) for i, (n, t) in pairs])
+    elif type_ in ("int", "long"):
         value = text.cast(pl.Int32 if type_ == "int" else pl.Int64, strict=False)
     else:
         value = (text == "true") if type_ == "bool" else text
@@ -236,7 +435,9 @@ def spark_field(encoded, position: int, type_: str) -> Any:
         if index == position:
             text = rest.substr(start, size)
         rest = rest.substr(start + size, F.lit(2**31 - 1))
-    if type_ in ("int", "long"):
+    if is_record(type_):
+        value = F.struct(*(spark_field(text, i, t).alias(n) for i, (n, t) in enumerate(fields(type_) or ())))
+    elif type_ in ("int", "long"):
         value = text.try_cast(type_)
     else:
         value = (text == F.lit("true")) if type_ == "bool" else text

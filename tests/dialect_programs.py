@@ -649,3 +649,69 @@ LISTS = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (LISTS,)
+
+
+def term(index: int, *fields) -> str:
+    """The value of a recursive ADT's branch number ``index`` (by name) with ``fields`` (its
+    encoding: see spark_datalog.recursive_records)."""
+    from spark_datalog.recursive_records import encode
+
+    return encode((index, *fields), "")
+
+
+EMPTY = term(0)
+LEAF_A, LEAF_B, LEAF_C = term(1, "a:1", True), term(1, "b", False), term(1, "c", True)
+NODE_B = term(2, encoded(LEAF_B))
+TREE = term(2, encoded(LEAF_A, EMPTY, NODE_B))
+
+SHAPES = SeedProgram(
+    name="shapes",
+    origin="Soufflé's recursive ADTs in a recursive group with a list of them (Shape and Shapes): "
+    "branches matched in bodies (a bool and a symbol field), built in heads, negated, read as inputs",
+    text="""
+        .type Shape = Leaf {tag: symbol, on: bool} | Node {kids: Shapes} | Empty {}
+        .type Shapes = [first: Shape, rest: Shapes]
+        .decl given(s: Shape)
+        .input given
+        .decl part(s: Shape)
+        part(S) :- given(S).
+        part(F) :- list(KS), KS = [F, _].
+        .decl list(ks: Shapes)
+        list(KS) :- part($Node(KS)).
+        list(R) :- list([_, R]), R != nil.
+        .decl lit(t: symbol)
+        lit(T) :- part($Leaf(T, true)).
+        .decl count(s: Shape, n: number)
+        count($Leaf(T, B), 1) :- part($Leaf(T, B)).
+        count($Empty, 0) :- part($Empty).
+        count($Node(KS), N) :- part($Node(KS)), sum_of(KS, N).
+        .decl sum_of(ks: Shapes, n: number)
+        sum_of(nil, 0).
+        sum_of(KS, A + B) :- list(KS), KS = [F, R], count(F, A), sum_of(R, B).
+        .decl wrapped(s: Shape)
+        wrapped($Node([S, nil])) :- part(S), S != $Empty(), !part($Node([S, nil])).
+        .output part, list, lit, count, sum_of, wrapped
+    """,
+    edb={"given": {(TREE,), (LEAF_C,)}},
+    expected={
+        "part": {(TREE,), (LEAF_C,), (LEAF_A,), (EMPTY,), (NODE_B,), (LEAF_B,)},
+        "list": {
+            (encoded(LEAF_A, EMPTY, NODE_B),),
+            (encoded(EMPTY, NODE_B),),
+            (encoded(NODE_B),),
+            (encoded(LEAF_B),),
+        },
+        "lit": {("a:1",), ("c",)},
+        "count": {(LEAF_A, 1), (LEAF_B, 1), (LEAF_C, 1), (EMPTY, 0), (NODE_B, 1), (TREE, 2)},
+        "sum_of": {
+            ("nil", 0),
+            (encoded(LEAF_B), 1),
+            (encoded(NODE_B), 1),
+            (encoded(EMPTY, NODE_B), 1),
+            (encoded(LEAF_A, EMPTY, NODE_B), 2),
+        },
+        "wrapped": {(term(2, encoded(s)),) for s in (TREE, LEAF_C, LEAF_A, NODE_B)},
+    },
+)
+
+DIALECT_PROGRAMS += (SHAPES,)

@@ -27,7 +27,7 @@ from .. import functors
 from ..errors import SchemaError
 from ..overflow import BOUNDS, fits
 from ..record_types import is_record, is_value_type, type_text
-from ..recursive_records import is_recursive, recursive_fields, stored_type
+from ..recursive_records import encoded_fields, is_recursive, stored_type
 from ..syntax import ast
 from .checked import Column
 from .classes import RANK, Classes, kind
@@ -359,6 +359,10 @@ class _Inference(Classes):
             self.add(node, term.type or "", ("result of {} at {}", term, term.span), term.span)
             if spec.name == "record" and is_recursive(term.type):
                 self._recursive_fields(term, operands)
+        elif term.name.startswith("text@:"):  # a record field of a recursive type's, as text
+            origin_ = ("field of a recursive type's record at {}", term.span)
+            self.add(operands[0], term.name.partition(":")[2], origin_, _span_of(term.args[0]))
+            self.add(node, spec.result, ("result of {} at {}", term, term.span), term.span)
         elif spec.result == "operands":
             rule = _ordered if spec.operands == "ordered" else _arithmetic
             self.flows.append(_Flow(node, rule, operands, origin, term.span))
@@ -369,9 +373,14 @@ class _Inference(Classes):
         return node
 
     def _recursive_fields(self, term: ast.Call, operands: tuple) -> None:
-        """The types of a recursive record's fields: its encoding holds them as texts."""
-        pairs = recursive_fields(term.type or "") or ()
+        """The types of a recursive record's fields (of a recursive ADT's, its branch's index,
+        a constant, and the branch's fields): its encoding holds them as texts."""
+        tag = term.args[0] if term.args else None
+        branch = tag.value if isinstance(tag, ast.Constant) and isinstance(tag.value, int) else None
+        pairs = encoded_fields(term.type or "", branch)
         for operand, arg, (_, type_) in zip(operands, term.args, pairs, strict=True):
+            if isinstance(arg, ast.Call) and arg.name.startswith("text@:"):
+                continue  # a record field's nested text (string), typed by its own call
             self.add(operand, type_, ("field of {} at {}", term, term.span), _span_of(arg))
 
     def _call_errors(self) -> list:

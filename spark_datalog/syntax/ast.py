@@ -534,10 +534,24 @@ def _call_pieces(call: "Call") -> list:
     if call.name == CAST and len(call.args) == 2:
         return [f"{CAST}(", call.args[0], f", {call.args[1].value})"]
     if call.name == "record":
-        return _pieces("[", call.args, "]")
+        return _record_pieces(call)
+    if call.name.startswith("text@:"):  # a record field of a recursive type's (syntax.records)
+        return [call.args[0]]
     if call.name.startswith(("field:", "field@:")):
         return ["(", call.args[0], f").{call.name.rpartition(':')[2]}"]
     return _pieces(f"{call.name}(", call.args, ")")
+
+
+def _record_pieces(call: "Call") -> list:
+    """``[X, 1]``; a recursive ADT's ``$Add(L, R)``, its branch read from its index."""
+    from ..recursive_records import recursive_branches
+
+    branches = recursive_branches(call.type)
+    tag = call.args[0] if branches and call.args else None
+    if isinstance(tag, Constant) and isinstance(tag.value, int) and 0 <= tag.value < len(branches or ()):
+        branch = "$" + branches[tag.value][0]  # type: ignore[index]
+        return _pieces(f"{branch}(", call.args[1:], ")") if len(call.args) > 1 else [branch]
+    return _pieces("[", call.args, "]")
 
 
 def _pieces(opening: str, args: tuple, closing: str) -> list:

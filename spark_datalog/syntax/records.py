@@ -30,7 +30,14 @@ from typing import Any, Optional, Union
 
 from ..errors import DatalogError, ParseError
 from ..record_types import Record, adt_branches, default_value, is_record, type_text
-from ..recursive_records import NIL, encode, is_recursive, recursive_fields
+from ..recursive_records import (
+    NIL,
+    encode,
+    encoded_fields,
+    is_recursive,
+    recursive_branches,
+    recursive_fields,
+)
 from ..record_types import fields as _declared_fields
 from . import ast
 from .auxiliary import fresh_name, relation_names
@@ -126,11 +133,19 @@ def _variables(terms) -> list:
     return out
 
 
-def fields(type_: Optional[str]) -> tuple:
-    """The (name, type) pairs of a record type, recursive ones too (none for another type)."""
+def fields(type_: Optional[str], term=None) -> tuple:
+    """The (name, type) pairs of a record type, recursive ones too (none for another type);
+    of a recursive ADT, those of the expanded branch ``term`` (:func:`expand_branch`)."""
+    if recursive_branches(type_) is not None:
+        tag = term.args[0] if isinstance(term, ast.RecordTerm) and term.branch == _EXPANDED else None
+        return encoded_fields(type_, tag.value) if isinstance(tag, ast.Constant) else ()  # type: ignore[arg-type]
     if is_recursive(type_):
-        return recursive_fields(type_) or ()
+        return recursive_fields(type_) or ()  # type: ignore[arg-type]
     return (_declared_fields(type_) or ()) if type_ else ()
+
+
+def _is_recursive_record(type_: Optional[str]) -> bool:
+    return is_recursive(type_) and recursive_branches(type_) is None
 
 
 def is_nil(term) -> bool:
@@ -142,7 +157,7 @@ def is_nil(term) -> bool:
 def _nil(term, type_: Optional[str], errors: list, where: str):
     """The nil of ``type_`` that ``term`` is (itself, with an error for Soufflé's ``nil``, where
     no recursive record type is expected)."""
-    if is_recursive(type_):
+    if _is_recursive_record(type_):
         return ast.Constant(NIL, type_, span=term.span)  # type: ignore[arg-type]
     if term.type == "nil":
         shown = f"is {type_text(type_)}" if type_ else "has no known record type"
@@ -187,9 +202,11 @@ def _constant(
     if not _fits_arity(term, type_, errors, where):
         return None
     values: list = []
-    for arg, (name, field_type) in zip(term.args, fields(type_), strict=True):
-        if is_nil(arg) and is_recursive(field_type):
+    for arg, (name, field_type) in zip(term.args, fields(type_, term), strict=True):
+        if is_nil(arg) and _is_recursive_record(field_type):
             values.append(NIL)
+        elif isinstance(arg, ast.Constant) and arg.type == field_type:  # a default (_default)
+            values.append(arg.value)
         elif isinstance(arg, ast.RecordTerm):
             value = _constant(arg, field_type, errors, f"field '{name}'", branches)
             if value is None:
@@ -218,7 +235,7 @@ _HOLDS = {
 
 def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where: str) -> bool:
     """Whether ``type_`` is a record type with as many fields as ``term`` (else an error)."""
-    if adt_branches(type_) and term.branch != _EXPANDED:
+    if (adt_branches(type_) or recursive_branches(type_)) and term.branch != _EXPANDED:
         errors.append(
             _error(f"record term {term} needs a record type, but {where} is {type_text(type_)}", term)
         )
@@ -227,7 +244,7 @@ def _fits_arity(term: ast.RecordTerm, type_: Optional[str], errors: list, where:
         shown = f"is {type_text(type_)}" if type_ else "has no declared type"
         errors.append(_error(f"record term {term} needs a record type, but {where} {shown}", term))
         return False
-    if len(fields(type_)) != len(term.args):
+    if len(fields(type_, term)) != len(term.args):
         errors.append(
             _error(f"record term {term} has {len(term.args)} fields, but {where} is {type_text(type_)}", term)
         )
@@ -258,6 +275,8 @@ def expand_branch(
     if type_ is not None and type_ != adt:
         errors.append(_error(f"{term} is of type {type_text(adt)}, but {where} is {type_text(type_)}", term))
         return None
+    if recursive_branches(adt) is not None:
+        return _expand_recursive(term, adt, errors)
     name, tagged = adt_branches(adt)  # type: ignore[misc]
     index = [branch for branch, _ in tagged].index(term.branch)
     struct = tagged[index][1]
@@ -277,11 +296,29 @@ def expand_branch(
     return ast.RecordTerm(tuple(args), span=term.span, branch=_EXPANDED), adt
 
 
+def _expand_recursive(term: ast.RecordTerm, adt: str, errors: list) -> Optional[tuple]:
+    """A recursive ADT's term ``$Add(L, R)`` as the record term of its encoding: the branch's
+    index, then its fields (see :mod:`spark_datalog.recursive_records`)."""
+    tagged = recursive_branches(adt) or ()
+    index = [branch for branch, _ in tagged].index(term.branch)
+    if len(term.args) != len(tagged[index][1]):
+        message = (
+            f"{term} has {len(term.args)} fields, but branch '{term.branch}' of {type_text(adt)} "
+            f"has {len(tagged[index][1])}"
+        )
+        errors.append(_error(message, term))
+        return None
+    args = (ast.Constant(index, "long", span=term.span), *term.args)
+    return ast.RecordTerm(args, span=term.span, branch=_EXPANDED), adt
+
+
 def _default(type_: str, span: ast.Span):
     """The term of a type's default value (:func:`~spark_datalog.record_types.default_value`)."""
     if is_record(type_):
         branch = _EXPANDED if adt_branches(type_) else ""
         return ast.RecordTerm(tuple(_default(t, span) for _, t in fields(type_)), span=span, branch=branch)
+    if is_recursive(type_):
+        return ast.Constant(NIL, type_, span=span)
     value = default_value(type_)
     kind = {bool: "bool", float: "double", str: "string"}.get(type(value), "long")
     return ast.Constant(value, kind, span=span)  # type: ignore[arg-type]
@@ -324,7 +361,11 @@ class _Rule:
         """The record types of the variables of ``term``, of type ``type_``, and of its fields."""
         if isinstance(term, ast.Variable) and (is_record(type_) or is_recursive(type_)):
             self.types.setdefault(term.name, type_)
-        if isinstance(term, ast.RecordTerm) and not term.branch and len(term.args) == len(fields(type_)):
+        if (
+            isinstance(term, ast.RecordTerm)
+            and not term.branch
+            and len(term.args) == len(fields(type_, term))
+        ):
             for arg, (_, field_type) in zip(term.args, fields(type_), strict=True):
                 self._learn_term(arg, field_type)
 
@@ -378,13 +419,14 @@ class _Rule:
     def destructure(self, variable: ast.Variable, term: ast.RecordTerm, type_: str) -> list:
         """The literals that match the record ``variable`` holds against the pattern ``term``."""
         out: list = []
-        reader = "field"
-        if is_recursive(type_):  # a field of nil is undefined: the literal fails (the guard says so)
-            reader = "field@"
+        reader = "field@" if is_recursive(type_) else "field"
+        if _is_recursive_record(type_):  # a field of nil is undefined: the literal fails (the guard says so)
             out.append(
                 ast.Comparison("!=", variable, ast.Constant(NIL, type_, span=term.span), span=term.span)
             )
-        for position, (arg, (name, field_type)) in enumerate(zip(term.args, fields(type_), strict=True)):
+        for position, (arg, (name, field_type)) in enumerate(
+            zip(term.args, fields(type_, term), strict=True)
+        ):
             read = ast.Call(f"{reader}:{position}:{name}", (variable,), span=term.span, type=field_type)
             if isinstance(arg, ast.RecordTerm):
                 expanded = self._expand(arg, field_type, f"field '{name}'", pattern=True)
@@ -463,8 +505,8 @@ class _Rule:
             if not _fits_arity(term, type_, self.errors, where):
                 return term
             args = tuple(
-                self.construct(arg, field_type, f"field '{name}'")
-                for arg, (name, field_type) in zip(term.args, fields(type_), strict=True)
+                _nested(self.construct(arg, field_type, f"field '{name}'"), field_type, type_)
+                for arg, (name, field_type) in zip(term.args, fields(type_, term), strict=True)
             )
             return ast.Call("record", args, span=term.span, type=type_)
         if isinstance(term, ast.Call):
@@ -479,6 +521,14 @@ class _Rule:
                 right=self.construct(term.right, None, where),
             )
         return term
+
+
+def _nested(arg, field_type: str, type_: Optional[str]):
+    """``arg`` as a field of a record of ``type_``: a record field of a recursive type's is the
+    nested text ``text@:<type>(arg)`` (see :mod:`spark_datalog.recursive_records`)."""
+    if is_recursive(type_) and is_record(field_type):
+        return ast.Call(f"text@:{field_type}", (arg,), span=getattr(arg, "span", ast.NO_SPAN))
+    return arg
 
 
 def _has_record(literal) -> bool:

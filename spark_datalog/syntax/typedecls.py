@@ -20,7 +20,7 @@ from typing import Optional
 
 from ..errors import DatalogError, ParseError
 from ..record_types import adt_type, record_type
-from ..recursive_records import FIELD_TYPES, recursive_type
+from ..recursive_records import group_type, is_field_type, recursive_adt, recursive_type
 from . import ast
 
 KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
@@ -88,6 +88,7 @@ class _Resolver:
                 self.types[declared.name] = declared
         self.resolved: dict = {}
         self.resolving: set = set()
+        self.groups = recursive_groups(self.types)
         self.branches: dict = {}  # an ADT's branch -> the ADT's name
         for declared in types:
             for branch, _, _ in declared.branches:
@@ -118,17 +119,17 @@ class _Resolver:
         declared = self.types.get(name)
         if declared is None or name in self.resolving:
             if declared is not None:
+                message = f"type '{name}' is defined in terms of itself"
                 if any(self.types[n].kind in ("record", "adt") for n in self.resolving):
-                    kind = "algebraic data types" if declared.kind == "adt" else "record types"
-                    message = (
-                        f"recursive {kind} are not supported yet ('{name}' contains itself; "
-                        "Spark's structs cannot)"
+                    message += (
+                        " through a type that is no record type or ADT: not supported yet "
+                        "(a recursive type's members must all be record types or ADTs)"
                     )
-                else:
-                    message = f"type '{name}' is defined in terms of itself"
                 self.error(message, declared.span)
                 self.resolved[name] = None
             return None
+        if name in self.groups:
+            return self._group(self.groups[name])[name]
         self.resolving.add(name)
         self.resolved[name] = self._resolve(declared)
         self.resolving.discard(name)
@@ -159,49 +160,103 @@ class _Resolver:
         """The value type (:func:`~spark_datalog.record_types.adt_type`) of an ADT."""
         branches = []
         for branch, names, bases in declared.branches:
-            pairs = []
-            for field, base in zip(names, bases, strict=True):
-                value_type = self.value_type(base)
-                if value_type is None:
-                    if base not in self.types:
-                        self.error(
-                            f"unknown type '{base}' of field '{field}' of branch '{branch}' of "
-                            f"'{declared.name}'",
-                            declared.span,
-                        )
-                    return None
-                pairs.append((field, value_type))
+            pairs = self._fields(declared.name, branch, names, bases, set())
+            if pairs is None:
+                return None
             branches.append((branch, tuple(pairs)))
         return adt_type(declared.name, branches)
 
     def _record(self, declared: ast.TypeDecl) -> Optional[str]:
         """The record type ``[x: long, ...]`` a ``.type P = [x: number, ...]`` names."""
+        pairs = self._fields(declared.name, "", declared.fields, declared.bases, set())
+        if pairs is None:
+            return None
+        if not pairs:
+            self.error(f"record type '{declared.name}' has no fields", declared.span)
+            return None
+        return record_type(pairs)
+
+    def _fields(self, name: str, branch: str, names: tuple, bases: tuple, group: set) -> Optional[list]:
+        """The ``(field, value type)`` pairs of fields ``names`` of types ``bases`` of type
+        ``name`` (of its ``branch``); a type of the recursive ``group`` is ``@<type>``."""
+        declared = self.types[name]
+        where = f" of branch '{branch}'" if branch else ""
         pairs = []
-        name = declared.name
-        for field, base in zip(declared.fields, declared.bases, strict=True):
-            value_type = "@" + name if base == name else self.value_type(base)
+        for field, base in zip(names, bases, strict=True):
+            value_type = "@" + base if base in group else self.value_type(base)
             if value_type is None:
                 if base not in self.types:
-                    self.error(f"unknown type '{base}' of field '{field}' of '{name}'", declared.span)
+                    self.error(f"unknown type '{base}' of field '{field}'{where} of '{name}'", declared.span)
                 return None
-            pairs.append((field, value_type))
-        if not pairs:
-            self.error(f"record type '{name}' has no fields", declared.span)
-            return None
-        if ("@" + name) not in dict(pairs).values():
-            return record_type(pairs)
-        return self._recursive(declared, pairs)
-
-    def _recursive(self, declared: ast.TypeDecl, pairs: list) -> Optional[str]:
-        """The value type ``@List[head: long, tail: @List]`` of a recursive record type (see
-        :mod:`spark_datalog.recursive_records`)."""
-        for field, value_type in pairs:
-            if value_type not in (*FIELD_TYPES, "@" + declared.name):
+            if group and base not in group and not is_field_type(value_type):
+                kind = "algebraic data type" if declared.kind == "adt" else "record type"
                 self.error(
-                    f"field '{field}' of recursive record type '{declared.name}' is {value_type}: "
-                    f"fields of other types than {', '.join(FIELD_TYPES)} or '{declared.name}' "
-                    "itself are not supported yet",
+                    f"field '{field}'{where} of recursive {kind} '{name}' is {value_type}: "
+                    "floats (also inside a record field) are not supported yet",
                     declared.span,
                 )
                 return None
-        return recursive_type(declared.name, pairs)
+            pairs.append((field, value_type))
+        return pairs
+
+    def _group(self, members: tuple) -> dict:
+        """The value types of the members of a recursive group of record types and ADTs (see
+        :mod:`spark_datalog.recursive_records`): each member's definition, then the others'."""
+        group = set(members)
+        definitions: dict = {}
+        self.resolving |= group
+        for name in members:
+            definitions[name] = self._definition(self.types[name], group)
+        self.resolving -= group
+        complete = None not in definitions.values()
+        for name in members:
+            self.resolved[name] = group_type(definitions, name) if complete else None
+        return {name: self.resolved[name] for name in members}
+
+    def _definition(self, declared: ast.TypeDecl, group: set) -> Optional[str]:
+        """The definition ``@List[head: long, tail: @List]`` or ``@E|Neg[e: @E]|Num[n: long]``
+        of a member of a recursive group."""
+        if declared.kind == "record":
+            pairs = self._fields(declared.name, "", declared.fields, declared.bases, group)
+            return recursive_type(declared.name, pairs) if pairs is not None else None
+        branches = []
+        for branch, names, bases in declared.branches:
+            pairs = self._fields(declared.name, branch, names, bases, group)
+            if pairs is None:
+                return None
+            branches.append((branch, pairs))
+        return recursive_adt(declared.name, branches)
+
+
+def recursive_groups(types: dict) -> dict:
+    """Each record type or ADT of a recursive group (a cycle of record types and ADTs, by their
+    fields' types) -> the group's members, by name.
+
+    >>> from spark_datalog.syntax.parser import parse
+    >>> types = parse(".type A = [b: B]  .type B = X {a: A} | Y {}  .type C = [a: A]").types
+    >>> recursive_groups({t.name: t for t in types})
+    {'A': ('A', 'B'), 'B': ('A', 'B')}
+    """
+
+    def refers(name: str) -> set:
+        declared = types[name]
+        bases = (
+            [b for _, _, bs in declared.branches for b in bs] if declared.kind == "adt" else declared.bases
+        )
+        return {b for b in bases if b in types and types[b].kind in ("record", "adt")}
+
+    candidates = [name for name, declared in types.items() if declared.kind in ("record", "adt")]
+    reach = {name: refers(name) for name in candidates}
+    changed = True
+    while changed:  # the transitive closure: types are few
+        changed = False
+        for name in candidates:
+            more = set().union(*(reach[r] for r in reach[name])) - reach[name]
+            if more:
+                reach[name] |= more
+                changed = True
+    return {
+        name: tuple(sorted(m for m in candidates if m == name or (m in reach[name] and name in reach[m])))
+        for name in candidates
+        if name in reach[name]
+    }

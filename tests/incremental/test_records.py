@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spark_datalog as sd
-from dialect_programs import ADTS, LISTS, RECORDS, encoded
+from dialect_programs import ADTS, LEAF_C, LISTS, RECORDS, SHAPES, encoded, term
 from spark_datalog.errors import InputError
 from spark_datalog.spark.types import schema
 from spark_datalog.storage.warehouse import Warehouse
@@ -145,6 +145,22 @@ def test_lists_in_the_warehouse(spark, tmp_path):
     edb = {"given": LISTS.edb["given"] - {removed} | {added}, "n": LISTS.edb["n"] | {(4,)}}
     assert_recomputed(program, wh, edb)
     assert (encoded(4, 3, 2, 1),) in _stored(wh, "shared") and (encoded(8),) not in _stored(wh, "suffix")
+
+
+def test_recursive_adts_in_the_warehouse(spark, tmp_path):
+    """A recursive ADT column is a string column of encoded terms: an update (a tree added
+    under one that stays, a leaf removed) equals recomputation."""
+    program = sd.Program.parse(SHAPES.text)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    program.materialize(
+        spark, inputs={"given": _frame(spark, program, "given", SHAPES.edb["given"])}, warehouse=wh
+    )
+    assert _stored(wh, "count") == SHAPES.expected["count"]
+    added = (term(2, encoded(term(1, "d", True), LEAF_C)),)
+    changes = {"given": _change(spark, program, "given", [added], [(LEAF_C,)])}
+    program.update(spark, warehouse=wh, changes=changes)
+    assert_recomputed(program, wh, {"given": SHAPES.edb["given"] - {(LEAF_C,)} | {added}})
+    assert ("d",) in _stored(wh, "lit") and (added[0], 2) in _stored(wh, "count")
 
 
 @pytest.mark.slow

@@ -72,10 +72,10 @@ def test_unknown_column_type_points_at_the_type():
         (".type number <: symbol", 1, 7, "is a built-in type"),
         (".type L = [h: float, t: L]", 1, 7, "field 'h' of recursive record type 'L' is double"),
         (
-            ".type E = N {n: number} | Add {l: E, r: E}",
+            ".type A = [b: B]\n.type B = A",
             1,
             7,
-            "recursive algebraic data types are not supported yet",
+            "'A' is defined in terms of itself through a type that is no record type or ADT: not supported",
         ),
     ],
 )

@@ -144,13 +144,13 @@ def test_recursive_record_type_errors(rule, column, fragment):
     [
         (".type L = [h: float, t: L]", "field 'h' of recursive record type 'L' is double"),
         (
-            ".type P = [x: number]\n.type L = [p: P, t: L]",
-            "field 'p' of recursive record type 'L' is [x: long]",
+            ".type P = [x: float]\n.type L = [p: P, t: L]",
+            "field 'p' of recursive record type 'L' is [x: double]: floats",
         ),
-        (".type A = [x: number, b: B]\n.type B = [y: A]", "recursive record types are not supported yet"),
+        (".type A = [x: number, b: B]\n.type B = [y: A, f: float]", "field 'f' of recursive record type 'B'"),
         (
-            ".type E = N {n: number} | Add {l: E, r: E}",
-            "recursive algebraic data types are not supported yet",
+            ".type E = N {p: P} | Add {l: E, r: E}\n.type P = [x: float]",
+            "field 'p' of branch 'N' of recursive algebraic data type 'E' is [x: double]",
         ),
     ],
 )
