@@ -770,3 +770,60 @@ RECORD_CHOICE = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (RECORD_CHOICE,)
+
+# record and ADT values of stateful functors: a record given as a Record (a tuple of its
+# fields), an ADT as (branch name, its fields...); returned as any sequence of those. Shape's
+# branches by name: Circle 0, Empty 1, Rect 2; its struct (index, Circle's (c, r), Rect's (w, h)).
+
+
+def _shape(index: int, circle=((0, 0), 0), rect=(0, 0)) -> tuple:
+    return (index, circle, rect)
+
+
+def _shift(point, d: int) -> list:
+    return [point[0] + d, point[1] + d] if type(point).__name__ == "Record" else None
+
+
+def _area(shape):
+    if shape[0] == "Circle":
+        return 3 * shape[2] * shape[2]
+    return shape[1] * shape[2] if shape[0] == "Rect" else None
+
+
+def _grow(shape) -> tuple:
+    if shape[0] == "Circle":
+        return ("Circle", shape[1], shape[2] + 1)
+    return ["Rect", shape[1] + 1, shape[2]] if shape[0] == "Rect" else shape
+
+
+RECORD_FUNCTORS = SeedProgram(
+    name="user_functors_records",
+    origin="Soufflé's stateful user-defined functors over records and ADTs, bound to Python functions",
+    text="""
+        .type Point = [x: number, y: number]
+        .type Shape = Circle {c: Point, r: number} | Rect {w: number, h: number} | Empty {}
+        .functor shift(p: Point, d: number): Point stateful
+        .functor area(s: Shape): number stateful
+        .functor grow(s: Shape): Shape stateful
+        .decl pt(p: Point)
+        .input pt
+        .decl sh(s: Shape)
+        sh($Circle([0, 0], 2)). sh($Rect(2, 3)). sh($Empty).
+        moved(Q) :- pt(P), Q = @shift(P, 10).
+        area(S, A) :- sh(S), A = @area(S).
+        grown(T) :- sh(S), T = @grow(S).
+        big(R) :- grown($Circle(_, R)).
+        .output moved, area, grown, big
+    """,
+    edb={"pt": {((1, 2),), ((3, -1),)}},
+    expected={
+        "moved": {((11, 12),), ((13, 9),)},
+        # the area of $Empty is None: undefined, no tuple
+        "area": {(_shape(0, circle=((0, 0), 2)), 12), (_shape(2, rect=(2, 3)), 6)},
+        "grown": {(_shape(0, circle=((0, 0), 3)),), (_shape(2, rect=(3, 3)),), (_shape(1),)},
+        "big": {(3,)},
+    },
+    functors={"shift": _shift, "area": _area, "grow": _grow},
+)
+
+DIALECT_PROGRAMS += (RECORD_FUNCTORS,)
