@@ -240,3 +240,15 @@ def from_struct(value) -> Any:
     if isinstance(value, dict):
         return Record(from_struct(v) for v in value.values())
     return value
+
+
+def as_struct(value, type_name: str) -> Any:
+    """A value of ``type_name``, a record (a tuple) as the dict of its fields a Polars or Spark
+    struct is built from, nested records too; any other value as it is.
+
+    >>> as_struct(Record((1, Record(("b",)))), "[x: long, y: [a: string]]")
+    {'x': 1, 'y': {'a': 'b'}}
+    """
+    if value is None or not is_record(type_name):
+        return value
+    return {name: as_struct(v, t) for v, (name, t) in zip(value, fields(type_name) or (), strict=True)}

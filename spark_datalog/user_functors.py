@@ -17,9 +17,11 @@ f=module:function``):
   as many values; called on whole batches by the kernel (``map_batches``) and Spark (a
   ``pandas_udf``), and on one-row Series by the reference.
 
-It is called only where every argument is defined; ``None`` (or NaN) as a value is undefined (the
-literal fails, as a division by zero does); an integer value out of the range of the declared
-type is undefined too. An exception it raises stops the evaluation with a
+A ``stateful`` functor may take and return records and ADTs, in the form
+:mod:`spark_datalog.functor_values` describes. The function is called only where every
+argument is defined; ``None`` (or NaN) as a value is undefined (the literal fails, as a
+division by zero does); an integer value out of the range of the declared type is undefined
+too. An exception it raises stops the evaluation with a
 :class:`~spark_datalog.errors.FunctorError` naming the functor (:func:`failure_located`).
 
 Example::
@@ -40,7 +42,9 @@ import re
 from typing import Callable, Optional
 
 from .errors import FunctorError
+from .functor_values import given, taken
 from .functors import Functor, fits
+from .record_types import as_struct, is_record
 from .syntax import ast
 
 __all__ = ["Binding", "FunctorFailure", "entry", "failure_located", "load_function", "vectorized"]
@@ -109,11 +113,17 @@ class Binding:
         return self.value(value)
 
     def value(self, value) -> object:
-        """A value the function returned, as the declared result type; None when undefined (NaN
-        too: Spark's Arrow batches cannot tell it from a null)."""
+        """A value the function returned, as the declared result type (a record or ADT as a
+        ``Record``: :func:`~spark_datalog.functor_values.taken`); None when undefined (NaN too:
+        Spark's Arrow batches cannot tell it from a null)."""
         if value is None or (isinstance(value, numbers.Real) and value != value):
             return None
         result = self.result
+        if is_record(result):
+            try:
+                return taken(value, result)
+            except TypeError as error:
+                raise FunctorFailure(self.marker(error)) from None
         if result in ("int", "long"):
             if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise FunctorFailure(self.marker(TypeError(f"returned {value!r}, not an integer")))
@@ -134,6 +144,9 @@ class Binding:
         """The values of the function on ``count`` rows given as columns (lists; none for a
         functor without parameters) where no value is None."""
         function = self.require()
+        columns = [
+            [given(v, t) for v in c] if is_record(t) else c for c, t in zip(columns, self.params, strict=True)
+        ]
         valid = [i for i in range(count) if all(c[i] is not None for c in columns)]
         out: list = [None] * count
         if not valid:
@@ -165,7 +178,7 @@ def _missing(value) -> bool:
 def entry(declared: ast.FunctorDecl) -> Functor:
     """The registry entry of a declaration, with a fresh (unbound) :class:`Binding`."""
     binding = Binding(declared)
-    kinds = tuple(_KINDS[p.type] for p in declared.params)
+    kinds = tuple(_KINDS.get(p.type, p.type) for p in declared.params)  # a record: its type
     arity = len(declared.params)
     return Functor(
         binding.name,
@@ -208,7 +221,8 @@ def _polars(binding: Binding, args):
     def apply(batch: pl.Series) -> pl.Series:
         frame = batch.struct.unnest()
         columns = [frame[c].to_list() for c in frame.columns[1:]]
-        return pl.Series(batch.name, binding.rows(columns, len(frame)), dtype=dtype)
+        values = binding.rows(columns, len(frame))
+        return pl.Series(batch.name, [as_struct(v, binding.result) for v in values], dtype=dtype)
 
     return pl.struct(rows, *typed).map_batches(apply, return_dtype=dtype, is_elementwise=True)
 
@@ -217,8 +231,11 @@ def _spark(binding: Binding, args):
     """A ``pandas_udf`` (Arrow batches): a vectorized function gets the batch's Series, another
     is called row by row. The function is not called where an argument is null: the UDF gets
     the arguments with nulls replaced and a column saying where every one is defined (a
-    nullable integer column would reach pandas as doubles)."""
+    nullable integer column would reach pandas as doubles). A record argument or result travels
+    as the field ``v`` of a struct (a column of dicts, null where undefined: a struct's own
+    column would reach pandas as a DataFrame)."""
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
     from .spark.types import spark_type
 
@@ -227,16 +244,37 @@ def _spark(binding: Binding, args):
     typed = []
     for arg, t in zip(args, binding.params, strict=True):
         defined = defined & arg.isNotNull()
-        typed.append(F.coalesce(arg.cast(spark_type(t)), F.lit(_PLACEHOLDER[t]).cast(spark_type(t))))
+        typed.append(F.struct(arg.alias("v")) if is_record(t) else _spark_primitive(arg, t))
+    result = spark_type(binding.result)
+    compound = is_record(binding.result)
 
     def batch(flags, *series):
         import pandas as pd
 
         keep = flags.tolist()
-        columns = [[v if k else None for v, k in zip(s.tolist(), keep, strict=True)] for s in series]
-        return pd.Series(binding.rows(columns, len(keep)), dtype=object)
+        columns = [_spark_values(s, keep) for s in series]
+        values = binding.rows(columns, len(keep))
+        if compound:
+            return pd.DataFrame({"v": [as_struct(v, binding.result) for v in values]})
+        return pd.Series(values, dtype=object)
 
-    return F.pandas_udf(batch, spark_type(binding.result))(defined, *typed)  # type: ignore[call-overload]
+    returned = T.StructType([T.StructField("v", result)]) if compound else result
+    call = F.pandas_udf(batch, returned)(defined, *typed)  # type: ignore[call-overload]
+    return call.getField("v") if compound else call
+
+
+def _spark_primitive(arg, type_: str):
+    from pyspark.sql import functions as F
+
+    from .spark.types import spark_type
+
+    return F.coalesce(arg.cast(spark_type(type_)), F.lit(_PLACEHOLDER[type_]).cast(spark_type(type_)))
+
+
+def _spark_values(series, keep: list) -> list:
+    """A UDF argument's values (a wrapped record's: its field ``v``), None where not ``keep``."""
+    values = series["v"].tolist() if hasattr(series, "columns") else series.tolist()
+    return [v if k else None for v, k in zip(values, keep, strict=True)]
 
 
 _PLACEHOLDER = {"int": 0, "long": 0, "double": 0.0, "string": "", "bool": False}

@@ -715,3 +715,109 @@ SHAPES = SeedProgram(
 )
 
 DIALECT_PROGRAMS += (SHAPES,)
+
+# a greedy choice-domain on record, ADT and list columns: values in value order, a record's or
+# a (non-recursive) ADT's field by field (an ADT's branch index first: Circle 0, Rect 1), a
+# list's by its encoded text. Points E = [-1, "c"] < D = [0, "z"] < A = [1, "a"] < B = [1, "b"]
+# < C = [2, "a"]; near: A -> B, C; B -> C, D; C -> D, E; D -> A; E -> A.
+_A, _B, _C, _D, _E = (1, "a"), (1, "b"), (2, "a"), (0, "z"), (-1, "c")
+
+
+def _circle(r: int) -> tuple:
+    return (0, (r,), (0, 0))
+
+
+def _rect(w: int, h: int) -> tuple:
+    return (1, (0,), (w, h))
+
+
+RECORD_CHOICE = SeedProgram(
+    name="choice_domain_records",
+    origin="Soufflé's choice-domain on record, ADT and list columns: records and ADTs in value "
+    "order field by field, lists by their encoded text",
+    text="""
+        .type Point = [x: number, y: symbol]
+        .type Shape = Rect {w: number, h: number} | Circle {r: number}
+        .type List = [h: number, t: List]
+        .decl near(p: Point, q: Point)
+        .input near
+        .decl pairs(p: Point, q: Point) choice-domain p, q
+        pairs(P, Q) :- near(P, Q).
+        .decl st(p: Point, q: Point) choice-domain q
+        st([1, "a"], Q) :- near([1, "a"], Q).
+        st(P, Q) :- st(_, P), near(P, Q).
+        .decl shape(n: number, s: Shape) choice-domain n
+        shape(X, $Rect(X, 1)) :- near([X, _], _).
+        shape(X, $Rect(0, X)) :- near(_, [X, _]).
+        shape(X, $Circle(X)) :- near([X, "z"], _).
+        .decl chain(n: number, l: List) choice-domain n, l
+        chain(1, [2, nil]). chain(1, [10, nil]). chain(1, [1, [5, nil]]).
+        chain(2, [-1, nil]). chain(2, [1, nil]).
+        .output pairs, st, shape, chain
+    """,
+    edb={"near": {(_A, _B), (_A, _C), (_B, _C), (_B, _D), (_C, _D), (_C, _E), (_D, _A), (_E, _A)}},
+    expected={
+        # in order: (E, A) (D, A)x (A, B) (A, C)x (B, D) (B, C)x (C, E) (C, D)x
+        "pairs": {(_E, _A), (_A, _B), (_B, _D), (_C, _E)},
+        # round 1: (A, B) (A, C); 2: (B, D) (B, C)x (C, E) (C, D)x; 3: (E, A) before (D, A)x
+        "st": {(_A, _B), (_A, _C), (_B, _D), (_C, _E), (_E, _A)},
+        # per n the least shape: Circle (index 0) first, then Rect(w, h) by w, then h
+        "shape": {(-1, _rect(-1, 1)), (0, _circle(0)), (1, _rect(0, 1)), (2, _rect(0, 2))},
+        # texts: [1, [5, nil]] 1:18:1:53:nil < [2, nil] 1:23:nil < [10, nil] 2:103:nil;
+        # [1, nil] 1:13:nil < [-1, nil] 2:-13:nil
+        "chain": {(1, encoded(1, 5)), (2, encoded(1))},
+    },
+)
+
+DIALECT_PROGRAMS += (RECORD_CHOICE,)
+
+# record and ADT values of stateful functors: a record given as a Record (a tuple of its
+# fields), an ADT as (branch name, its fields...); returned as any sequence of those. Shape's
+# branches by name: Circle 0, Empty 1, Rect 2; its struct (index, Circle's (c, r), Rect's (w, h)).
+
+
+def _shape(index: int, circle=((0, 0), 0), rect=(0, 0)) -> tuple:
+    return (index, circle, rect)
+
+
+RECORD_FUNCTORS = SeedProgram(
+    name="user_functors_records",
+    origin="Soufflé's stateful user-defined functors over records and ADTs, bound to Python functions",
+    text="""
+        .type Point = [x: number, y: number]
+        .type Shape = Circle {c: Point, r: number} | Rect {w: number, h: number} | Empty {}
+        .functor shift(p: Point, d: number): Point stateful
+        .functor area(s: Shape): number stateful
+        .functor grow(s: Shape): Shape stateful
+        .decl pt(p: Point)
+        .input pt
+        .decl sh(s: Shape)
+        sh($Circle([0, 0], 2)). sh($Rect(2, 3)). sh($Empty).
+        moved(Q) :- pt(P), Q = @shift(P, 10).
+        area(S, A) :- sh(S), A = @area(S).
+        grown(T) :- sh(S), T = @grow(S).
+        big(R) :- grown($Circle(_, R)).
+        .output moved, area, grown, big
+    """,
+    edb={"pt": {((1, 2),), ((3, -1),)}},
+    expected={
+        # shift is undefined (None) for a negative y: no tuple for [3, -1]
+        "moved": {((11, 12),)},
+        # the area of $Empty is None: undefined, no tuple
+        "area": {(_shape(0, circle=((0, 0), 2)), 12), (_shape(2, rect=(2, 3)), 6)},
+        "grown": {(_shape(0, circle=((0, 0), 3)),), (_shape(2, rect=(3, 3)),), (_shape(1),)},
+        "big": {(3,)},
+    },
+    # lambdas: Spark's executors get them by value (a function of this module by reference)
+    functors={
+        "shift": lambda p, d: [p[0] + d, p[1] + d] if type(p).__name__ == "Record" and p[1] >= 0 else None,
+        "area": lambda s: 3 * s[2] * s[2] if s[0] == "Circle" else (s[1] * s[2] if s[0] == "Rect" else None),
+        "grow": lambda s: (
+            ("Circle", s[1], s[2] + 1)
+            if s[0] == "Circle"
+            else (["Rect", s[1] + 1, s[2]] if s[0] == "Rect" else s)
+        ),
+    },
+)
+
+DIALECT_PROGRAMS += (RECORD_FUNCTORS,)

@@ -8,7 +8,9 @@ of an earlier round go (anti-joins with the relation), then the locally least ca
 least, in value order, of those agreeing with them on each key: a window per key) are
 accepted and those agreeing with them on a key go, until none remain. Nothing is collected to
 the driver; with one key that is one step, planned lazily; with several, every step is stored
-(a local checkpoint) and the loop ends when none remain.
+(a local checkpoint) and the loop ends when none remain. Spark orders, partitions and joins
+record and ADT columns (structs) field by field, the value order of
+:mod:`spark_datalog.syntax.choice`.
 """
 
 from __future__ import annotations

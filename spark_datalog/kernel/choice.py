@@ -21,7 +21,9 @@ steps, showing every accepted candidate is in ``S`` and every removed one is not
 - Every step accepts at least the least remaining candidate (locally least on every key), so
   the loop ends. One key takes one step (per key value, its least candidate).
 
-The Spark backend (``eval.choice``) runs the same steps on DataFrames.
+The Spark backend (``eval.choice``) runs the same steps on DataFrames. A record or ADT column
+is a struct: Polars sorts it, joins on it and finds its first distinct values field by field,
+the value order of :mod:`spark_datalog.syntax.choice` (as the reference's tuples compare).
 """
 
 from __future__ import annotations

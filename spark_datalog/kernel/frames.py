@@ -12,7 +12,7 @@ from typing import Iterable, Optional, Sequence
 import polars as pl
 import pyarrow as pa
 
-from ..record_types import fields, is_record
+from ..record_types import as_struct, is_record
 from ..reference.terms import coerce
 from ..storage.schema import without_columns
 from .expressions import canonical
@@ -102,12 +102,5 @@ def rows_table(names: Sequence[str], types: Sequence[str], rows: Iterable[tuple]
         return without_columns(len(rows))
     schema = {name: polars_type(t) for name, t in zip(names, types, strict=True)}
     if any(map(is_record, types)):  # Polars reads a nested tuple as a list: records as dicts
-        rows = [tuple(_as_dict(v, t) for v, t in zip(row, types, strict=True)) for row in rows]
+        rows = [tuple(as_struct(v, t) for v, t in zip(row, types, strict=True)) for row in rows]
     return to_table(pl.DataFrame(rows, schema=schema, orient="row"), names, types)
-
-
-def _as_dict(value, type_: str):
-    """A record value (a tuple) as the dict of its fields that Polars makes a struct of."""
-    if value is None or not is_record(type_):
-        return value
-    return {name: _as_dict(v, t) for v, (name, t) in zip(value, fields(type_) or (), strict=True)}

@@ -12,20 +12,28 @@ joins the relation (``reference.choice``, ``kernel.choice``, ``eval.choice``): t
 delta is what later rounds join with (Soufflé's spanning tree ``st(X, Y) :- st(_, X), e(X, Y)``
 with ``choice-domain y`` grows one edge into every reached node).
 
+Value order: numbers by value, symbols by code point (UTF-8 bytes), ``false`` before ``true``,
+tuples and records (structs: Python tuples, Polars and Spark structs) field by field in their
+declared order, so a non-recursive ADT by its branch index (branches by name) and then its
+branches' fields; a recursive record type's or ADT's value by its encoded text
+(:mod:`spark_datalog.recursive_records`; ``[1, [5, nil]]`` before ``[2, nil]``, and ``[1, nil]``
+before ``[-1, nil]``). The three engines sort and compare these alike.
+
 One key on a relation outside recursion chooses the same tuples as the least candidate per key,
 which is lowered here to ``min`` aggregates (the cheap path, maintained by ``update`` like any
-``min``): the relation's rules and facts define ``<r>__choices``, and one auxiliary relation per
-other column takes the ``min`` of that column among the candidates that agree with the key and
-the columns chosen before it::
+``min``) unless a column outside the key is a record or ADT (no ``min`` takes one; the greedy
+filter chooses the same tuples): the relation's rules and facts define ``<r>__choices``, and
+one auxiliary relation per other column takes the ``min`` of that column among the candidates
+that agree with the key and the columns chosen before it::
 
     advisor__choice1(S, Y, min<P>) :- advisor__choices(S, Y, P).
     advisor(S, Y, P) :- advisor__choice1(S, Y, P).
 
-Otherwise (several keys, or a recursive relation: :func:`greedy_keys`) analysis gives the keys
-to the engines (``CheckedProgram.choices``), and the relation's facts move to
-``<r>__facts`` read by one rule, so that they are first-round candidates on every engine. A key
-covering every column constrains nothing and is dropped. Errors: ``choice-domain`` on an
-``.input`` relation, and a greedy choice on a relation with a record column.
+Otherwise (several keys, a recursive relation, or a record outside the one key:
+:func:`greedy_keys`) analysis gives the keys to the engines (``CheckedProgram.choices``), and
+the relation's facts move to ``<r>__facts`` read by one rule, so that they are first-round
+candidates on every engine. A key covering every column constrains nothing and is dropped.
+Error: ``choice-domain`` on an ``.input`` relation.
 """
 
 from __future__ import annotations
@@ -51,7 +59,7 @@ def lower_choice(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]
     for declaration in [d for d in program.declarations if d.choice_domains]:
         keys = constraining_keys(declaration)
         greedy = bool(greedy_keys(declaration, is_recursive(program, declaration.name)))
-        problem = _problem(declaration, program, greedy)
+        problem = _problem(declaration, program)
         if problem:
             errors.append(ParseError(problem, declaration.span.line, declaration.span.column))
         elif greedy:
@@ -68,26 +76,32 @@ def constraining_keys(declaration: ast.Declaration) -> tuple:
 
 
 def greedy_keys(declaration: ast.Declaration, recursive: bool) -> tuple:
-    """The keys of a choice the engines make greedily (several keys, or a ``recursive``
-    relation); none when it is lowered to ``min`` or constrains nothing.
+    """The keys of a choice the engines make greedily (several keys, a ``recursive`` relation,
+    or a record column outside the one key); none when it is lowered to ``min`` or constrains
+    nothing.
 
     >>> from spark_datalog.syntax.parser import parse
     >>> greedy_keys(parse(".decl r(a: number, b: number) choice-domain a, b").declarations[0], False)
     (('a',), ('b',))
+    >>> text = ".type P = [x: number]\\n.decl r(a: number, b: P) choice-domain a"
+    >>> greedy_keys(parse(text).declarations[0], False)
+    (('a',),)
     """
     keys = constraining_keys(declaration)
-    return keys if len(keys) > 1 or (keys and recursive) else ()
+    if len(keys) == 1 and not recursive and not _chooses_a_record(declaration, keys[0]):
+        return ()
+    return keys
 
 
-def _problem(declaration: ast.Declaration, program: ast.Program, greedy: bool) -> str:
+def _chooses_a_record(declaration: ast.Declaration, key: tuple) -> bool:
+    """Whether a column outside ``key`` is a record (or ADT): no ``min`` takes it."""
+    return any(is_record(column.type) for column in declaration.columns if column.name not in key)
+
+
+def _problem(declaration: ast.Declaration, program: ast.Program) -> str:
     name = declaration.name
     if name in program.inputs:
         return f"choice-domain on an .input relation is not supported ('{name}'): its facts are given"
-    if greedy and any(is_record(column.type) for column in declaration.columns):
-        return (
-            f"choice-domain with several keys or in recursion on a relation with a record column "
-            f"is not supported yet ('{name}')"
-        )
     return ""
 
 

@@ -4,9 +4,10 @@ Each declaration gets its entry in the program's own functor registry
 (:func:`spark_datalog.user_functors.entry`), and every call ``@f(...)`` that entry
 (``ast.Call.functor``), so analysis and the engines evaluate it as they do an intrinsic functor.
 A call of an undeclared functor, a call with the wrong number of arguments, a functor declared
-twice and one over record or ADT values are :class:`~spark_datalog.errors.ParseError` s (Soufflé
-allows records only to ``stateful`` functors, which get its record table; here a function gets
-values, and record values are not supported yet).
+twice, a functor over record or ADT values not declared ``stateful`` (as in Soufflé, which gives
+such a functor its record table; here the function gets the values:
+:mod:`spark_datalog.functor_values`) and one over recursive record types or ADTs (not supported
+yet) are :class:`~spark_datalog.errors.ParseError` s.
 
 Example::
 
@@ -23,6 +24,7 @@ from dataclasses import replace
 
 from ..errors import DatalogError, ParseError
 from ..record_types import is_record
+from ..functor_values import holds_recursive
 from ..user_functors import entry
 from . import ast
 from .body_aggregates import rebuilt
@@ -43,7 +45,10 @@ def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogE
             errors.append(_error(f"functor '{declaration.name}' is declared twice", declaration.span))
         elif compound is not None:
             errors.append(_error(_compound_message(declaration), compound))
-        elif all(t in ast.TYPES for t in (declaration.result, *(p.type for p in declaration.params))):
+        elif all(
+            t in ast.TYPES or is_record(t)
+            for t in (declaration.result, *(p.type for p in declaration.params))
+        ):
             declaration = replace(declaration, functor=entry(declaration))
             declared[name] = declaration.functor
         functors.append(declaration)
@@ -75,20 +80,26 @@ def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogE
 
 
 def _compound_type_span(declaration: ast.FunctorDecl):
-    """Where ``declaration`` names a record or ADT type (a parameter's, else the result's); None
-    when it names none."""
-    for param in declaration.params:
-        if is_record(param.type):
-            return param.span
-    return declaration.span if is_record(declaration.result) else None
+    """Where ``declaration`` names a record or ADT type it may not (a parameter's, else the
+    result's): any, unless it is ``stateful``; a recursive one in any case. None when it names
+    none."""
+    for type_, span in (
+        *((p.type, p.span) for p in declaration.params),
+        (declaration.result, declaration.span),
+    ):
+        if holds_recursive(type_) or (is_record(type_) and not declaration.stateful):
+            return span
+    return None
 
 
 def _compound_message(declaration: ast.FunctorDecl) -> str:
     if declaration.stateful:
-        return f"functor '{declaration.name}': record and ADT values of functors are not supported yet"
+        return (
+            f"functor '{declaration.name}': recursive record and ADT values of functors are not supported yet"
+        )
     return (
-        f"functor '{declaration.name}' takes or returns a record or ADT value: only a stateful "
-        "functor may (Soufflé), and record values of functors are not supported yet"
+        f"functor '{declaration.name}' takes or returns a record or ADT value: only a stateful functor may "
+        "(as in Soufflé)"
     )
 
 

@@ -134,13 +134,6 @@ def test_a_choice_domain_of_every_column_changes_nothing():
         (".decl r(x: number, y: number) choice-domain z", 1, 45, "names 'z', not one of its columns"),
         (".decl r(x: number, y: number) choice-domain (x, x)", 1, 46, "names a column twice"),
         (
-            ".type P = [a: number, b: number]\n"
-            ".decl r(x: P, y: number) choice-domain x, y\nr(X, Y) :- q(X, Y).",
-            2,
-            1,
-            "with a record column is not supported yet",
-        ),
-        (
             ".decl r(x: number, y: number) choice-domain x\n.input r",
             1,
             1,

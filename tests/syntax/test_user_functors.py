@@ -12,6 +12,7 @@ from tests.syntax.test_parse_errors import assert_error
 import spark_datalog as sd
 from hypothesis import given
 from programs import settings
+from spark_datalog.record_types import Record
 from spark_datalog.syntax import parse
 from user_functor_cases import user_functor_cases
 
@@ -66,10 +67,10 @@ def test_parameters_may_be_unnamed_and_types_are_checked():
             "takes 1 argument, given 2",
         ),
         (
-            ".type P = [a: number]\n.functor g(x: P): number stateful",
+            ".type L = [h: number, t: L]\n.functor g(x: L): number stateful",
             2,
             15,
-            "record and ADT values of functors are not supported yet",
+            "recursive record and ADT values of functors are not supported yet",
         ),
         (".type P = [a: number]\n.functor g(x: number): P", 2, 10, "only a stateful functor may"),
         (".functor g(x: Nope): number", 1, 15, "unknown type 'Nope'"),
@@ -158,3 +159,38 @@ def test_a_failing_function_is_a_functor_error(engine, function, fragment):
 def test_random_user_functors_on_the_kernel_equal_the_reference(case):
     text, edb, functors = case
     assert_same(text, edb, functors=functors)
+
+
+RECORDS = """.type P = [x: number, y: symbol]
+.type S = Dot {} | Box {p: P}
+.functor f(p: P): S stateful
+.decl e(p: P)
+e([1, "a"]).
+q(S) :- e(P), S = @f(P).
+"""
+
+
+@pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
+@pytest.mark.parametrize(
+    "function, fragment",
+    [
+        (lambda p: p, "returned Record((1, 'a')), not a branch of S"),
+        (lambda p: ("Box", (1,)), "returned (1,), not the 2 field values of [x: long, y: string]"),
+        (lambda p: ("Box", (1, 2)), "returned a field 2, not a string value"),
+        (lambda p: ("Dot", p), "branch Dot has no fields"),
+    ],
+    ids=["record-for-adt", "arity", "field-type", "fields-of-an-empty-branch"],
+)
+def test_a_record_or_adt_value_of_the_wrong_shape_is_a_functor_error(engine, function, fragment):
+    with pytest.raises(sd.FunctorError) as info:
+        engine(sd.Program.parse(RECORDS, functors={"f": function}), {})
+    assert fragment in info.value.message and info.value.line == 3
+
+
+@pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
+def test_a_record_is_given_as_a_record_and_an_adt_as_its_branch_and_fields(engine):
+    seen = []
+    program = sd.Program.parse(RECORDS, functors={"f": lambda p: seen.append(p) or ("Box", p)})
+    # Box (index 0 by name) holds [1, "a"]; Dot (index 1) has no struct
+    assert engine(program, {})["q"] == {((0, ((1, "a"),)),)}
+    assert seen == [(1, "a")] and all(isinstance(p, Record) for p in seen)
