@@ -294,6 +294,7 @@ class _Inference(Classes):
         self.column_nodes: dict = {}  # relation -> [node or None by position], in the order made
         self.expressions: dict = {}  # id(BinaryOp or Call) -> its node (its type annotates the rule)
         self.calls: list = []  # (call, its argument nodes): checked once types are known
+        self.orders: list = []  # (min/max aggregate, its value's node): checked once types are known
         self.names: dict = {}  # relation -> its column names from its first rule (see .naming)
         # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
         self.integers: list = []
@@ -399,6 +400,26 @@ class _Inference(Classes):
             if spec.operands == "ordered" and not (kinds <= {"number"} or kinds == {"string"}):
                 message = f"the arguments of '{call.name}' must be all numbers or all strings, in {call}"
                 errors.append(error_at(SchemaError, message, call.span))
+        return errors
+
+    def _order_errors(self) -> list:
+        """A ``min``/``max`` over records or ADTs: they have no order (as in Soufflé). An
+        ``eqrel`` labels its elements by a ``min`` (``syntax.eqrel``): over records, not yet."""
+        errors = []
+        for aggregate, node, relation in self.orders:
+            t = self.resolve(node)
+            if not _is_any_record(t):
+                continue
+            if relation.endswith("__eqrel_label"):
+                what = f"an eqrel relation over records or ADTs ({_show(t)}) is not supported yet"
+            else:
+                what = (
+                    f"{aggregate.func} needs numbers or symbols, not records or ADTs "
+                    f"({_show(t)}), in {aggregate}"
+                )
+            error = error_at(SchemaError, what, _span_of(aggregate))
+            if all(str(error) != str(known) for known in errors):  # an eqrel's three rules
+                errors.append(error)
         return errors
 
     def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> tuple:
@@ -525,6 +546,7 @@ class _Inference(Classes):
             self.flows.append(_Flow(result, _sum, (value,), origin, span))
         else:  # min / max: the value itself
             result = value
+            self.orders.append((aggregate, value, relation))
         if column is None:
             self.unify(result, self.column_node(relation, position))
             return
@@ -653,6 +675,7 @@ class _Inference(Classes):
                 )
         errors += self._literal_errors()
         errors += self._call_errors()
+        errors += self._order_errors()
         for comparison, left, right, _ in self.comparisons:
             types = (self.resolve(left), self.resolve(right))
             if comparison.op in _ORDERING and ("bool" in types or any(map(_is_any_record, types))):

@@ -127,9 +127,19 @@ def test_record_errors(text, line, column, fragment):
         ("pts(R) :- p(R), p(S), R < S.", "records can only be compared with = and !="),
         ("out(X) :- p(R), X = R.", "type conflict"),
         ("out(X) :- p([X, Y]), q(Y).", "type conflict"),
+        ("pts(M) :- M = min R : { p(R) }.", "min needs numbers or symbols, not records or ADTs"),
+        ("pts(M) :- M = max R : p(R).", "max needs numbers or symbols, not records or ADTs"),
     ],
 )
 def test_record_type_errors(rule, fragment):
     with pytest.raises(SchemaError) as info:
         sd.Program.parse(TYPES + DECLS + rule)
     assert fragment in str(info.value) and info.value.line == 7
+
+
+def test_an_eqrel_over_a_record_type_is_refused_once_at_its_declaration():
+    text = ".type P = [x: number, y: number]\n.decl same(a: P, b: P) eqrel\nsame([1, 2], [3, 4]).\n"
+    with pytest.raises(SchemaError) as info:
+        sd.Program.parse(text, dialect="souffle")
+    assert "an eqrel relation over records or ADTs" in str(info.value) and "not supported yet" in str(info.value)
+    assert (info.value.line, info.value.column) == (2, 1)
