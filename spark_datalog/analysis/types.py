@@ -405,10 +405,10 @@ class _Inference(Classes):
     def _order_errors(self) -> list:
         """A ``min``/``max`` over records or ADTs: they have no order (as in Soufflé). An
         ``eqrel`` labels its elements by a ``min`` (``syntax.eqrel``): over records, not yet."""
-        errors = []
+        errors: list = []
         for aggregate, node, relation in self.orders:
             t = self.resolve(node)
-            if not _is_any_record(t):
+            if t is None or not _is_any_record(t):
                 continue
             if relation.endswith("__eqrel_label"):
                 what = f"an eqrel relation over records or ADTs ({_show(t)}) is not supported yet"

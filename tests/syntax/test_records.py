@@ -141,5 +141,6 @@ def test_an_eqrel_over_a_record_type_is_refused_once_at_its_declaration():
     text = ".type P = [x: number, y: number]\n.decl same(a: P, b: P) eqrel\nsame([1, 2], [3, 4]).\n"
     with pytest.raises(SchemaError) as info:
         sd.Program.parse(text, dialect="souffle")
-    assert "an eqrel relation over records or ADTs" in str(info.value) and "not supported yet" in str(info.value)
+    message = str(info.value)
+    assert "an eqrel relation over records or ADTs" in message and "not supported yet" in message
     assert (info.value.line, info.value.column) == (2, 1)
