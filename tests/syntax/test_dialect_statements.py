@@ -603,6 +603,28 @@ def test_an_instance_renames_what_its_component_declares():
     assert [str(t) for t in program.types] == [".type a.U <: number"]
 
 
+def test_a_relation_named_as_a_type_leaves_the_type_alone():
+    # relations and types are two namespaces: the instance renames the relation node, and its
+    # column keeps the global type node; a type the component declares is renamed
+    text = """
+    .symbol_type node
+    .comp G {
+        .type w = number
+        .decl node(n: node)
+        .decl weight(n: node, x: w)
+        node("a").
+        weight(n, 2) :- node(n).
+    }
+    .init g = G
+    .decl out(n: node, x: number)
+    out(n, x) :- g.weight(n, x).
+    """
+    program = sd.Program.parse(text, dialect="souffle")
+    types = parse(text, dialect="souffle").types
+    assert [str(t) for t in types] == [".type node <: symbol", ".type g.w = number"]
+    assert sd.reference.evaluate(program, {})["out"] == {("a", 2)}
+
+
 @pytest.mark.parametrize(
     "text, line, column, fragment",
     [
