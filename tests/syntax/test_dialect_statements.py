@@ -323,6 +323,12 @@ def test_a_parenthesised_disjunction_ends_with_an_atom_with_parentheses():
     assert rules("a(X) :- e(X), (b(X) ; z()).") == ["a(X) :- e(X), b(X).", "a(X) :- e(X), z."]
 
 
+def test_a_parenthesised_conjunction_without_a_disjunction_is_its_literals():
+    assert rules("a(X) :- e(X), (X = 1).") == ["a(X) :- e(X), X = 1."]
+    assert rules("a(X) :- (e(X), !b(X)), ((X < 3)).") == ["a(X) :- e(X), not b(X), X < 3."]
+    assert rules("a(X) :- e(X), (X + 1) = 2.") == ["a(X) :- e(X), (X + 1) = 2."]
+
+
 # ---------------------------------------------------------------------------------------------
 # aggregates over a body
 
