@@ -27,7 +27,10 @@ BODY_AGGREGATES = SeedProgram(
         high(X, M) :- node(X), M = max V * 2 : w(X, V).
         nested(N) :- N = count : { node(X), 2 = count : { w(Y, _), Y > X } }.
         none(N) :- N = sum V : { w(_, V), V > 100 }.
-        .output s, distinct, per, low, high, nested, none
+        fixed(X, N) :- X = 1, N = count : { w(Y, _), Y > X }.
+        either(Z, N) :- (Z = 0 ; Z = 3), N = count : { w(Y, _), Y > Z }.
+        shifted(M) :- X = 2, N = count : { w(Y, _), Y >= X }, M = N + X.
+        .output s, distinct, per, low, high, nested, none, fixed, either, shifted
     """,
     edb={"w": {(1, 5), (2, 5), (3, 7)}, "node": {(1,), (2,), (3,), (4,)}},
     expected={
@@ -38,6 +41,9 @@ BODY_AGGREGATES = SeedProgram(
         "high": {(1, 10), (2, 10), (3, 14)},
         "nested": {(1,)},
         "none": {(0,)},
+        "fixed": {(1, 2)},  # groups bound by a comparison, not an atom
+        "either": {(0, 3), (3, 0)},
+        "shifted": {(4,)},
     },
 )
 
