@@ -202,6 +202,8 @@ GENERATORS = SeedProgram(
         ints("computed", X) :- p(A, B), X = range(A * 2, B + 3, 2).
         ints("undefined", X) :- p(A, B), X = range(0, A / (B - 5)).
         ints("compared", X) :- p(X, _), X < range(2, 5).
+        ints("member", X) :- p(X, _), X = range(2, 5).
+        ints("member2", X) :- p(_, X), range(0, 4) = X.
         ints("fact", range(1, 3)).
         span(A, Y) :- p(A, B), Y = range(A, B).
         pairs(X, Y) :- X = range(0, 2), Y = range(X, 2).
@@ -227,6 +229,10 @@ GENERATORS = SeedProgram(
             ("undefined", 0),
             # X < some value of range(2, 5): only X = 1 of 1, 5, 4
             ("compared", 1),
+            # X bound by p: a test that X is one of the values (1, 5, 4 in [2, 5); 3, 5, 2 in [0, 4))
+            ("member", 4),
+            ("member2", 3),
+            ("member2", 2),
             ("fact", 1),
             ("fact", 2),
         },
