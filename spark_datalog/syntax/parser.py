@@ -434,7 +434,7 @@ class _ToAst:
     def type_declaration(self, children):
         self.souffle_syntax = True
         keyword, name, *rest = children
-        names = [str(t) for t in rest if t.type in ("NAME", "VAR")]
+        names = [str(t) for t in rest if t.type in ("NAME", "VAR", "QNAME")]
         if not rest:  # `.type T`: Soufflé's old spelling of a symbol type
             kind, names = "subtype", ["symbol"]
         else:
@@ -674,7 +674,7 @@ class _ToAst:
         self.souffle_syntax = True
         keyword, *rest = children
         (expr,) = _values(rest)
-        type_token = [t for t in rest if isinstance(t, Token) and t.type in ("NAME", "VAR")][-1]
+        type_token = [t for t in rest if isinstance(t, Token) and t.type in ("NAME", "VAR", "QNAME")][-1]
         type_name = ast.Constant(str(type_token), "string", span=_span(type_token))
         node = ast.Call(ast.CAST, (expr, type_name), span=_span(keyword))
         self._nest(node, keyword, expr)

@@ -16,6 +16,7 @@ from dialect_adts import adt_cases
 from dialect_records import record_cases
 from hypothesis import given
 from programs import settings
+from spark_datalog.errors import SchemaError
 from spark_datalog.syntax import parse
 
 
@@ -607,6 +608,25 @@ def test_an_instance_renames_what_its_component_declares():
     assert [str(d) for d in program.declarations] == [".decl a.r(x: long)"]
     assert [str(r) for r in program.rules] == ["q(X) :- a.r(X)."]
     assert [str(t) for t in program.types] == [".type a.U <: number"]
+
+
+def test_a_type_an_instance_declares_is_named_through_it():
+    text = """
+    .comp C<P> { .type Id <: P .decl r(x: Id) r(2). }
+    .init a = C<number>
+    .init b = C<number>
+    .type Both = a.Id | b.Id
+    .decl s(x: a.Id)
+    .decl u(x: Both)
+    s(X) :- a.r(X).
+    s(as(X, a.Id)) :- b.r(X).
+    u(X) :- s(X).
+    """
+    assert sd.reference.evaluate(sd.Program.parse(text, dialect="souffle"), {})["u"] == {(2,)}
+    mixed = ".comp C { .type Id <: number .decl r(x: Id) }\n.init a = C\n.init b = C\n.decl s(x: a.Id)\n"
+    with pytest.raises(SchemaError, match="has type a.Id but is given X of type b.Id") as error:
+        parse(mixed + "s(X) :- b.r(X).", dialect="souffle")
+    assert (error.value.line, error.value.column) == (5, 3)
 
 
 def test_a_relation_named_as_a_type_leaves_the_type_alone():
