@@ -102,6 +102,28 @@ def test_qualifiers_are_accepted_and_a_declaration_needs_no_dot():
     assert rules(text) == ["b(X) :- a(X).", "c(X) :- b(X)."]
 
 
+def test_the_io_qualifiers_are_directives():
+    text = """
+    .decl a(x: number) input
+    .decl b(x: number) output
+    .decl c(x: number) printsize output
+    .output c
+    .comp K { .decl k(x: number) output k(1). }
+    .init i = K
+    b(X) :- a(X).
+    c(X) :- a(X).
+    """
+    program = parse(text, dialect="souffle")
+    assert {(d.kind, d.name) for d in program.directives} == {
+        ("input", "a"),
+        ("output", "b"),
+        ("printsize", "c"),
+        ("output", "c"),
+        ("output", "i.k"),
+    }
+    assert len(program.directives) == 5  # .output c is not doubled
+
+
 # ---------------------------------------------------------------------------------------------
 # choice-domain and subsumption
 
