@@ -102,6 +102,13 @@ def test_qualifiers_are_accepted_and_a_declaration_needs_no_dot():
     assert rules(text) == ["b(X) :- a(X).", "c(X) :- b(X)."]
 
 
+@pytest.mark.parametrize("qualifier", ["btree_max", "btree_min", "btree_sum"])
+def test_a_lattice_qualifier_is_not_supported_yet(qualifier):
+    assert_error(
+        f".decl p(x: number, c: number) {qualifier}\n.output p", 1, 31, f"'{qualifier}'", "not supported yet"
+    )
+
+
 def test_the_io_qualifiers_are_directives():
     text = """
     .decl a(x: number) input
