@@ -19,7 +19,8 @@ The rules, identical on every engine (the README's "Functors" section):
   end is cut at the end. ``strlen`` counts characters. ``ord(S)`` is the code point of the first
   character (0 for ``""``), not Soufflé's symbol number.
 - ``match(P, S)``: the regular expression P matches the whole of S (Python ``re``, Rust
-  ``regex``, Java ``java.util.regex``: keep to their common subset).
+  ``regex``, Java ``java.util.regex``: keep to their common subset). A P that is not a valid
+  pattern matches nothing (Soufflé warns and answers false), so ``!match(P, S)`` holds.
 - ``min``/``max`` order as comparisons do (NaN is the largest double).
 
 Functions over values take the call's type first (``"int"``, ``"long"``, ``"double"``, ...),
@@ -186,7 +187,10 @@ def _order(value):
 
 
 def _match(_type, pattern: str, text: str) -> bool:
-    return re.fullmatch(pattern, text) is not None
+    try:
+        return re.fullmatch(pattern, text) is not None
+    except re.error:  # not a pattern: Soufflé answers false
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -312,7 +316,8 @@ def _pl_ftoi(_type, value):
 def _pl_match(_type, pattern, text):
     pl = _pl()
     anchored = pl.concat_str(pl.lit("^(?:"), pattern, pl.lit(r")\z"))
-    return text.str.contains(anchored)
+    matched = text.str.contains(anchored, strict=False)  # null where P is not a pattern
+    return pl.when(pattern.is_not_null() & text.is_not_null()).then(matched.fill_null(False))
 
 
 def _combined(op: str, truth: list):

@@ -27,7 +27,10 @@ BODY_AGGREGATES = SeedProgram(
         high(X, M) :- node(X), M = max V * 2 : w(X, V).
         nested(N) :- N = count : { node(X), 2 = count : { w(Y, _), Y > X } }.
         none(N) :- N = sum V : { w(_, V), V > 100 }.
-        .output s, distinct, per, low, high, nested, none
+        fixed(X, N) :- X = 1, N = count : { w(Y, _), Y > X }.
+        either(Z, N) :- (Z = 0 ; Z = 3), N = count : { w(Y, _), Y > Z }.
+        shifted(M) :- X = 2, N = count : { w(Y, _), Y >= X }, M = N + X.
+        .output s, distinct, per, low, high, nested, none, fixed, either, shifted
     """,
     edb={"w": {(1, 5), (2, 5), (3, 7)}, "node": {(1,), (2,), (3,), (4,)}},
     expected={
@@ -38,6 +41,9 @@ BODY_AGGREGATES = SeedProgram(
         "high": {(1, 10), (2, 10), (3, 14)},
         "nested": {(1,)},
         "none": {(0,)},
+        "fixed": {(1, 2)},  # groups bound by a comparison, not an atom
+        "either": {(0, 3), (3, 0)},
+        "shifted": {(4,)},
     },
 )
 
@@ -196,6 +202,8 @@ GENERATORS = SeedProgram(
         ints("computed", X) :- p(A, B), X = range(A * 2, B + 3, 2).
         ints("undefined", X) :- p(A, B), X = range(0, A / (B - 5)).
         ints("compared", X) :- p(X, _), X < range(2, 5).
+        ints("member", X) :- p(X, _), X = range(2, 5).
+        ints("member2", X) :- p(_, X), range(0, 4) = X.
         ints("fact", range(1, 3)).
         span(A, Y) :- p(A, B), Y = range(A, B).
         pairs(X, Y) :- X = range(0, 2), Y = range(X, 2).
@@ -221,6 +229,10 @@ GENERATORS = SeedProgram(
             ("undefined", 0),
             # X < some value of range(2, 5): only X = 1 of 1, 5, 4
             ("compared", 1),
+            # X bound by p: a test that X is one of the values (1, 5, 4 in [2, 5); 3, 5, 2 in [0, 4))
+            ("member", 4),
+            ("member2", 3),
+            ("member2", 2),
             ("fact", 1),
             ("fact", 2),
         },

@@ -3,8 +3,9 @@ placed after the literals that bind its variables.
 
 ``V = expr`` (or ``expr = V``) becomes ``ast.Assignment(V, expr)`` when ``V`` is not bound by a
 positive atom of the body and every variable of ``expr`` is bound — by positive atoms or by other
-assignments, found in any order by iterating to a fixpoint. An equality whose two sides are both
-bound stays a ``Comparison`` (a test).
+assignments, found in any order by iterating to a fixpoint (a generator's equality, ``_range =
+range(...)``, first: ``X = _range`` with X bound then tests the generated values). An equality
+whose two sides are both bound stays a ``Comparison`` (a test).
 
 The body is then reordered: positive atoms keep their relative order, and each comparison,
 negation and assignment moves to just after the literal that makes its variables available (never
@@ -14,6 +15,7 @@ Unsafe literals (reported by :mod:`.safety`) stay at the end.
 
 from __future__ import annotations
 
+from ..functors import GENERATORS
 from ..syntax import ast
 
 
@@ -79,10 +81,14 @@ def _assignments(body: tuple) -> tuple:
         return body
     bound = positive_variables(body)
     literals = list(body)
+    # a generator's equality binds its variable before any other may (``X = _range`` with X
+    # bound must stay a test of ``_range = range(...)``'s values, not assign ``_range``)
+    order = sorted(range(len(literals)), key=lambda i: not _generates(literals[i]))
     changed = True
     while changed:
         changed = False
-        for i, lit in enumerate(literals):
+        for i in order:
+            lit = literals[i]
             if not (isinstance(lit, ast.Comparison) and lit.op == "="):
                 continue
             assignment = _as_assignment(lit, bound)
@@ -91,6 +97,14 @@ def _assignments(body: tuple) -> tuple:
                 bound.add(assignment.variable.name)
                 changed = True
     return tuple(literals)
+
+
+def _generates(literal) -> bool:
+    """Whether ``literal`` is an equality with a generator (``range``, ...) on one side."""
+    if not (isinstance(literal, ast.Comparison) and literal.op == "="):
+        return False
+    sides = (literal.left, literal.right)
+    return any(isinstance(side, ast.Call) and side.name in GENERATORS for side in sides)
 
 
 def _as_assignment(comparison: ast.Comparison, bound: set[str]):

@@ -15,7 +15,8 @@ becomes
   twice); both give 0 for a group with none (the third rule). ``min``, ``max`` and ``mean`` give
   nothing for an empty group: the rule does not fire.
 - When the aggregate's body does not bind a grouping variable itself (``count : { e(Y),
-  Y > X }``), the groups come from the rule's other positive atoms through a context relation
+  Y > X }``), the groups come from the rule's other positive atoms, comparisons and
+  constraints (``X = 1``; not those reading the aggregate's value) through a context relation
   ``<head>__<func><n>_groups`` (a set, so it does not multiply the count).
 - A target that is not a variable (``sum X * 2 : {...}``) is assigned to one inside the body.
 - Aggregates nested inside an aggregate's body are lowered in turn, the auxiliary rule being the
@@ -113,13 +114,25 @@ class _Lowering:
         if all(g.name in bound for g in groups):
             return body, []
         span = aggregate.span
-        context = tuple(
-            literal
-            for literal in rule.body
-            if isinstance(literal, ast.Atom) and _first_aggregate_in(literal) is None
-        )
         head = ast.Atom(fresh_name(f"{name}_groups", self.taken), tuple(groups), span)
-        return (head, *body), [_rule(head, context, span)]
+        return (head, *body), [_rule(head, _context(rule, groups), span)]
+
+
+def _context(rule: ast.Rule, groups: list) -> tuple:
+    """The literals of ``rule`` that give the groups their values: its positive atoms,
+    comparisons (``X = 1``) and constraints, without those holding an aggregate or reading a
+    value computed from one (``N = count : {...}, M = N + 1``)."""
+    grouping = {g.name for g in groups}
+    candidates = [literal for literal in rule.body if not isinstance(literal, ast.Negation)]
+    names = [{v.name for v in _variables([literal])} for literal in candidates]
+    left_out = [_first_aggregate_in(literal) is not None for literal in candidates]
+    tainted: set = set()
+    while True:
+        grown = tainted.union(*(n for n, out in zip(names, left_out, strict=True) if out)) - grouping
+        left_out = [out or bool(n & grown) for n, out in zip(names, left_out, strict=True)]
+        if grown == tainted:
+            return tuple(lit for lit, out in zip(candidates, left_out, strict=True) if not out)
+        tainted = grown
 
 
 def _rule(head: ast.Atom, body: tuple, span: ast.Span) -> ast.Rule:

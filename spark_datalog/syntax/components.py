@@ -90,8 +90,9 @@ class _Expansion:
             return []
         component, arguments = found
         statements = self.statements(component, arguments, scope, depth + 1)
-        declared = {s.name for s in statements if isinstance(s, (ast.Declaration, ast.TypeDecl))}
-        return [self._renamed(statement, declared, init.name + ".") for statement in statements]
+        relations = {s.name for s in statements if isinstance(s, ast.Declaration)}
+        types = {s.name for s in statements if isinstance(s, ast.TypeDecl)}
+        return [self._renamed(statement, relations, types, init.name + ".") for statement in statements]
 
     def _component(self, used: ast.ComponentType, scope: _Scope, bindings: dict, depth: int):
         """(the component ``used`` names, its parameters bound to the arguments) or None."""
@@ -165,21 +166,25 @@ class _Expansion:
             self.type_spans[id(renamed)] = self.type_spans[id(column)]
         return renamed
 
-    def _renamed(self, statement, declared: set, prefix: str):
-        """``statement`` with the names in ``declared`` (relations and types) given ``prefix``."""
+    def _renamed(self, statement, relations: set, types: set, prefix: str):
+        """``statement`` with the names in ``relations`` and in ``types`` given ``prefix`` (two
+        namespaces: a relation ``node`` leaves a column of type ``node`` alone)."""
 
         def rename(name: str) -> str:
-            return prefix + name if name in declared else name
+            return prefix + name if name in relations else name
+
+        def rename_type(name: str) -> str:
+            return prefix + name if name in types else name
 
         if isinstance(statement, ast.Declaration):
-            columns = tuple(self._column(c, rename) for c in statement.columns)
+            columns = tuple(self._column(c, rename_type) for c in statement.columns)
             return replace(statement, name=rename(statement.name), columns=columns)
         if isinstance(statement, ast.TypeDecl):
             return replace(
                 statement,
-                name=rename(statement.name),
-                bases=tuple(map(rename, statement.bases)),
-                branches=_branch_types(statement, rename),
+                name=rename_type(statement.name),
+                bases=tuple(map(rename_type, statement.bases)),
+                branches=_branch_types(statement, rename_type),
             )
         if isinstance(statement, ast.Directive):
             return replace(statement, name=rename(statement.name))

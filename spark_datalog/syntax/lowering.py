@@ -30,6 +30,8 @@ program uses); their rules carry the position of the construct they come from.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..errors import DatalogError
 from . import ast
 from .auxiliary import nodes
@@ -67,6 +69,7 @@ def lower(
     errors: list[DatalogError] = []
     if program.components:
         program, errors = expand_components(program, type_spans)
+    program = _qualifier_directives(program)
     program, type_errors = resolve_types(program, type_spans)
     errors += type_errors
     if not complete:
@@ -99,6 +102,22 @@ def lower(
         program, type_errors = check_types(program)
         errors += type_errors
     return program, errors
+
+
+_IO_QUALIFIERS = ("input", "output", "printsize")
+
+
+def _qualifier_directives(program: ast.Program) -> ast.Program:
+    """``program`` with Soufflé's old I/O qualifiers as directives: ``.decl r(x: number) output``
+    is ``.output r`` (unless the program says ``.output r`` itself)."""
+    given = {(d.kind, d.name) for d in program.directives}
+    added = tuple(
+        ast.Directive(kind, declaration.name, span=declaration.span)
+        for declaration in program.declarations
+        for kind in _IO_QUALIFIERS
+        if kind in declaration.qualifiers and (kind, declaration.name) not in given
+    )
+    return replace(program, directives=program.directives + added) if added else program
 
 
 def _has_body_aggregate(rule: ast.Rule) -> bool:

@@ -249,6 +249,10 @@ class _Callbacks:
         return callback
 
 
+# Soufflé's lattice qualifiers: parsed so that the error names them, not yet evaluated
+_LATTICE_QUALIFIERS = ("btree_max", "btree_min", "btree_sum")
+
+
 class _ToAst:
     """Builds AST nodes bottom-up, one reduction at a time. One instance per parse: it numbers
     anonymous variables per clause (the parser reduces a clause's children in source order, the
@@ -421,7 +425,14 @@ class _ToAst:
 
     def qualifier(self, children):
         self.souffle_syntax = True
-        return str(children[0])
+        token = children[0]
+        if str(token) in _LATTICE_QUALIFIERS:
+            self._error(
+                f"the qualifier '{token}' (a relation keeping one aggregated value per key) is not "
+                "supported yet: aggregate in a rule (min/max/sum : {...}) or use subsumption (<=)",
+                token,
+            )
+        return str(token)
 
     def choice_domain(self, children):
         self.souffle_syntax = True
@@ -434,7 +445,7 @@ class _ToAst:
     def type_declaration(self, children):
         self.souffle_syntax = True
         keyword, name, *rest = children
-        names = [str(t) for t in rest if t.type in ("NAME", "VAR")]
+        names = [str(t) for t in rest if t.type in ("NAME", "VAR", "QNAME")]
         if not rest:  # `.type T`: Soufflé's old spelling of a symbol type
             kind, names = "subtype", ["symbol"]
         else:
@@ -674,7 +685,7 @@ class _ToAst:
         self.souffle_syntax = True
         keyword, *rest = children
         (expr,) = _values(rest)
-        type_token = [t for t in rest if isinstance(t, Token) and t.type in ("NAME", "VAR")][-1]
+        type_token = [t for t in rest if isinstance(t, Token) and t.type in ("NAME", "VAR", "QNAME")][-1]
         type_name = ast.Constant(str(type_token), "string", span=_span(type_token))
         node = ast.Call(ast.CAST, (expr, type_name), span=_span(keyword))
         self._nest(node, keyword, expr)

@@ -9,12 +9,13 @@ follows Soufflé's type system on the rules as lowered:
   ``B`` (a join), a comparison of an ``A`` with a ``B``, an ``A`` written into a ``B`` column are
   each a :class:`~spark_datalog.errors.SchemaError` at the term, naming both types;
 - a subtype goes wherever its base type is expected (an ``A`` into a ``number`` column), and a
-  variable read from an ``A`` column and a ``number`` column is an ``A``; a value of the base type
-  does not go into an ``A`` column (``x + 1`` is a ``number``: write ``as(x + 1, A)``);
+  variable read from an ``A`` column and a ``number`` column is an ``A``; a variable of the base
+  type does not go into an ``A`` column (write ``as(x, A)``);
 - ``.type T = U`` is the same type as ``U``; a union ``.type U = A | B`` holds its members;
-- a constant is of every subtype of its kind (``1`` goes into any number type, ``"a"`` into any
-  symbol type); a variable read only from relations without declared types (the auxiliary
-  relations lowering adds, relations without ``.decl``) has no type to check.
+- a constant and a computed value are of every subtype of their kind (``1`` and ``x + 1`` go into
+  any number type, ``"a"`` and ``cat(x, y)`` into any symbol type: Soufflé constrains a functor's
+  result only to a subtype of its kind); a variable read only from relations without declared
+  types (the auxiliary relations lowering adds, relations without ``.decl``) has no type to check.
 
 ``as(expr, T)`` gives ``expr`` the type ``T`` without changing its value: the cast is removed
 here, the engines compute ``expr``. A cast between kinds (``as(X, symbol)`` of a number) would
@@ -205,12 +206,10 @@ class _RuleCheck:
         if kind is ast.Call and term.name == ast.CAST:
             name = self.lattice.canonical(term.args[1].value)
             return None if name is None else frozenset((name,))
-        if kind in ast.OPERATIONS:
-            return self._result_type(term)
-        return None
+        return None  # a constant or a computed value: of every subtype of its kind
 
-    def _result_type(self, term) -> Optional[frozenset]:
-        """A computed value is of a root type: the functor's result, or its operands' root."""
+    def _result_root(self, term) -> Optional[str]:
+        """A computed value's kind: the functor's result, or its operands' root."""
         result = "operands"
         if type(term) is ast.Call:
             entry: Any = term.functor or functors.FUNCTORS.get(term.name)  # None: an undeclared @f
@@ -218,17 +217,15 @@ class _RuleCheck:
                 return None
             result = entry.result
         if result != "operands":
-            return frozenset((ROOTS[result],)) if result in ROOTS else None
+            return ROOTS.get(result)
         args = term.args if type(term) is ast.Call else (term.left, term.right)
-        for arg in args:
-            root = self._root(arg)
-            if root is not None:
-                return frozenset((root,))
-        return None
+        return next((root for root in map(self._root, args) if root is not None), None)
 
     def _root(self, term) -> Optional[str]:
         if type(term) is ast.Constant:
             return ROOTS.get(term.type)
+        if type(term) in ast.OPERATIONS and not (type(term) is ast.Call and term.name == ast.CAST):
+            return self._result_root(term)
         known = self.term_type(term)
         return None if known is None else self.lattice.root(known)
 

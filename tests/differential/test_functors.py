@@ -85,6 +85,26 @@ def test_the_kernel_agrees_with_the_reference():
     assert_same(PROGRAM, EDB)
 
 
+BAD_PATTERN = """
+.decl p(pat: symbol)
+.decl w(s: symbol)
+.input p
+.input w
+hit(P, S) :- p(P), w(S), match(P, S).
+miss(P, S) :- p(P), w(S), !match(P, S).
+lit(S) :- w(S), !match("x[", S).
+"""
+BAD_EDB = {"p": {("a.*",), ("x[",)}, "w": {("ab",), ("x[",)}}
+
+
+def test_a_text_that_is_not_a_pattern_matches_nothing():
+    result = reference_result(sd.Program.parse(BAD_PATTERN), BAD_EDB)
+    assert result["hit"] == {("a.*", "ab")}
+    assert result["miss"] == {("a.*", "x["), ("x[", "ab"), ("x[", "x[")}
+    assert result["lit"] == {("ab",), ("x[",)}
+    assert_same(BAD_PATTERN, BAD_EDB)
+
+
 @pytest.mark.parametrize("decompose", [True, False], ids=["partition-local", "rounds"])
 def test_spark_agrees_with_the_reference(spark, decompose):
     _assert_spark_same(spark, PROGRAM, EDB, decompose)

@@ -16,6 +16,7 @@ from dialect_adts import adt_cases
 from dialect_records import record_cases
 from hypothesis import given
 from programs import settings
+from spark_datalog.errors import SchemaError
 from spark_datalog.syntax import parse
 
 
@@ -99,6 +100,35 @@ def test_qualifiers_are_accepted_and_a_declaration_needs_no_dot():
         ("magic", "overridable"),
     ]
     assert rules(text) == ["b(X) :- a(X).", "c(X) :- b(X)."]
+
+
+@pytest.mark.parametrize("qualifier", ["btree_max", "btree_min", "btree_sum"])
+def test_a_lattice_qualifier_is_not_supported_yet(qualifier):
+    assert_error(
+        f".decl p(x: number, c: number) {qualifier}\n.output p", 1, 31, f"'{qualifier}'", "not supported yet"
+    )
+
+
+def test_the_io_qualifiers_are_directives():
+    text = """
+    .decl a(x: number) input
+    .decl b(x: number) output
+    .decl c(x: number) printsize output
+    .output c
+    .comp K { .decl k(x: number) output k(1). }
+    .init i = K
+    b(X) :- a(X).
+    c(X) :- a(X).
+    """
+    program = parse(text, dialect="souffle")
+    assert {(d.kind, d.name) for d in program.directives} == {
+        ("input", "a"),
+        ("output", "b"),
+        ("printsize", "c"),
+        ("output", "c"),
+        ("output", "i.k"),
+    }
+    assert len(program.directives) == 5  # .output c is not doubled
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,6 +351,12 @@ def test_disjunctions_are_multiplied_out():
 
 def test_a_parenthesised_disjunction_ends_with_an_atom_with_parentheses():
     assert rules("a(X) :- e(X), (b(X) ; z()).") == ["a(X) :- e(X), b(X).", "a(X) :- e(X), z."]
+
+
+def test_a_parenthesised_conjunction_without_a_disjunction_is_its_literals():
+    assert rules("a(X) :- e(X), (X = 1).") == ["a(X) :- e(X), X = 1."]
+    assert rules("a(X) :- (e(X), !b(X)), ((X < 3)).") == ["a(X) :- e(X), not b(X), X < 3."]
+    assert rules("a(X) :- e(X), (X + 1) = 2.") == ["a(X) :- e(X), (X + 1) = 2."]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -601,6 +637,47 @@ def test_an_instance_renames_what_its_component_declares():
     assert [str(d) for d in program.declarations] == [".decl a.r(x: long)"]
     assert [str(r) for r in program.rules] == ["q(X) :- a.r(X)."]
     assert [str(t) for t in program.types] == [".type a.U <: number"]
+
+
+def test_a_type_an_instance_declares_is_named_through_it():
+    text = """
+    .comp C<P> { .type Id <: P .decl r(x: Id) r(2). }
+    .init a = C<number>
+    .init b = C<number>
+    .type Both = a.Id | b.Id
+    .decl s(x: a.Id)
+    .decl u(x: Both)
+    s(X) :- a.r(X).
+    s(as(X, a.Id)) :- b.r(X).
+    u(X) :- s(X).
+    """
+    assert sd.reference.evaluate(sd.Program.parse(text, dialect="souffle"), {})["u"] == {(2,)}
+    mixed = ".comp C { .type Id <: number .decl r(x: Id) }\n.init a = C\n.init b = C\n.decl s(x: a.Id)\n"
+    with pytest.raises(SchemaError, match="has type a.Id but is given X of type b.Id") as error:
+        parse(mixed + "s(X) :- b.r(X).", dialect="souffle")
+    assert (error.value.line, error.value.column) == (5, 3)
+
+
+def test_a_relation_named_as_a_type_leaves_the_type_alone():
+    # relations and types are two namespaces: the instance renames the relation node, and its
+    # column keeps the global type node; a type the component declares is renamed
+    text = """
+    .symbol_type node
+    .comp G {
+        .type w = number
+        .decl node(n: node)
+        .decl weight(n: node, x: w)
+        node("a").
+        weight(n, 2) :- node(n).
+    }
+    .init g = G
+    .decl out(n: node, x: number)
+    out(n, x) :- g.weight(n, x).
+    """
+    program = sd.Program.parse(text, dialect="souffle")
+    types = parse(text, dialect="souffle").types
+    assert [str(t) for t in types] == [".type node <: symbol", ".type g.w = number"]
+    assert sd.reference.evaluate(program, {})["out"] == {("a", 2)}
 
 
 @pytest.mark.parametrize(
