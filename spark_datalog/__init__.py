@@ -17,6 +17,7 @@ from .errors import (
     ParseError,
     SafetyError,
     SchemaError,
+    SparkFailure,
     StratificationError,
     WarehouseError,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "Program",
     "SafetyError",
     "SchemaError",
+    "SparkFailure",
     "StratificationError",
     "Warehouse",
     "WarehouseError",

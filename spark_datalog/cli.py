@@ -22,7 +22,9 @@ Exit status: 0 on success; 1 when the program, its inputs or the warehouse are w
 ``DatalogError``) or a file cannot be read or written while running (``OSError``,
 ``UnicodeError``); 2 on a usage error (bad arguments, a bad or unreadable config file, an
 unreadable program file); 141 (128 + SIGPIPE) when the reader of the output went away (``| head``).
-Every one of them is reported on stderr as a message, never as a traceback (``report_failures``). ``unlock``
+A Spark task that fails (e.g. ``match`` given an invalid regular expression from the data) is a
+``SparkFailure`` (1), reported by its root cause's message. Every one of them is reported on
+stderr as a message, never as a traceback (``report_failures``). ``unlock``
 exits 0 when it removed the lock or there was none, 1 when a live process of this host holds it
 (without ``--force``) or the warehouse does not exist.
 """
@@ -42,7 +44,7 @@ from typing import TYPE_CHECKING, Iterator, Optional, Sequence
 
 from . import job
 from .bounds import MAX_ITERATIONS
-from .errors import DatalogError, InputError
+from .errors import DatalogError, InputError, spark_failure
 from .logsetup import add_logging_arguments, logging_from
 from .overflow import fits
 from .syntax.ast import DIALECTS
@@ -93,6 +95,12 @@ def report_failures(action, prog: str) -> int:
         return EXIT_PROGRAM_ERROR
     except (OSError, UnicodeError) as err:
         print(f"{prog}: {describe_os_error(err)}", file=sys.stderr)
+        return EXIT_PROGRAM_ERROR
+    except Exception as err:  # Spark failed in a task (Py4J, PySpark): its root cause, 1
+        failure = spark_failure(err)
+        if failure is None:
+            raise
+        print_errors(failure)
         return EXIT_PROGRAM_ERROR
 
 

@@ -202,3 +202,41 @@ class SettingsError(DatalogError):
     ``spark_datalog.settings``). Has no position."""
 
     kind = "setting"
+
+
+class SparkFailure(DatalogError):
+    """Spark failed while running the engine's plans (a task raised, e.g. an invalid regular
+    expression given to ``match`` from the data): the root cause's message, not its traceback.
+    Made from Py4J and PySpark exceptions by :func:`spark_failure`."""
+
+    kind = "spark failure"
+
+
+def spark_failure(error: BaseException) -> Optional[SparkFailure]:
+    """``error`` as a :class:`SparkFailure` when it is a Py4J or PySpark exception, else None.
+
+    >>> spark_failure(ValueError("x")) is None
+    True
+    """
+    cause = _java_root_cause(error)
+    if cause is not None:
+        return SparkFailure(cause)
+    if type(error).__module__.startswith(("pyspark.errors", "py4j")):
+        lines = [line for line in str(error).splitlines() if line.strip()]
+        return SparkFailure(lines[0] if lines else type(error).__name__)
+    return None
+
+
+def _java_root_cause(error: BaseException) -> Optional[str]:
+    """``Class: message`` (first line) of the innermost cause of a Py4J Java error, or None."""
+    java = getattr(error, "java_exception", None)
+    if java is None or not type(error).__module__.startswith("py4j"):
+        return None
+    try:
+        while java.getCause() is not None:
+            java = java.getCause()
+        message = java.getMessage()
+        first = str(message).splitlines()[0] if message else ""
+        return f"{java.getClass().getName()}: {first}".rstrip(": ")
+    except Exception:  # the JVM is gone: the Python side's first line
+        return str(error).splitlines()[0]

@@ -417,6 +417,21 @@ def test_run_spark_rejects_a_csv_value_out_of_range_and_reports_an_overflow(spar
     assert "next.dl:4:9: arithmetic overflow: the result of `+` does not fit long" in err
 
 
+@pytest.mark.spark
+def test_run_spark_reports_a_failing_task_by_its_root_cause_not_a_traceback(spark, tmp_path, capsys):
+    # the pattern comes from the data: the reference and the kernel answer false, as Soufflé
+    # does; Spark's regexp_like fails the task
+    program = write(
+        tmp_path,
+        "rx.dl",
+        '.decl p(r: symbol, s: symbol)\np("a[", "abc").\nm(S) :- p(R, S), match(R, S).\n',
+    )
+    status, out, err = run_cli(capsys, "run", program, "--dialect", "souffle")
+    assert status == 1, err
+    assert "spark failure: java.util.regex.PatternSyntaxException" in err
+    assert "Traceback" not in err and "Py4JJavaError" not in err
+
+
 def test_functor_flags_bind_user_defined_functors(tmp_path, capsys):
     program = tmp_path / "prog.dl"
     program.write_text(
