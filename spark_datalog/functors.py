@@ -33,6 +33,7 @@ then the argument values (already widened to double where the type is double).
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Optional
@@ -235,7 +236,9 @@ def literal_pattern(pattern: str) -> str:
     when it is not a pattern (Python's ``re`` judges: Soufflé answers false)."""
     translated = pattern_classes(pattern)
     try:
-        re.compile(translated)
+        with warnings.catch_warnings():  # "possible nested set": warned where it is matched
+            warnings.simplefilter("ignore")
+            re.compile(translated)
     except re.error:
         return NEVER
     return translated
