@@ -531,10 +531,10 @@ def _sp_to_number(_type, text):
     digits = F.regexp_replace(text, F.lit("^-?0[xb]0*(?=.)"), F.lit(""))
     negative = text.startswith("-")
     for pattern, base, width in ((_HEXADECIMAL, 16, 16), (_BINARY, 2, 64)):
-        magnitude = F.conv(digits, base, 10).try_cast("decimal(20,0)")
+        short = text.rlike(f"^(?:{pattern})\\z") & (F.char_length(digits) <= F.lit(width))
+        magnitude = F.conv(F.when(short, digits), base, 10).try_cast("decimal(20,0)")
         signed = F.when(negative, -magnitude).otherwise(magnitude)
-        inside = (F.char_length(digits) <= F.lit(width)) & signed.between(F.lit(-(2**63)), F.lit(2**63 - 1))
-        value = value.when(text.rlike(f"^(?:{pattern})\\z") & inside, signed.cast("long"))
+        value = value.when(short & signed.between(F.lit(-(2**63)), F.lit(2**63 - 1)), signed.cast("long"))
     return value
 
 
@@ -559,7 +559,7 @@ def _sp_pattern(_type, pattern):
     def step(acc, piece):
         state = acc["state"]
         named = (state > F.lit(0)) & piece.rlike(f"^{_CLASS_NAME}$")
-        ranges = names[F.lower(F.substring(piece, 3, F.char_length(piece) - F.lit(4)))]
+        ranges = names[F.lower(piece.substr(F.lit(3), F.char_length(piece) - F.lit(4)))]
         following = (
             F.when(state == F.lit(0), F.when(piece == F.lit("["), F.lit(1)).otherwise(F.lit(0)))
             .when((state == F.lit(1)) & (piece == F.lit("^")), F.lit(2))
