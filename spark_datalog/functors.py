@@ -9,7 +9,8 @@ Operators are functors too: ``X ^ Y`` is ``pow``, ``X band Y`` is ``band``, ``bn
 The rules, identical on every engine (the README's "Functors" section):
 
 - An undefined value makes the literal fail, as a division by zero does: ``to_number`` of a
-  text that is not ``[+-]?[0-9]+``, ``ftoi`` of NaN or an infinity, an integer result outside
+  text that is not a whole decimal, hexadecimal (``-0xBEEF``) or binary (``0b101``) number,
+  ``ftoi`` of NaN or an infinity, an integer result outside
   the range of its type (``X ^ 64``, ``abs`` of the smallest long, ``bshl`` out of ``int``).
 - Integers are 64-bit two's complement for the bitwise operators; a shift count is taken
   modulo 64 (``count band 63``), as Java does; ``bshl`` drops the bits shifted out.
@@ -19,8 +20,10 @@ The rules, identical on every engine (the README's "Functors" section):
   end is cut at the end. ``strlen`` counts characters. ``ord(S)`` is the code point of the first
   character (0 for ``""``), not Soufflé's symbol number.
 - ``match(P, S)``: the regular expression P matches the whole of S (Python ``re``, Rust
-  ``regex``, Java ``java.util.regex``: keep to their common subset). A P that is not a valid
+  ``regex``, Java ``java.util.regex``: keep to their common subset), its POSIX classes
+  (``[[:digit:]]``) written out first (:func:`pattern_classes`). A P that is not a valid
   pattern matches nothing (Soufflé warns and answers false), so ``!match(P, S)`` holds.
+- ``to_string`` of a double is C's ``%f`` (:func:`float_text`).
 - ``min``/``max`` order as comparisons do (NaN is the largest double).
 
 Functions over values take the call's type first (``"int"``, ``"long"``, ``"double"``, ...),
@@ -30,6 +33,7 @@ then the argument values (already widened to double where the type is double).
 from __future__ import annotations
 
 import re
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Optional
@@ -38,6 +42,11 @@ from . import overflow
 from .syntax import ast
 
 __all__ = ["FUNCTORS", "NAMED", "OPERATORS", "PREFIX", "Functor", "Undefined", "functor"]
+
+
+# Functors analysis puts in place of others once types are known (``analysis.types``)
+FLOAT_TEXT = "to_string@float"
+PATTERN = "pattern@classes"
 
 
 class Undefined(Exception):
@@ -145,16 +154,94 @@ def _pow(type_, base, exponent):
     return _int_pow(base, exponent)
 
 
-_NUMBER_TEXT = re.compile(r"[+-]?[0-9]+")
+# The texts to_number reads (Soufflé's, whole): decimal with a sign, hexadecimal and binary
+# with a minus; one per base, as the Polars and Spark builders match them
+_DECIMAL, _HEXADECIMAL, _BINARY = r"[+-]?[0-9]+", r"-?0x[0-9a-fA-F]+", r"-?0b[01]+"
+_NUMBER_TEXT = re.compile(f"{_DECIMAL}|{_HEXADECIMAL}|{_BINARY}")
 
 
 def _to_number(_type, text: str) -> int:
     if _NUMBER_TEXT.fullmatch(text) is None:
         raise Undefined(f"to_number of {text!r}")
-    value = int(text)
+    digits = text.lstrip("+-")
+    base = {"0x": 16, "0b": 2}.get(digits[:2], 10)
+    value = int(digits if base == 10 else digits[2:], base)
+    value = -value if text.startswith("-") else value
     if not fits(value, "long"):
         raise Undefined(f"to_number of {text!r}")
     return value
+
+
+def float_text(value: float) -> str:
+    """``to_string`` of a double: C's ``%f``, as Soufflé's ``std::to_string`` writes it
+    (``3.140000``, ``inf``, ``nan``). Python's ``%`` rounds the exact binary value as C does."""
+    return "%f" % value
+
+
+# Soufflé's match uses std::regex (ECMAScript), whose bracket expressions know POSIX classes
+# (``[[:digit:]]``); Python's re and Java's regex do not, Rust's knows some. Inside a bracket
+# expression each is written out as its ASCII ranges (the C locale's), the same on every engine.
+_CLASSES = {
+    "alnum": "0-9A-Za-z",
+    "alpha": "A-Za-z",
+    "blank": r"\x09\x20",
+    "cntrl": r"\x00-\x1F\x7F",
+    "d": "0-9",
+    "digit": "0-9",
+    "graph": r"\x21-\x7E",
+    "lower": "a-z",
+    "print": r"\x20-\x7E",
+    "punct": r"\x21-\x2F\x3A-\x40\x5B-\x60\x7B-\x7E",
+    "s": r"\x09-\x0D\x20",
+    "space": r"\x09-\x0D\x20",
+    "upper": "A-Z",
+    "w": "0-9A-Za-z_",
+    "xdigit": "0-9A-Fa-f",
+}
+# A pattern's pieces: an escape, a class name, a character. Outside a bracket (0), just after
+# its ``[`` (1) or ``[^`` (2), inside it (3): there a ``]`` closes it, except as its first character.
+_PATTERN_PIECE = r"(?s)(\\.|\[:[A-Za-z]+:\]|.)"
+_CLASS_NAME = r"\[:[A-Za-z]+:\]"
+# What a pattern with an unknown class name becomes (std::regex rejects it: match is false)
+NEVER = r"\b\B"
+
+
+@lru_cache(maxsize=4096)
+def pattern_classes(pattern: str) -> str:
+    """``pattern`` with its bracket expressions' POSIX classes written out (``[[:digit:]_]`` is
+    ``[0-9_]``); :data:`NEVER` when it names an unknown class."""
+    out, state = [], 0
+    for piece in re.findall(_PATTERN_PIECE, pattern):
+        if state and re.fullmatch(_CLASS_NAME, piece):
+            ranges = _CLASSES.get(piece[2:-2].lower())
+            if ranges is None:
+                return NEVER
+            out.append(ranges)
+        else:
+            out.append(piece)
+        state = _next_state(state, piece)
+    return "".join(out)
+
+
+def _next_state(state: int, piece: str) -> int:
+    if state == 0:
+        return 1 if piece == "[" else 0
+    if state == 1 and piece == "^":
+        return 2
+    return 0 if state == 3 and piece == "]" else 3
+
+
+def literal_pattern(pattern: str) -> str:
+    """A constant pattern as every engine gets it: its classes written out, and :data:`NEVER`
+    when it is not a pattern (Python's ``re`` judges: Soufflé answers false)."""
+    translated = pattern_classes(pattern)
+    try:
+        with warnings.catch_warnings():  # "possible nested set": warned where it is matched
+            warnings.simplefilter("ignore")
+            re.compile(translated)
+    except re.error:
+        return NEVER
+    return translated
 
 
 _TWO_63 = 2.0**63
@@ -229,11 +316,18 @@ def _pl_shift(kind: str):
     return lambda _type, a, b: _pl_numpy(shift, "Int64", _long_pl(a), _long_pl(b))
 
 
+def _scalar_power(bases, exponents):
+    """numpy's ``power`` value by value, as the reference computes it: its loop over arrays is
+    not always correctly rounded (``63.0 ^ 0.5`` is one bit low)."""
+    import numpy as np
+
+    pairs = zip(bases, exponents, strict=True)
+    return np.fromiter((np.power(x, y) for x, y in pairs), dtype=np.float64, count=len(bases))
+
+
 def _pl_pow(type_, a, b):
     if type_ == "double":
-        import numpy as np
-
-        return _pl_numpy(np.power, "Float64", a, b)
+        return _pl_numpy(_scalar_power, "Float64", a, b)
     pl = _pl()
     base, exponent = a.cast(pl.Int128), _long_pl(b)
     small = base.abs() <= 1
@@ -301,9 +395,38 @@ def _pl_ord(_type, text):
 
 def _pl_to_number(_type, text):
     pl = _pl()
-    valid = text.str.contains(r"^[+-]?[0-9]+\z")
-    digits = text.str.strip_prefix("+")
-    return pl.when(valid).then(digits.cast(pl.Int64, strict=False))
+    # the sign, then the digits after the prefix: Rust's from_str_radix range-checks the signed value
+    signed = pl.concat_str(
+        pl.when(text.str.starts_with("-")).then(pl.lit("-")).otherwise(pl.lit("")),
+        text.str.strip_prefix("-").str.slice(2),
+    )
+    value = pl.when(text.str.contains(f"^(?:{_DECIMAL})\\z"))
+    value = value.then(text.str.strip_prefix("+").cast(pl.Int64, strict=False))
+    for pattern, base in ((_HEXADECIMAL, 16), (_BINARY, 2)):
+        value = value.when(text.str.contains(f"^(?:{pattern})\\z"))
+        value = value.then(signed.str.to_integer(base=base, strict=False))
+    return value
+
+
+def _pl_float_text(_type, value):
+    pl = _pl()
+
+    def apply(batch):
+        return pl.Series(
+            batch.name, [None if v is None else float_text(v) for v in batch.to_list()], pl.String
+        )
+
+    return value.cast(pl.Float64).map_batches(apply, return_dtype=pl.String, is_elementwise=True)
+
+
+def _pl_pattern(_type, pattern):
+    pl = _pl()
+
+    def apply(batch):
+        values = [None if v is None else pattern_classes(v) for v in batch.to_list()]
+        return pl.Series(batch.name, values, pl.String)
+
+    return pattern.map_batches(apply, return_dtype=pl.String, is_elementwise=True)
 
 
 def _pl_ftoi(_type, value):
@@ -409,7 +532,55 @@ def _sp_abs(type_, value):
 
 def _sp_to_number(_type, text):
     F = _sf()
-    return F.when(text.rlike(r"^[+-]?[0-9]+\z"), text.try_cast("long"))
+    value = F.when(text.rlike(f"^(?:{_DECIMAL})\\z"), text.try_cast("long"))
+    # the digits after the prefix, without leading zeros (at least one digit): at most 64 bits,
+    # conv reads them as an unsigned number, written in decimal
+    digits = F.regexp_replace(text, F.lit("^-?0[xb]0*(?=.)"), F.lit(""))
+    negative = text.startswith("-")
+    for pattern, base, width in ((_HEXADECIMAL, 16, 16), (_BINARY, 2, 64)):
+        short = text.rlike(f"^(?:{pattern})\\z") & (F.char_length(digits) <= F.lit(width))
+        magnitude = F.conv(F.when(short, digits), base, 10).try_cast("decimal(20,0)")
+        signed = F.when(negative, -magnitude).otherwise(magnitude)
+        value = value.when(short & signed.between(F.lit(-(2**63)), F.lit(2**63 - 1)), signed.cast("long"))
+    return value
+
+
+def _sp_float_text(_type, value):
+    F = _sf()
+
+    def batch(series):  # self-contained: pickled by value for the Python workers
+        return series.map(lambda v: "%f" % v)
+
+    # a null (an undefined argument) reaches pandas as NaN: the caller makes the value null there
+    return F.pandas_udf(batch, "string")(value.cast("double"))  # type: ignore[call-overload]
+
+
+def _sp_pattern(_type, pattern):
+    """:func:`pattern_classes` as Column expressions: the pattern's pieces folded left to right,
+    the state (outside a bracket, after ``[``, after ``[^``, inside) carried along."""
+    F = _sf()
+    names = F.create_map(*(F.lit(x) for item in _CLASSES.items() for x in item))
+    pieces = F.regexp_extract_all(pattern, F.lit(_PATTERN_PIECE), 1)
+    start = F.struct(F.lit("").alias("text"), F.lit(0).alias("state"), F.lit(False).alias("unknown"))
+
+    def step(acc, piece):
+        state = acc["state"]
+        named = (state > F.lit(0)) & piece.rlike(f"^{_CLASS_NAME}$")
+        ranges = names[F.lower(piece.substr(F.lit(3), F.char_length(piece) - F.lit(4)))]
+        following = (
+            F.when(state == F.lit(0), F.when(piece == F.lit("["), F.lit(1)).otherwise(F.lit(0)))
+            .when((state == F.lit(1)) & (piece == F.lit("^")), F.lit(2))
+            .when((state == F.lit(3)) & (piece == F.lit("]")), F.lit(0))
+            .otherwise(F.lit(3))
+        )
+        text = F.concat(acc["text"], F.when(named, F.coalesce(ranges, F.lit(""))).otherwise(piece))
+        unknown = acc["unknown"] | (named & ranges.isNull())
+        return F.struct(text.alias("text"), following.alias("state"), unknown.alias("unknown"))
+
+    def finish(acc):
+        return F.when(acc["unknown"], F.lit(NEVER)).otherwise(acc["text"])
+
+    return F.when(pattern.isNotNull(), F.aggregate(pieces, start, step, finish))
 
 
 def _sp_ftoi(_type, value):
@@ -672,12 +843,18 @@ def _table() -> tuple:
         _conversion("to_number", "string", "long", _to_number, _pl_to_number, _sp_to_number, partial=True),
         _conversion(
             "to_string",
-            "integer",
+            "number",
             "string",
             lambda _t, a: str(a),
             lambda _t, a: a.cast(_pl().String),
             lambda _t, a: a.cast("string"),
         ),
+        # to_string of a double, as analysis resolves it (Soufflé's overload F2S)
+        _conversion(
+            FLOAT_TEXT, "number", "string", lambda _t, a: float_text(a), _pl_float_text, _sp_float_text
+        ),
+        # a match pattern from the data with its POSIX classes written out (analysis adds it)
+        _conversion(PATTERN, "string", "string", lambda _t, p: pattern_classes(p), _pl_pattern, _sp_pattern),
         _to_double("to_float", "number"),
         _to_double("itof", "integer"),
         _to_double("utof", "integer"),

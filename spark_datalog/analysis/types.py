@@ -155,15 +155,15 @@ def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
 
     def typed(term):
         if isinstance(term, ast.BinaryOp):
-            return replace(
-                term,
-                left=typed(term.left),
-                right=typed(term.right),
-                type=inference.expression_type(term) or DEFAULT_TYPE,
-            )
+            type_ = inference.expression_type(term) or DEFAULT_TYPE
+            left, right = typed(term.left), typed(term.right)
+            if type_ == "string":  # "a" + S: Soufflé's concatenation
+                return ast.Call("cat", (left, right), span=term.span, type=type_)
+            return replace(term, left=left, right=right, type=type_)
         if isinstance(term, ast.Call):
             args = tuple(typed(a) for a in term.args)
-            return replace(term, args=args, type=inference.expression_type(term) or DEFAULT_TYPE)
+            call = replace(term, args=args, type=inference.expression_type(term) or DEFAULT_TYPE)
+            return _resolved(call, term, inference)
         return term
 
     def literal(lit):
@@ -178,6 +178,21 @@ def _typed_rule(rule: ast.Rule, inference: "_Inference") -> ast.Rule:
         return lit
 
     return replace(rule, head=literal(rule.head), body=tuple(literal(lit) for lit in rule.body))
+
+
+def _resolved(call: ast.Call, written: ast.Call, inference: "_Inference") -> ast.Call:
+    """A call as the engines compute it: ``to_string`` of a double formats it (``%f``), a
+    ``match`` pattern has its POSIX classes written out (a constant one here)."""
+    if call.name == "to_string" and inference.argument_type(written, 0) == "double":
+        return replace(call, name=functors.FLOAT_TEXT)
+    if call.name == "match" and call.args:
+        pattern = call.args[0]
+        if isinstance(pattern, ast.Constant) and isinstance(pattern.value, str):
+            pattern = replace(pattern, value=functors.literal_pattern(pattern.value))
+        else:
+            pattern = ast.Call(functors.PATTERN, (pattern,), span=_span_of(pattern), type="string")
+        return replace(call, args=(pattern, *call.args[1:]))
+    return call
 
 
 def _has_arithmetic(rule: ast.Rule) -> bool:
@@ -294,6 +309,8 @@ class _Inference(Classes):
         self.column_nodes: dict = {}  # relation -> [node or None by position], in the order made
         self.expressions: dict = {}  # id(BinaryOp or Call) -> its node (its type annotates the rule)
         self.calls: list = []  # (call, its argument nodes): checked once types are known
+        self.arguments: dict = {}  # id(call) -> its argument nodes
+        self.sums: list = []  # (X + Y, its operands' nodes): checked once types are known
         self.orders: list = []  # (min/max aggregate, its value's node): checked once types are known
         self.names: dict = {}  # relation -> its column names from its first rule (see .naming)
         # (integer literal, its node) for literals outside _IN_EVERY_RANGE: checked against their types
@@ -339,11 +356,28 @@ class _Inference(Classes):
         node = self.node((_VALUE, "expression {}", term))
         operands = (self.term(term.left, scope), self.term(term.right, scope))
         span = _span_of(term)
-        for operand, side in zip(operands, (term.left, term.right), strict=True):
-            self.add(operand, "number", ("operand of '{}' at {}", term.op, span), _span_of(side))
-        self.flows.append(_Flow(node, _arithmetic, operands, ("result of {}", term), span))
+        if term.op == "+":  # numbers, or symbols (concatenated): see _typed_rule
+            self._concatenable(term, node, operands, span)
+        else:
+            for operand, side in zip(operands, (term.left, term.right), strict=True):
+                self.add(operand, "number", ("operand of '{}' at {}", term.op, span), _span_of(side))
+            self.flows.append(_Flow(node, _arithmetic, operands, ("result of {}", term), span))
         self.expressions[id(term)] = node
         return node
+
+    def _concatenable(self, term: ast.BinaryOp, node: int, operands: tuple, span: ast.Span) -> None:
+        """``X + Y``: both numbers (the widest) or both symbols (a symbol); each operand is of the
+        kind of the other and of the result."""
+        origin = ("operand of '+' in {} at {}", term, span)
+        left, right = operands
+        self.flows += [
+            _Flow(left, _same_kind, (right,), origin, _span_of(term.left)),
+            _Flow(right, _same_kind, (left,), origin, _span_of(term.right)),
+            _Flow(left, _same_kind, (node,), origin, _span_of(term.left)),
+            _Flow(right, _same_kind, (node,), origin, _span_of(term.right)),
+            _Flow(node, _ordered, operands, ("result of {}", term), span),
+        ]
+        self.sums.append((term, operands))
 
     def _call(self, term: ast.Call, scope: _Scope) -> int:
         """A functor call: evidence for its arguments (numbers, strings) and its value."""
@@ -371,6 +405,7 @@ class _Inference(Classes):
             self.add(node, spec.result, ("result of {} at {}", term, term.span), term.span)
         self.expressions[id(term)] = node
         self.calls.append((term, operands))
+        self.arguments[id(term)] = operands
         return node
 
     def _recursive_fields(self, term: ast.Call, operands: tuple) -> None:
@@ -401,6 +436,22 @@ class _Inference(Classes):
                 message = f"the arguments of '{call.name}' must be all numbers or all strings, in {call}"
                 errors.append(error_at(SchemaError, message, call.span))
         return errors
+
+    def _sum_errors(self) -> list:
+        """``X + Y`` over other than two numbers or two symbols."""
+        errors = []
+        for term, operands in self.sums:
+            types = [self.resolve(node) for node in operands]
+            kinds = {"number" if t in RANK else t for t in types if t is not None}
+            if "conflict" not in kinds and not (kinds <= {"number"} or kinds == {"string"}):
+                message = f"the operands of '+' must be two numbers or two symbols, in {term}"
+                errors.append(error_at(SchemaError, message, _span_of(term)))
+        return errors
+
+    def argument_type(self, call: ast.Call, position: int) -> Optional[str]:
+        """The resolved type of a call's argument (None if unknown)."""
+        t = self.resolve(self.arguments[id(call)][position])
+        return None if t == "conflict" else _final(t)
 
     def _order_errors(self) -> list:
         """A ``min``/``max`` over records or ADTs: they have no order (as in Soufflé). An
@@ -675,6 +726,7 @@ class _Inference(Classes):
                 )
         errors += self._literal_errors()
         errors += self._call_errors()
+        errors += self._sum_errors()
         errors += self._order_errors()
         for comparison, left, right, _ in self.comparisons:
             types = (self.resolve(left), self.resolve(right))

@@ -535,8 +535,10 @@ def _call_pieces(call: "Call") -> list:
         return [f"{CAST}(", call.args[0], f", {call.args[1].value})"]
     if call.name == "record":
         return _record_pieces(call)
-    if call.name.startswith("text@:"):  # a record field of a recursive type's (syntax.records)
+    if call.name.startswith("text@:") or call.name == "pattern@classes":  # added by lowering, typing
         return [call.args[0]]
+    if call.name == "to_string@float":  # to_string of a double (analysis.types)
+        return _pieces("to_string(", call.args, ")")
     if call.name.startswith(("field:", "field@:")):
         return ["(", call.args[0], f").{call.name.rpartition(':')[2]}"]
     return _pieces(f"{call.name}(", call.args, ")")

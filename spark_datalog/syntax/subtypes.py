@@ -54,7 +54,7 @@ _CONVERSIONS = {
     ("number", "float"): "itof",
     ("float", "number"): "ftoi",
     ("symbol", "float"): "to_float",
-    ("float", "symbol"): "ftoi and to_string",
+    ("float", "symbol"): "to_string",
 }
 
 

@@ -142,9 +142,17 @@ def test_arithmetic_on_strings():
     assert "operand of '+'" in error.message
 
 
+def test_plus_on_a_string_literal_concatenates():
+    # Soufflé's + of two symbols: X is of the other operand's kind
+    checked = check('p(Z) :- q(X), Z = X + "a". .input q')
+    assert checked.relations["q"].types == ("string",) and checked.relations["p"].types == ("string",)
+
+
 def test_arithmetic_on_a_string_literal():
-    [error] = errors('p(Z) :- q(X), Z = X + "a". .input q', SchemaError)
+    [error] = errors('p(Z) :- q(X), Z = X - "a". .input q', SchemaError)
     assert "string" in error.message and "number" in error.message
+    [error] = errors('p(Z) :- q(X, Y), Z = X + Y + "a". .input q\nq(1, "b").', SchemaError)
+    assert "string" in error.message and "operand of '+'" in error.message
 
 
 def test_comparing_a_string_with_a_number():

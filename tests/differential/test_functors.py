@@ -110,16 +110,81 @@ def test_spark_agrees_with_the_reference(spark, decompose):
     _assert_spark_same(spark, PROGRAM, EDB, decompose)
 
 
+STRINGS = r"""
+.decl t(s: symbol)
+.decl f(x: double)
+.decl p(pat: symbol)
+.input t, f, p
+joined(S, C) :- t(S), C = "<" + S + ">" + S.
+num(S, N) :- t(S), N = to_number(S).
+text(X, T) :- f(X), T = to_string(X).
+inf(T) :- f(X), X > 1e307, T = to_string(X * 10.0).
+nan(T) :- f(X), X > 1e307, T = to_string(X * 10.0 - X * 10.0).
+hit(P, S) :- p(P), t(S), match(P, S).
+miss(P, S) :- p(P), t(S), !match(P, S).
+lit(S) :- t(S), match("[[:xdigit:]]+|[^[:print:]_]", S).
+never(S) :- t(S), !match("[[:nope:]]|x", S), !match("x(", S).
+"""
+_TEXTS = ["0xcafe", "-0xBEEF", "0b101", "-0b1", "0x", "0X1f", "+0x1", "-0x8000000000000000"]
+_TEXTS += ["0x8000000000000000", "0x000000000000000000000ff", "0b" + "1" * 63, "0b" + "1" * 64]
+_TEXTS += ["12", "+12", " 1", "a1", "_", "é", "\t", ":", "[", "", "x"]
+_DOUBLES = [3.14, 5e-07, 0.0000015, 1e300, 2.5e-7, 123456789.1234565, -2.5, 1e308, -1e-9, 2.0**60]
+_PATTERNS = ["[[:digit:]]+", "[[:alpha:]][[:digit:]]", "[^[:alnum:]]", "[[:w:]]", "[[:SPACE:]]"]
+# (not "x(": a pattern from the data that is not one stops a Spark run, BAD_PATTERN)
+_PATTERNS += ["[[:foo:]]", "[:digit:]", "[]:[:punct:]]", r"\[[:digit:]]", "0x[[:xdigit:]]*"]
+STRINGS_EDB = {"t": {(s,) for s in _TEXTS}, "f": {(x,) for x in _DOUBLES}, "p": {(p,) for p in _PATTERNS}}
+STRINGS_SCHEMAS = {"t": "s string", "f": "x double", "p": "pat string"}
+
+
+def test_the_reference_computes_soufflés_string_operations():
+    result = reference_result(sd.Program.parse(STRINGS), STRINGS_EDB)
+    assert ("a1", "<a1>a1") in result["joined"]
+    # hexadecimal and binary texts with a minus, as Soufflé's to_number; the whole text a number
+    assert result["num"] == {
+        ("0xcafe", 51966), ("-0xBEEF", -48879), ("0b101", 5), ("-0b1", -1), ("12", 12), ("+12", 12),
+        ("-0x8000000000000000", -(2**63)), ("0x000000000000000000000ff", 255), ("0b" + "1" * 63, 2**63 - 1),
+    }  # fmt: skip
+    # C's %f (Java's %f rounds 123456789.1234565 up, 5e-07 to 0.000001)
+    texts = dict(result["text"])
+    assert texts[123456789.1234565] == "123456789.123456"
+    assert (texts[5e-07], texts[0.0000015], texts[2.5e-7], texts[-1e-9]) == (
+        "0.000000",
+        "0.000002",
+        "0.000000",
+        "-0.000000",
+    )
+    assert texts[1e300].startswith("1000000000000000052504760255204420248704468581108159154915854115")
+    assert result["inf"] == {("inf",)} and result["nan"] == {("nan",)}
+    hits = {(p, s) for p, s in result["hit"]}
+    assert {("[[:digit:]]+", "12"), ("[[:alpha:]][[:digit:]]", "a1"), ("[[:SPACE:]]", "\t")} <= hits
+    assert {("[^[:alnum:]]", "é"), ("[[:w:]]", "_"), ("[:digit:]", ":")} <= hits  # [:digit:]: : d i g t
+    assert "[[:foo:]]" not in {p for p, _ in hits}  # an unknown class: not a pattern, false
+    assert ("[[:foo:]]", "x") in result["miss"]
+    assert result["never"] == {(s,) for s in _TEXTS}  # the whole pattern is not one, x too
+    assert ("é",) in result["lit"] and ("_",) not in result["lit"]
+
+
+def test_the_kernel_agrees_on_string_operations():
+    assert_same(STRINGS, STRINGS_EDB)
+
+
+def test_spark_agrees_on_string_operations(spark):
+    _assert_spark_same(spark, STRINGS, STRINGS_EDB, False, STRINGS_SCHEMAS)
+
+
 def _key(value):
     return "NaN" if isinstance(value, float) and math.isnan(value) else value
 
 
-def _assert_spark_same(spark, text: str, edb: dict, decompose: bool) -> None:
+def _assert_spark_same(spark, text: str, edb: dict, decompose: bool, schemas=None) -> None:
     program = sd.Program.parse(text)
     expected = outcome(lambda: reference_result(program, edb))
 
     def on_spark():
-        inputs = {"a": spark.createDataFrame(sorted(edb["a"], key=repr), _SCHEMA)}
+        inputs = {
+            name: spark.createDataFrame(sorted(rows, key=repr), (schemas or {"a": _SCHEMA})[name])
+            for name, rows in edb.items()
+        }
         result = program.materialize(spark, inputs=inputs, decompose=decompose)
         return {
             name: {tuple(_key(v) for v in row) for row in frame.collect()} for name, frame in result.items()
@@ -140,7 +205,7 @@ _SCHEMA = "x long, y long, i int, d double, s string"
 
 _INTEGER_LEAVES = st.sampled_from(["X", "Y", "I", "0", "1", "-1", "2", "3", "63", "64", "0x7F", "0b11", "5u"])
 _DOUBLE_LEAVES = st.sampled_from(["D", "0.5", "-2.0", "1.0e300"])
-_STRING_LEAVES = st.sampled_from(["S", '"ab"', '""', '"12"', '"-3"'])
+_STRING_LEAVES = st.sampled_from(["S", '"ab"', '""', '"12"', '"-3"', '"-0x1F"', '"0b11"', '"[[:alpha:]]+"'])
 _BINARY = ["^", "band", "bor", "bxor", "bshl", "bshr", "bshru", "land", "lor", "lxor", "%"]
 
 
@@ -188,6 +253,8 @@ def _string(depth: int):
         _STRING_LEAVES,
         st.lists(smaller, min_size=1, max_size=3).map(lambda a: f"cat({', '.join(a)})"),
         _integer(depth - 1).map(lambda i: f"to_string({i})"),
+        _double(depth - 1).map(lambda d: f"to_string({d})"),
+        st.tuples(smaller, smaller).map(lambda t: f"({t[0]} + {t[1]})"),
         st.tuples(smaller, _integer(depth - 1), _integer(depth - 1)).map(
             lambda t: f"substr({t[0]}, {t[1]}, {t[2]})"
         ),
