@@ -77,6 +77,14 @@ NEGATES_INPUT_ONCE = """
     r(1). r(2). r(3).
     r(X) <= r(Y) :- !s(X), r(Y).
 """
+# outside recursion an aggregate counts the candidates: a tuple goes when another's first value
+# has more tuples and its own first value is not in s; (2, 1) goes by (3, _), (1, 2) stays
+COUNTS_ITSELF = """
+    .decl s(x: number)
+    .input s
+    r(1, 2). r(2, 1). r(3, 1). r(3, 3).
+    r(A, B) <= r(C, D) :- count : { r(A, _) } < count : { r(C, _) }, count : { s(A) } = 0.
+"""
 CASES = [
     (INTERVALS, {"seg": INTERVAL_SEGMENTS}, "iv", {(1, 7), (10, 12)}),
     (PARETO_PATHS, {"e": PARETO_GRAPH}, "path", PARETO_FRONT),
@@ -89,6 +97,7 @@ CASES = [
     (NEGATES_ITSELF, {}, "r", {(10,)}),
     (NEGATES_INPUT, {"s": {(3,)}}, "r", {(1,)}),
     (NEGATES_INPUT_ONCE, {"s": {(3,)}}, "r", {(3,)}),
+    (COUNTS_ITSELF, {"s": {(1,)}}, "r", {(1, 2), (3, 1), (3, 3)}),
 ]
 
 
@@ -111,6 +120,7 @@ def evaluate(text: str, edb: dict, strategy: str = "seminaive") -> dict:
         "negates_itself",
         "negates_input",
         "negates_input_once",
+        "counts_itself",
     ],
 )
 def test_each_round_removes_the_dominated_tuples(text, edb, relation, expected):
