@@ -8,6 +8,8 @@
   the least or the greatest value per key: expected by grouping;
 - a subsumption with a body of two comparisons (outside recursion): a tuple is dropped when
   another tuple dominates it, computed pairwise;
+- a subsumption whose body reads its own relation (all the candidates) and negates another,
+  outside recursion: computed pairwise over the candidates;
 - a ``choice-domain`` of one to three keys of one or two columns: the candidates in order,
   each kept unless it agrees on a key with one kept before (one key: the least per key);
 - Soufflé's spanning tree (``choice-domain`` in recursion) over a random graph: round by round,
@@ -105,6 +107,26 @@ def _dominations(draw):
     return text, {"p": rows}, expected
 
 
+def _self_reads(draw):
+    rows = draw(st.sets(st.tuples(_VALUES, _VALUES), max_size=8))
+    kept = draw(st.sets(_VALUES, max_size=3))
+    text = """
+        .decl p(a: number, b: number)
+        .decl keep(a: number)
+        .input p, keep
+        .decl r(a: number, b: number)
+        r(A, B) :- p(A, B).
+        r(A, B) <= r(C, D) :- !keep(A), r(B, C), C != A.
+        .output r
+    """
+    expected = {
+        (a, b)
+        for a, b in rows
+        if a in kept or not any((c, d) != (a, b) and c != a and (b, c) in rows for c, d in rows)
+    }
+    return text, {"p": rows, "keep": {(k,) for k in kept}}, expected
+
+
 def _greedy(candidates, keys: tuple, accepted: list) -> list:
     """``accepted`` extended by the ``candidates``, in order, agreeing on no key with one before."""
     for row in sorted(candidates):
@@ -157,5 +179,6 @@ def _spanning_trees(draw):
 @st.composite
 def order_cases(draw):
     """(program text in Soufflé's dialect, EDB, expected rows of r)."""
-    build = draw(st.sampled_from((_shortest_paths, _column_orders, _dominations, _choices, _spanning_trees)))
+    builders = (_shortest_paths, _column_orders, _dominations, _self_reads, _choices, _spanning_trees)
+    build = draw(st.sampled_from(builders))
     return build(draw)

@@ -368,9 +368,8 @@ class _StratumRun:
 
             def relation_for(position: int, body=rule.body, full=full) -> Relation:
                 literal = body[position]
-                return (
-                    bound if isinstance(literal, ast.Atom) and literal.predicate == pseudo else full(position)
-                )
+                atom = literal.atom if isinstance(literal, ast.Negation) else literal
+                return bound if isinstance(atom, ast.Atom) and atom.predicate == pseudo else full(position)
 
             found.update(self._rows(rule, order_body(rule.body), relation_for))
         return found

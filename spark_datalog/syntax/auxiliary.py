@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Iterator
+from dataclasses import fields, is_dataclass, replace
+from typing import Any, Iterator
 
 from . import ast
 
@@ -90,6 +90,30 @@ def dependencies(program: ast.Program, name: str) -> set:
             seen.add(relation)
             pending.extend(reads.get(relation, ()))
     return seen
+
+
+def renamed_reads(node: Any, renamed: dict) -> Any:
+    """``node`` (a literal or term) with every atom of a relation in ``renamed`` (old name ->
+    new name) reading the new name, inside negations and aggregates' bodies too.
+
+    >>> count = ast.BodyAggregate("count", None, (ast.Negation(ast.Atom("r", (ast.Variable("Y"),))),))
+    >>> str(renamed_reads(ast.Comparison("<", count, ast.Variable("X")), {"r": "q"}))
+    'count : { not q(Y) } < X'
+    """
+    if isinstance(node, tuple):
+        items = tuple(renamed_reads(item, renamed) for item in node)
+        return node if all(a is b for a, b in zip(items, node, strict=True)) else items
+    if not is_dataclass(node) or isinstance(node, ast.Span):
+        return node
+    changes = {}
+    for item in fields(node):
+        value = getattr(node, item.name)
+        new = renamed_reads(value, renamed) if isinstance(value, tuple) or is_dataclass(value) else value
+        if new is not value:
+            changes[item.name] = new
+    if isinstance(node, ast.Atom) and node.predicate in renamed:
+        changes["predicate"] = renamed[node.predicate]
+    return replace(node, **changes) if changes else node
 
 
 def renamed_heads(program: ast.Program, renamed: dict) -> ast.Program:

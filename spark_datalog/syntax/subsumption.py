@@ -36,9 +36,14 @@ another tuple of ``r`` dominates (a tuple never dominates itself). Two forms:
       r__dominated(A, B) :- r__all(A, B), r__all(C, D), <body>, B != D.
 
   (``r__all``'s rule gives it ``r``'s types; over the final ``r`` it derives no dominated
-  tuple.) The body may read other relations (analysis evaluates ``r`` after them), but not
-  ``r`` itself nor a relation depending on ``r``, and may not aggregate: those are errors (not
-  supported yet). Outside recursion this is the negation above with one round.
+  tuple.) Outside recursion this is the negation above with one round.
+
+The body may read, negate and aggregate over other relations (analysis evaluates ``r`` after
+them). ``r`` itself in the body stands for the tuples being decided on: ``r__candidates``
+outside recursion (Soufflé deletes from ``r`` once its rules ran), ``r__all`` (the round's
+``U``) in recursion; so ``m(X) <= m(Y) :- !s(X), m(Y).`` stratifies. Refused: reading a
+relation that depends on ``r`` (its facts would come from the ``r`` being decided), and in
+recursion an aggregate over ``r`` or one whose groups would come from the round's tuples.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ from .auxiliary import (
     read_relations,
     relation_names,
     renamed_heads,
+    renamed_reads,
 )
 
 _MIN_WHEN = {"<": "dominating", "<=": "dominating", ">": "dominated", ">=": "dominated"}
@@ -80,14 +86,15 @@ def lower_subsumption(program: ast.Program) -> tuple[ast.Program, list[DatalogEr
             program = _facts_as_rule(program, relation, taken)
             program, problems = _with_aggregate(program, relation, *order)
             errors += problems
-        elif is_recursive(program, relation):
-            refused = _rounds_problem(program, relation, clauses)
+        else:
+            recursive = is_recursive(program, relation)
+            refused = _rounds_problem(program, relation, clauses, recursive)
             if refused is not None:
                 errors.append(ParseError(refused[0], refused[1].line, refused[1].column))
-            else:
+            elif recursive:
                 program = _with_rounds(program, relation, clauses, taken)
-        else:
-            program = _with_negation(program, relation, clauses, taken)
+            else:
+                program = _with_negation(program, relation, clauses, taken)
     return program, errors
 
 
@@ -223,7 +230,7 @@ def _with_negation(program: ast.Program, relation: str, clauses: list, taken: se
             ]
     rules = list(program.rules)
     for clause in clauses:
-        rules += _dominated_rules(clause, candidates, dominated)
+        rules += _dominated_rules(clause, candidates, dominated, relation)
     span = clauses[0].span
     row = tuple(ast.Variable(f"_column{i}", span) for i in range(clauses[0].dominated.arity))
     keep = ast.Rule(
@@ -235,12 +242,14 @@ def _with_negation(program: ast.Program, relation: str, clauses: list, taken: se
     return replace(program, declarations=tuple(declarations), rules=tuple(rules))
 
 
-def _dominated_rules(clause: ast.Subsumption, candidates: str, dominated: str) -> list:
-    """One rule per column where the two tuples may differ: a tuple does not dominate itself."""
+def _dominated_rules(clause: ast.Subsumption, candidates: str, dominated: str, relation: str) -> list:
+    """One rule per column where the two tuples may differ: a tuple does not dominate itself.
+    The body reads ``relation`` as ``candidates``: the tuples the subsumption decides among."""
     low = _named_args(clause.dominated, "_dominated")
     high = _named_args(clause.dominating, "_dominating")
     span = clause.span
-    body = (ast.Atom(candidates, low, span), ast.Atom(candidates, high, span), *clause.body)
+    reads = tuple(renamed_reads(literal, {relation: candidates}) for literal in clause.body)
+    body = (ast.Atom(candidates, low, span), ast.Atom(candidates, high, span), *reads)
     rules = []
     for a, b in zip(low, high, strict=True):
         if isinstance(a, ast.Variable) and isinstance(b, ast.Variable) and a.name == b.name:
@@ -262,12 +271,15 @@ def _named_args(atom: ast.Atom, prefix: str) -> tuple:
 # Any other body, in recursion: the dominated tuples of each round
 
 
-def _rounds_problem(program: ast.Program, relation: str, clauses: list) -> Optional[tuple]:
-    """(message, span) when a clause on the recursive ``relation`` is not supported yet."""
+def _rounds_problem(program: ast.Program, relation: str, clauses: list, recursive: bool) -> Optional[tuple]:
+    """(message, span) when a clause on ``relation`` (``recursive`` or not) is not supported."""
     for clause in clauses:
-        problem = _body_problem(program, relation, clause)
+        problem = _body_problem(program, relation, clause, recursive)
         if problem:
-            return f"a subsumption on the recursive '{relation}' {problem}: not supported yet", clause.span
+            where = "the recursive " if recursive else ""
+            return f"a subsumption on {where}'{relation}' {problem}", clause.span
+    if not recursive:
+        return None
     kept = f"a subsumption in recursion on '{relation}', which has"
     for rule in program.rules:
         if rule.head.predicate == relation and rule.aggregate is not None:
@@ -277,17 +289,37 @@ def _rounds_problem(program: ast.Program, relation: str, clauses: list) -> Optio
     return None
 
 
-def _body_problem(program: ast.Program, relation: str, clause: ast.Subsumption) -> str:
-    """What the body of ``clause`` does that a round cannot evaluate ("" when nothing): an
-    aggregate, or reading ``relation`` or a relation that depends on it (a relation it does not
-    depend on is evaluated before it: ``analysis.dependencies.stratify``'s ``after``)."""
+def _body_problem(program: ast.Program, relation: str, clause: ast.Subsumption, recursive: bool) -> str:
+    """What the body of ``clause`` reads that has no stratified meaning ("" when nothing): a
+    relation that depends on ``relation`` (its facts would be derived from the tuples being
+    decided on), or in recursion an aggregate (every round would aggregate anew). ``relation``
+    itself is read as the round's tuples; a relation it does not depend on is evaluated before
+    it (``analysis.dependencies.stratify``'s ``after``)."""
     for literal in clause.body:
-        if any(isinstance(node, ast.BodyAggregate) for node in nodes(literal)):
-            return "aggregates"
-        for read in sorted(read_relations(literal)):
-            if read == relation or relation in dependencies(program, read):
-                return f"reads '{read}', which depends on '{relation}'"
+        for read in sorted(read_relations(literal) - {relation}):
+            if relation in dependencies(program, read):
+                return f"reads '{read}', which depends on '{relation}': not supported"
+        if recursive:
+            for aggregate in (node for node in nodes(literal) if isinstance(node, ast.BodyAggregate)):
+                if relation in read_relations(aggregate):
+                    return f"aggregates over '{relation}': not supported yet"
+                if not _groups_bound(clause, aggregate):
+                    return "aggregates over groups its body does not bind: not supported yet"
     return ""
+
+
+def _groups_bound(clause: ast.Subsumption, aggregate: ast.BodyAggregate) -> bool:
+    """Whether the atoms of ``aggregate``'s body bind every variable it shares with the rest of
+    ``clause`` (else its groups would come from the round's tuples: ``syntax.body_aggregates``)."""
+    inside = _variables(aggregate.body)
+    others = tuple(lit for lit in clause.body if all(node is not aggregate for node in nodes(lit)))
+    rest = (clause.dominated, clause.dominating, *others)
+    bound = _variables(tuple(literal for literal in aggregate.body if isinstance(literal, ast.Atom)))
+    return (inside & _variables(rest)) <= bound
+
+
+def _variables(literals: tuple) -> set:
+    return {node.name for node in nodes(*literals) if _is_named(node)}
 
 
 def _with_rounds(program: ast.Program, relation: str, clauses: list, taken: set) -> ast.Program:
@@ -305,7 +337,7 @@ def _with_rounds(program: ast.Program, relation: str, clauses: list, taken: set)
     span = clauses[0].span
     row = tuple(ast.Variable(f"_column{i}", span) for i in range(clauses[0].dominated.arity))
     copy = ast.Rule(ast.Atom(every, row, span), (ast.Atom(relation, row, span),), span=span)
-    rules = [rule for clause in clauses for rule in _dominated_rules(clause, every, dominated)]
+    rules = [rule for clause in clauses for rule in _dominated_rules(clause, every, dominated, relation)]
     if not rules:  # every clause compares a tuple with itself (or no column): nothing goes
         return program
     rules.insert(0, replace(copy, text=str(copy)))

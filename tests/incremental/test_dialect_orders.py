@@ -1,5 +1,6 @@
-"""Subsumption (a general body in recursion included) and choice-domain (greedy ones included:
-in recursion, several keys) through ``update``: equal to evaluating the changed inputs."""
+"""Subsumption (a general body in recursion included, reading its own relation, negating and
+aggregating others) and choice-domain (greedy ones included: in recursion, several keys)
+through ``update``: equal to evaluating the changed inputs."""
 
 from __future__ import annotations
 
@@ -31,7 +32,20 @@ reach(x, z) :- reach(x, y), e(y, z, _).
 reach(x, y) <= reach(x2, y2) :- heavy(x2, x), y = y2.
 .decl heavy(a: number, b: number)
 heavy(a, b) :- e(a, b, d), d >= 2.
-.output path, first, st, pair, pareto, reach
+.decl hop(x: number, y: number)
+hop(x, y) :- e(x, y, _).
+hop(x, z) :- hop(x, y), e(y, z, _).
+hop(x, y) <= hop(x, z) :- !e(x, y, _), hop(y, z).
+.decl far(x: number, y: number)
+far(x, y) :- e(x, y, _).
+far(x, z) :- far(x, y), e(y, z, _).
+far(x, y) <= far(x, z) :- count : { e(y, _, _) } < count : { e(z, _, _) }.
+.decl best(x: number, d: number)
+best(x, d) :- e(x, _, d).
+best(x, d) <= best(y, c) :- !light(x), best(x, c), c < d, y = x.
+.decl light(x: number)
+light(x) :- e(x, _, 1).
+.output path, first, st, pair, pareto, reach, hop, far, best
 """
 
 
@@ -46,5 +60,5 @@ def test_update_through_subsumption_and_choices_equals_recomputation(spark, tmp_
     program.update(spark, warehouse, changes={"e": spark.createDataFrame(rows, schema + ", _count long")})
     expected = reference(program.checked, {"e": (edb | set(inserts)) - set(deletes)})
     assert all(expected.values())
-    for name in ("path", "first", "st", "pair", "pareto", "reach"):
+    for name in ("path", "first", "st", "pair", "pareto", "reach", "hop", "far", "best"):
         assert {tuple(r) for r in warehouse.read(name).collect()} == expected[name], name

@@ -62,6 +62,25 @@ def test_random_subsumption_through_mutual_recursion(edges):
     assert_same(MUTUAL, {"e": edges})
 
 
+# the body reads reach itself (the round's tuples) and negates an input: a path goes when a
+# longer one from the same node is in the round and its end is not a stop, unless the way back
+# is in the round too
+READS_ITSELF = """
+    .decl e(x: number, y: number)
+    .decl stop(x: number)
+    .input e, stop
+    reach(X, Y, 1) :- e(X, Y).
+    reach(X, Z, N + 1) :- reach(X, Y, N), e(Y, Z), N < 4.
+    reach(X, Y, N) <= reach(X, Z, M) :- M > N, !stop(Y), !reach(Y, X, _).
+"""
+
+
+@settings(default=30)
+@given(edges=st.sets(st.tuples(NODES, NODES), max_size=10), stops=st.sets(st.tuples(NODES), max_size=2))
+def test_random_subsumption_reading_its_own_relation(edges, stops):
+    assert_same(READS_ITSELF, {"e": edges, "stop": stops})
+
+
 @pytest.mark.parametrize(
     "text, expected",
     [

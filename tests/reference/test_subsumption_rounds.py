@@ -51,6 +51,40 @@ READS_DERIVED = """
     better(B, A) :- worse(A, B).
     .output r
 """
+# the body reads r itself: the round's tuples R ∪ N. A tuple goes when its successor is in the
+# round: each round keeps only the newest
+READS_ITSELF = """
+    r(1). r(X + 1) :- r(X), X < 5.
+    r(X) <= r(Y) :- r(X + 1), Y = X + 1.
+"""
+# the body negates r itself: 1 goes by 10 (3 is not in the first round), 10 stays
+NEGATES_ITSELF = """
+    r(1). r(10). r(X + 2) :- r(X), X < 6.
+    r(X) <= r(Y) :- !r(X + 2), Y > X.
+"""
+# the body negates another relation: a tuple not in s goes when a smaller one is there; 2 goes
+# in every round it is derived again
+NEGATES_INPUT = """
+    .decl s(x: number)
+    .input s
+    r(1). r(2). r(X + 1) :- r(X), X < 4.
+    r(X) <= r(Y) :- !s(X), r(Y), Y < X.
+"""
+# outside recursion (negation): r stands for all candidates; 1 and 2 go by another, 3 is in s
+NEGATES_INPUT_ONCE = """
+    .decl s(x: number)
+    .input s
+    r(1). r(2). r(3).
+    r(X) <= r(Y) :- !s(X), r(Y).
+"""
+# outside recursion an aggregate counts the candidates: a tuple goes when another's first value
+# has more tuples and its own first value is not in s; (2, 1) goes by (3, _), (1, 2) stays
+COUNTS_ITSELF = """
+    .decl s(x: number)
+    .input s
+    r(1, 2). r(2, 1). r(3, 1). r(3, 3).
+    r(A, B) <= r(C, D) :- count : { r(A, _) } < count : { r(C, _) }, count : { s(A) } = 0.
+"""
 CASES = [
     (INTERVALS, {"seg": INTERVAL_SEGMENTS}, "iv", {(1, 7), (10, 12)}),
     (PARETO_PATHS, {"e": PARETO_GRAPH}, "path", PARETO_FRONT),
@@ -59,6 +93,11 @@ CASES = [
     (REMOVED_SOURCE, {"s": {(1,)}}, "r", {(1, 2), (5, 0), (11, 6)}),
     (READS_BELOW, {"worse": {(1, 2), (2, 3)}}, "r", {(3,)}),
     (READS_DERIVED, {"worse": {(1, 2), (2, 3)}}, "r", {(2,), (3,)}),
+    (READS_ITSELF, {}, "r", {(5,)}),
+    (NEGATES_ITSELF, {}, "r", {(10,)}),
+    (NEGATES_INPUT, {"s": {(3,)}}, "r", {(1,)}),
+    (NEGATES_INPUT_ONCE, {"s": {(3,)}}, "r", {(3,)}),
+    (COUNTS_ITSELF, {"s": {(1,)}}, "r", {(1, 2), (3, 1), (3, 3)}),
 ]
 
 
@@ -69,7 +108,20 @@ def evaluate(text: str, edb: dict, strategy: str = "seminaive") -> dict:
 @pytest.mark.parametrize(
     "text, edb, relation, expected",
     CASES,
-    ids=["intervals", "pareto", "equal", "mutual", "removed_source", "reads_below", "reads_derived"],
+    ids=[
+        "intervals",
+        "pareto",
+        "equal",
+        "mutual",
+        "removed_source",
+        "reads_below",
+        "reads_derived",
+        "reads_itself",
+        "negates_itself",
+        "negates_input",
+        "negates_input_once",
+        "counts_itself",
+    ],
 )
 def test_each_round_removes_the_dominated_tuples(text, edb, relation, expected):
     assert evaluate(text, edb)[relation] == expected

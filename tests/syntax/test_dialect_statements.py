@@ -237,10 +237,10 @@ def test_a_tuple_never_dominates_itself():
             "on an .input relation is not supported",
         ),
         (
-            "r(1, 2).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- r(A, D), A < C.",
+            "r(1, 2).\ns(X) :- r(X, _).\nr(A, B) <= r(C, D) :- !s(C), A < C.",
             3,
             1,
-            "reads 'r', which depends on 'r': not supported yet",
+            "a subsumption on 'r' reads 's', which depends on 'r': not supported",
         ),
         (
             "r(1, 2).\nr(X, Y) :- r(Y, X).\ns(X) :- r(X, _).\nr(A, B) <= r(C, D) :- s(A), A < C.",
@@ -249,10 +249,16 @@ def test_a_tuple_never_dominates_itself():
             "reads 's', which depends on 'r'",
         ),
         (
-            "r(1, 2). q(1).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- 1 = count : q(A), A < C.",
+            "r(1, 2).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- 1 = count : r(A, _), A < C.",
             3,
             1,
-            "a subsumption on the recursive 'r' aggregates: not supported yet",
+            "a subsumption on the recursive 'r' aggregates over 'r': not supported yet",
+        ),
+        (
+            "r(1, 2). q(1).\nr(X, Y) :- r(Y, X).\nr(A, B) <= r(C, D) :- 1 = count : { q(X), X > A }.",
+            3,
+            1,
+            "aggregates over groups its body does not bind: not supported yet",
         ),
         (
             "r(1, max<V>) :- r(V, _), V < 3.\nr(A, B) <= r(C, D) :- A < C, B < D.",
@@ -698,3 +704,12 @@ def test_a_relation_named_as_a_type_leaves_the_type_alone():
 )
 def test_bad_components(text, line, column, fragment):
     assert_error(text, line, column, fragment)
+
+
+def test_a_subsumption_body_reads_its_relation_as_the_tuples_decided_on():
+    once = parse("r(1). r(2).\nr(A) <= r(B) :- r(A + 1), B = A + 1.")
+    assert str(once.rules[0]).startswith(
+        "r__dominated(A) :- r__candidates(A), r__candidates(B), r__candidates((A + 1))"
+    )
+    rounds = parse("r(1). r(X + 1) :- r(X), X < 3.\nr(A) <= r(B) :- !r(A + 2), B > A.")
+    assert str(rounds.rules[-1]).startswith("r__dominated(A) :- r__all(A), r__all(B), not r__all((A + 2))")
