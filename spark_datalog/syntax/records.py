@@ -432,8 +432,11 @@ class _Rule:
         self.bound.add(variable.name)
         return variable
 
-    def destructure(self, variable: ast.Variable, term: ast.RecordTerm, type_: str) -> list:
-        """The literals that match the record ``variable`` holds against the pattern ``term``."""
+    def destructure(
+        self, variable: ast.Variable, term: ast.RecordTerm, type_: str, may_be_nil: bool = True
+    ) -> list:
+        """The literals that match the record ``variable`` holds against the pattern ``term``
+        (``may_be_nil``: unless it is an ADT's branch struct, which is never nil)."""
         out: list = []
         reader = "field@" if is_recursive(type_) else "field"
         if _is_recursive_record(type_):  # a field of nil is undefined: the literal fails (the guard says so)
@@ -451,14 +454,14 @@ class _Rule:
                     assert inner_type is not None  # a record type: _fits_arity
                     inner = self._variable(arg, inner_type)
                     out.append(ast.Comparison("=", inner, read, span=arg.span))
-                    out.extend(self.destructure(inner, arg, inner_type))
+                    out.extend(self.destructure(inner, arg, inner_type, adt_branches(type_) is None))
             elif isinstance(arg, ast.Variable) and arg.anonymous:
                 continue
             elif isinstance(arg, ast.Variable):
                 out.append(ast.Comparison("=", arg, read, span=arg.span))
             else:
                 out.append(ast.Comparison("=", read, self.construct(arg, field_type, ""), span=term.span))
-        if not out:  # no field read (undefined for nil) tells nil from a record: [_, _] or []
+        if not out and may_be_nil:  # no field read (undefined for nil) tells nil from a record: [_, _]
             nil = ast.Constant(nil_record(type_), type_, span=term.span)  # type: ignore[arg-type]
             out.append(ast.Comparison("!=", variable, nil, span=term.span))
         return out
