@@ -13,6 +13,8 @@ A folder is laid out as Soufflé's own tests are::
 Each folder runs ``spark-datalog run prog.dl --dialect souffle -F facts -D OUT`` (in-process: the Spark engine
 reuses the tests' session) on the reference engine and on Spark; OUT must hold exactly the
 expected files, each with the same lines in any order, and stdout must be exactly ``stdout``.
+The kernel runs each program too, on the facts the fact files give, and must derive what the
+reference does.
 """
 
 from __future__ import annotations
