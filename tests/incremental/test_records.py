@@ -74,7 +74,7 @@ WHERE = {"embedded-driver": "driver", "native-rounds": "rounds"}
 def _frame(spark, program, name, rows, counts=None):
     relation = program.relations[name]
     if counts is None:
-        return spark.createDataFrame(sorted(rows), schema(relation.column_names, relation.types))
+        return spark.createDataFrame(sorted(rows, key=repr), schema(relation.column_names, relation.types))
     struct = schema([*relation.column_names, "_count"], [*relation.types, "long"])
     return spark.createDataFrame([(*row, count) for row, count in zip(rows, counts, strict=True)], struct)
 
