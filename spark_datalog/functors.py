@@ -59,7 +59,8 @@ class Functor:
     ``ordered``: all numbers or all strings), or one kind per argument. ``result``: the type of
     the value, or ``operands``: the widest argument type (arguments are widened to it).
     ``bounded``: an integer value must fit the call's type, else it is undefined. ``partial``:
-    an integer value may be undefined for defined arguments."""
+    an integer value may be undefined for defined arguments; ``nullable``: a value of any type
+    may be (null in Polars and Spark: a field of ``nil``)."""
 
     name: str
     least: int
@@ -74,6 +75,7 @@ class Functor:
     # a user-defined functor's binding (:mod:`spark_datalog.user_functors`), None for the others
     binding: Any = None
     generator: bool = False
+    nullable: bool = False
 
     def kind(self, position: int) -> str:
         return self.operands if isinstance(self.operands, str) else self.operands[position]
@@ -89,7 +91,9 @@ class Functor:
     def may_be_undefined(self, type_: Optional[str]) -> bool:
         """Whether a call of type ``type_`` may be undefined for defined arguments (only an
         integer value may be; a user-defined functor's value of any type may be)."""
-        return self.binding is not None or ((self.bounded or self.partial) and type_ in ("int", "long"))
+        if self.binding is not None or self.nullable:
+            return True
+        return (self.bounded or self.partial) and type_ in ("int", "long")
 
 
 def fits(value: int, type_: Optional[str]) -> bool:
@@ -733,7 +737,7 @@ def _nested_text(name: str) -> Functor:
         1,
         "any",
         "string",
-        lambda _t, value: rr.encode(value, nested),
+        lambda _t, value: rr.field_text(value),
         lambda _t, value: rr.polars_text(value, nested),
         lambda _t, value: rr.spark_text(value, nested),
     )
@@ -741,17 +745,26 @@ def _nested_text(name: str) -> Functor:
 
 @lru_cache(maxsize=None)
 def _field(name: str) -> Functor:
+    """``field:<position>:<name>``: a record's field, undefined for ``nil`` (whose fields are
+    null: :func:`~spark_datalog.record_types.nil_record`)."""
     _, position, field = name.split(":")
     index = int(position)
+
+    def read(_type, record):
+        if record[index] is None:
+            raise Undefined("a field of nil")
+        return record[index]
+
     return Functor(
         name,
         1,
         1,
         "any",
         "given",
-        lambda _t, record: record[index],
+        read,
         lambda _t, record: record.struct.field(field),
         lambda _t, record: record.getField(field),
+        nullable=True,
     )
 
 

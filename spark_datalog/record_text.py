@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Union
 
-from .record_types import Record, adt_branches, default_value, fields, is_record, record_type
+from .record_types import Record, adt_branches, default_value, fields, is_record, nil_record, record_type
 from .recursive_records import NIL, encode, encoded_fields, is_recursive, recursive_branches, recursive_fields
 
 if TYPE_CHECKING:
@@ -55,6 +55,8 @@ def _value_at(text: str, pos: int, type_name: str, stops: str) -> tuple:
         return _recursive_adt_at(text, pos, type_name)
     if is_recursive(type_name):
         return _recursive_at(text, pos, type_name)
+    if is_record(type_name) and text.startswith(NIL, pos):  # nil
+        return nil_record(type_name), pos + len(NIL)
     if is_record(type_name):
         return _fields_at(text, pos, type_name, "[", "]")
     if type_name == "string" and text.startswith('"', pos):

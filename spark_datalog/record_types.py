@@ -36,7 +36,23 @@ class Record(tuple):
         return "Record(" + tuple.__repr__(self) + ")"
 
     def __str__(self) -> str:
-        return "[" + ", ".join(_text(v) for v in self) + "]"
+        return "nil" if is_nil_record(self) else "[" + ", ".join(_text(v) for v in self) + "]"
+
+
+def nil_record(type_name: str) -> Record:
+    """Soufflé's ``nil`` of a (non-recursive) record type: the record whose fields are all null
+    (a struct of nulls in Polars, Spark and Delta, never a null struct: equal to itself in every
+    join, comparison and group; no record of values has a null field).
+
+    >>> nil_record("[x: long, y: long]"), str(nil_record("[x: long]"))
+    (Record((None, None)), 'nil')
+    """
+    return Record((None,) * len(fields(type_name) or ()))
+
+
+def is_nil_record(value) -> bool:
+    """Whether ``value`` is the ``nil`` of a record type (:func:`nil_record`)."""
+    return isinstance(value, tuple) and len(value) > 0 and all(v is None for v in value)
 
 
 def _text(value) -> str:
@@ -45,6 +61,18 @@ def _text(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def order_key(value) -> Any:
+    """``value``'s place in its type's order: a record's fields in turn, ``nil`` first (as
+    Spark and Polars order a struct of nulls); any other value itself.
+
+    >>> sorted([Record((1, 2)), Record((None, None)), Record((0, 5))], key=order_key)
+    [Record((None, None)), Record((0, 5)), Record((1, 2))]
+    """
+    if isinstance(value, Record):
+        return (0,) if is_nil_record(value) else (1, *map(order_key, value))
+    return value
 
 
 def record_type(pairs) -> str:
@@ -78,12 +106,17 @@ def fields(type_name: str) -> Optional[tuple]:
         name, sep, type_ = part.partition(": ")
         if (
             not sep
-            or not (name.isidentifier() or (not pairs and _is_tag(name)))
+            or not (is_field_name(name) or (not pairs and _is_tag(name)))
             or not (type_ in PRIMITIVE_TYPES or fields(type_) is not None or _is_recursive_type(type_))
         ):
             return None
         pairs.append((name, type_))
     return tuple(pairs)
+
+
+def is_field_name(name: str) -> bool:
+    """Whether ``name`` names a field: an identifier, or Soufflé's ``?name``."""
+    return name.removeprefix("?").isidentifier()
 
 
 def _is_recursive_type(type_name: str) -> bool:
@@ -251,4 +284,6 @@ def as_struct(value, type_name: str) -> Any:
     """
     if value is None or not is_record(type_name):
         return value
+    if is_nil_record(value) and not adt_branches(type_name):
+        return dict.fromkeys(name for name, _ in fields(type_name) or ())
     return {name: as_struct(v, t) for v, (name, t) in zip(value, fields(type_name) or (), strict=True)}

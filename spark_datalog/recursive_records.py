@@ -56,7 +56,18 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Optional
 
-from .record_types import Record, _split, adt_branches, adt_text, fields, is_record, record_type
+from .record_types import (
+    Record,
+    _split,
+    adt_branches,
+    adt_text,
+    fields,
+    is_field_name,
+    is_nil_record,
+    is_record,
+    nil_record,
+    record_type,
+)
 
 NIL = "nil"
 FIELD_TYPES = ("int", "long", "string", "bool")
@@ -165,7 +176,7 @@ def _pairs(inner: str, group: dict) -> Optional[tuple]:
             type_ = group_type(group, type_[1:])
         elif not is_field_type(type_):
             return None
-        if not sep or not field.isidentifier():
+        if not sep or not is_field_name(field):
             return None
         pairs.append((field, type_))
     return tuple(pairs)
@@ -250,9 +261,12 @@ def is_field_type(type_: str) -> bool:
     return type_ in FIELD_TYPES or (nested is not None and all(is_field_type(t) for _, t in nested))
 
 
-def _field_text(value: Any) -> str:
+def field_text(value: Any) -> str:
+    """The text of a field's value in an encoding: a record's is its fields' encoding (nil's ``nil``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if is_nil_record(value):  # the nil of a (non-recursive) record type: no encoding is "nil"
+        return NIL
     if isinstance(value, tuple):  # a (non-recursive) record's value: its fields encoded
         return encode(value, "")
     return str(value)
@@ -261,7 +275,7 @@ def _field_text(value: Any) -> str:
 def encode(values, type_name: str) -> str:
     """The encoding of the record of ``type_name`` with field ``values`` (nested ones encoded)."""
     del type_name  # every field's text is its value's (see the module's docstring)
-    return "".join(f"{len(text)}:{text}" for text in map(_field_text, values))
+    return "".join(f"{len(text)}:{text}" for text in map(field_text, values))
 
 
 def _parts(encoded: str, count: int) -> Optional[list]:
@@ -279,6 +293,8 @@ def _parts(encoded: str, count: int) -> Optional[list]:
 
 def _field_value(text: str, type_: str) -> Any:
     """The value of a field's text; ValueError if it is no value of ``type_``."""
+    if is_record(type_) and text == NIL:
+        return nil_record(type_)
     if is_record(type_):
         pairs = fields(type_) or ()
         texts = _parts(text, len(pairs))
@@ -352,10 +368,12 @@ def _value_text(value: Any, type_: str) -> str:
         return text_of(value, type_)
     if adt_branches(type_):
         return adt_text(value, type_, _value_text)
+    if is_nil_record(value):
+        return NIL
     if is_record(type_):
         pairs = fields(type_) or ()
         return "[" + ", ".join(_value_text(v, t) for v, (_, t) in zip(value, pairs, strict=True)) + "]"
-    return _field_text(value)
+    return field_text(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,16 +395,24 @@ def polars_record(args: tuple) -> Any:
 def polars_text(arg, type_: str) -> Any:
     """The Polars expression of the text of a (non-recursive) record field of type ``type_``
     in a recursive type's encoding (its fields encoded); ``arg`` itself for another type."""
+    import polars as pl
+
     if not is_record(type_):
         return arg
-    return polars_record(tuple(polars_text(arg.struct.field(n), t) for n, t in fields(type_) or ()))
+    pairs = fields(type_) or ()
+    text = polars_record(tuple(polars_text(arg.struct.field(n), t) for n, t in pairs))
+    return pl.when(arg.struct.field(pairs[0][0]).is_null()).then(pl.lit(NIL)).otherwise(text)  # nil
 
 
 def spark_text(arg, type_: str) -> Any:
     """The Spark column of :func:`polars_text`."""
+    from pyspark.sql import functions as F
+
     if not is_record(type_):
         return arg
-    return spark_record(tuple(spark_text(arg.getField(n), t) for n, t in fields(type_) or ()))
+    pairs = fields(type_) or ()
+    text = spark_record(tuple(spark_text(arg.getField(n), t) for n, t in pairs))
+    return F.when(arg.getField(pairs[0][0]).isNull(), F.lit(NIL)).otherwise(text)  # nil
 
 
 def spark_record(args: tuple) -> Any:

@@ -40,7 +40,7 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
-from .record_types import adt_branches, adt_text, fields, is_record
+from .record_types import adt_branches, adt_text, fields, is_nil_record, is_record
 from .recursive_records import is_recursive, text_of
 from .errors import DirectiveError, InputError
 from .storage import uris
@@ -409,6 +409,8 @@ def format_value(value, type_: str, fmt: FileFormat) -> str:
         return adt_text(value, type_, lambda v, t: format_value(v, t, FileFormat()))
     if is_recursive(type_):
         return text_of(value, type_)
+    if is_record(type_) and is_nil_record(value):
+        return "nil"
     if is_record(type_):
         inner = FileFormat()
         parts = (format_value(v, t, inner) for v, (_, t) in zip(value, fields(type_) or (), strict=True))
@@ -600,7 +602,8 @@ def _value_text(column, type_: str, fmt: FileFormat):
         for name, field_type in fields(type_) or ():
             parts += [F.lit(", ") if parts else F.lit("[")]
             parts.append(_value_text(column.getField(name), field_type, FileFormat()))
-        return F.concat(*parts, F.lit("]"))
+        first = (fields(type_) or (("", ""),))[0][0]
+        return F.when(column.getField(first).isNull(), F.lit("nil")).otherwise(F.concat(*parts, F.lit("]")))
     if type_ == "string":
         if fmt.rfc4180:
             return F.concat(F.lit('"'), F.replace(column, F.lit('"'), F.lit('\\""')), F.lit('"'))

@@ -33,6 +33,7 @@ from .. import functors
 from ..overflow import BOUNDS, operation_overflow
 from ..plan import ir
 from ..syntax import ast
+from ..record_types import as_struct
 from ..reference.terms import coerce, integer_type
 from .checks import Check
 from .types import polars_type
@@ -82,7 +83,7 @@ class Staging:
             return Operand(pl.col(expr.name), self.dtypes[expr.name])
         if isinstance(expr, ir.Literal):
             dtype = polars_type(expr.type)
-            return Operand(pl.lit(coerce(expr.value, expr.type), dtype=dtype), dtype)
+            return Operand(pl.lit(as_struct(coerce(expr.value, expr.type), expr.type), dtype=dtype), dtype)
         if isinstance(expr, ir.Arithmetic):
             return self._arithmetic(expr, reached)
         if isinstance(expr, ir.Call):

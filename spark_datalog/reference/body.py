@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Optional
 from .. import functors, generators
 from ..syntax import ast
 from ..syntax.autoinc import Numbering, is_counter, numbering
+from ..record_types import order_key
 from .relation import Relation
 from .terms import Undefined, compare, evaluate_term, normal, same
 
@@ -286,7 +287,7 @@ def _ordered(value) -> tuple:
     """``value``'s place in the numbering's order: NaN after every other double."""
     if type(value) is float:
         return (1, 0.0) if value != value else (0, value)
-    return (0, value)
+    return (0, order_key(value))
 
 
 def _extended(current: list, body: tuple, order: list, relation_for) -> list:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..record_types import order_key
+
 
 def taken_keys(keys: tuple, rows: Iterable) -> list:
     """Per key (column positions), the set of its values among ``rows``.
@@ -32,7 +34,7 @@ def greedy(candidates: Iterable, keys: tuple, taken: list) -> list:
     [(2, 3), (4, 4)]
     """
     accepted = []
-    for row in sorted(set(candidates)):
+    for row in sorted(set(candidates), key=lambda row: tuple(map(order_key, row))):
         values = [tuple(row[i] for i in key) for key in keys]
         if any(value in seen for value, seen in zip(values, taken, strict=True)):
             continue

@@ -34,7 +34,7 @@ from ..functors import Undefined as Undefined
 from ..functors import evaluate as functor_value
 from ..functors import spec as functors_spec
 from ..overflow import fits, operation_overflow
-from ..record_types import Record, fields, is_record
+from ..record_types import Record, adt_branches, fields, is_nil_record, is_record, nil_record
 from ..recursive_records import is_recursive
 from ..syntax import ast
 
@@ -144,6 +144,8 @@ def _record(value, type_: str) -> Record:
     pairs = fields(type_) or ()
     if isinstance(value, dict):
         value = tuple(value.values())
+    if (value is None or is_nil_record(value)) and not adt_branches(type_):  # nil
+        return nil_record(type_)
     if isinstance(value, tuple) and len(value) == len(pairs):
         return Record(coerce(v, t) for v, (_, t) in zip(value, pairs, strict=True))
     raise TypeError(f"{value!r} is not a {type_}")

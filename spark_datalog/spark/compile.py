@@ -23,6 +23,7 @@ from .. import functors
 from ..generators import spark_generate
 from ..overflow import BOUNDS, marker, span_where, sum_where
 from ..plan import ir
+from ..record_types import fields, is_record
 from ..reference.terms import integer_type
 from .types import spark_type
 
@@ -282,6 +283,14 @@ def _conjunction(conditions: tuple, fractional: frozenset, context) -> Column:
 
 
 @lru_cache(maxsize=1024)
+def _literal(value, type_name: str) -> Column:
+    """A constant column of ``type_name``; a record (``nil`` too) as the struct of its fields'."""
+    if value is not None and is_record(type_name):
+        pairs = fields(type_name) or ()
+        return F.struct(*(_literal(v, t).alias(n) for v, (n, t) in zip(value, pairs, strict=True)))
+    return F.lit(value).cast(spark_type(type_name))
+
+
 def _outputs(outputs: tuple, fractional: frozenset, context) -> list:
     return [_cached_expr(expr, fractional, context)[0].alias(name) for name, expr in outputs]
 
@@ -291,7 +300,7 @@ def _expr(expr, fractional: frozenset) -> tuple:
     if isinstance(expr, ir.ColumnRef):
         return F.col(expr.name), expr.name in fractional
     if isinstance(expr, ir.Literal):
-        return F.lit(expr.value).cast(spark_type(expr.type)), expr.type == "double"
+        return _literal(expr.value, expr.type), expr.type == "double"
     if isinstance(expr, ir.Arithmetic):
         left, left_fractional = _cached_expr(expr.left, fractional, _context())
         right, right_fractional = _cached_expr(expr.right, fractional, _context())

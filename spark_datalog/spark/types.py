@@ -57,8 +57,8 @@ def accepts(type_name: str, data_type: T.DataType) -> bool:
     """
     if stored_type(type_name) == "string":
         return isinstance(data_type, T.StringType)
-    if record_types.is_record(type_name):
-        return datalog_type(data_type) == type_name
+    if record_types.is_record(type_name):  # a field of a recursive type: its encoding's string
+        return datalog_type(data_type) == stored_type(type_name)
     return any(data_type == t for t in ACCEPTED_INPUT_TYPES[type_name])
 
 

@@ -64,6 +64,8 @@ class Constant:
             from ..recursive_records import text_of
 
             return str(self.value) if self.type == "nil" else text_of(str(self.value), self.type)
+        if self.type.startswith("["):  # a record's value (a fact's, nil)
+            return str(self.value)
         return repr(self.value)
 
 

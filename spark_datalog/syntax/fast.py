@@ -390,7 +390,7 @@ class _Parser:
     def column(self) -> ast.ColumnDecl:
         value = self.values[self.pos]
         span = self.span(self.pos)
-        if value[0] in _VAR_FIRST:
+        if value[0] in _VAR_FIRST or (value[0] == "?" and value != "?-"):  # Soufflé's ?name too
             name = value
             self.pos += 1
         else:

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any, Optional, Union
 
 from ..errors import DatalogError, ParseError
-from ..record_types import Record, adt_branches, default_value, is_record, type_text
+from ..record_types import Record, adt_branches, default_value, is_record, nil_record, type_text
 from ..recursive_records import (
     NIL,
     encode,
@@ -156,13 +156,20 @@ def is_nil(term) -> bool:
 
 def _nil(term, type_: Optional[str], errors: list, where: str):
     """The nil of ``type_`` that ``term`` is (itself, with an error for Soufflé's ``nil``, where
-    no recursive record type is expected)."""
+    no record type is expected)."""
     if _is_recursive_record(type_):
         return ast.Constant(NIL, type_, span=term.span)  # type: ignore[arg-type]
+    if _is_plain_record(type_):
+        return ast.Constant(nil_record(type_), type_, span=term.span)  # type: ignore[arg-type]
     if term.type == "nil":
         shown = f"is {type_text(type_)}" if type_ else "has no known record type"
-        errors.append(_error(f"nil needs a recursive record type, but {where} {shown}", term))
+        errors.append(_error(f"nil needs a record type, but {where} {shown}", term))
     return term
+
+
+def _is_plain_record(type_: Optional[str]) -> bool:
+    """Whether ``type_`` is a (non-recursive) record type, no ADT: one whose values include nil."""
+    return is_record(type_) and adt_branches(type_) is None
 
 
 def _error(message: str, term) -> ParseError:
@@ -205,6 +212,8 @@ def _constant(
     for arg, (name, field_type) in zip(term.args, fields(type_, term), strict=True):
         if is_nil(arg) and _is_recursive_record(field_type):
             values.append(NIL)
+        elif is_nil(arg) and _is_plain_record(field_type):
+            values.append(nil_record(field_type))
         elif isinstance(arg, ast.Constant) and arg.type == field_type:  # a default (_default)
             values.append(arg.value)
         elif isinstance(arg, ast.RecordTerm):
@@ -346,7 +355,8 @@ class _Rule:
         return replace(rule, head=head, body=tuple(body))
 
     def _learn(self, rule: ast.Rule) -> None:
-        """The record types and bound variables the rule's atoms give."""
+        """The record types and bound variables the rule's atoms give, and those of the fields
+        of the records they bind that ``R = [X, Y]`` destructures (``X`` too, in any order)."""
         for literal in (rule.head, *rule.body):
             atom = literal.atom if isinstance(literal, ast.Negation) else literal
             if not isinstance(atom, ast.Atom):
@@ -356,6 +366,12 @@ class _Rule:
                 self._learn_term(arg, type_)
                 if isinstance(arg, ast.Variable) and literal is not rule.head and atom is literal:
                     self.bound.add(arg.name)
+        pending = [pair for lit in rule.body if (pair := _destructuring(lit)) is not None]
+        while learnt := [(v, t) for v, t in pending if v.name in self.bound and v.name in self.types]:
+            for variable, term in learnt:
+                pending.remove((variable, term))
+                self._learn_term(term, self.types[variable.name])
+                self.bound.update(v.name for v in _variables(term.args) if not v.anonymous)
 
     def _learn_term(self, term, type_: Optional[str]) -> None:
         """The record types of the variables of ``term``, of type ``type_``, and of its fields."""
@@ -416,8 +432,11 @@ class _Rule:
         self.bound.add(variable.name)
         return variable
 
-    def destructure(self, variable: ast.Variable, term: ast.RecordTerm, type_: str) -> list:
-        """The literals that match the record ``variable`` holds against the pattern ``term``."""
+    def destructure(
+        self, variable: ast.Variable, term: ast.RecordTerm, type_: str, may_be_nil: bool = True
+    ) -> list:
+        """The literals that match the record ``variable`` holds against the pattern ``term``
+        (``may_be_nil``: unless it is an ADT's branch struct, which is never nil)."""
         out: list = []
         reader = "field@" if is_recursive(type_) else "field"
         if _is_recursive_record(type_):  # a field of nil is undefined: the literal fails (the guard says so)
@@ -435,13 +454,16 @@ class _Rule:
                     assert inner_type is not None  # a record type: _fits_arity
                     inner = self._variable(arg, inner_type)
                     out.append(ast.Comparison("=", inner, read, span=arg.span))
-                    out.extend(self.destructure(inner, arg, inner_type))
+                    out.extend(self.destructure(inner, arg, inner_type, adt_branches(type_) is None))
             elif isinstance(arg, ast.Variable) and arg.anonymous:
                 continue
             elif isinstance(arg, ast.Variable):
                 out.append(ast.Comparison("=", arg, read, span=arg.span))
             else:
                 out.append(ast.Comparison("=", read, self.construct(arg, field_type, ""), span=term.span))
+        if not out and may_be_nil:  # no field read (undefined for nil) tells nil from a record: [_, _]
+            nil = ast.Constant(nil_record(type_), type_, span=term.span)  # type: ignore[arg-type]
+            out.append(ast.Comparison("!=", variable, nil, span=term.span))
         return out
 
     def _comparison(self, literal: ast.Comparison) -> list:
@@ -529,6 +551,16 @@ def _nested(arg, field_type: str, type_: Optional[str]):
     if is_recursive(type_) and is_record(field_type):
         return ast.Call(f"text@:{field_type}", (arg,), span=getattr(arg, "span", ast.NO_SPAN))
     return arg
+
+
+def _destructuring(literal) -> Optional[tuple]:
+    """``(R, [X, Y])`` of a comparison ``R = [X, Y]`` (or ``[X, Y] = R``), else None."""
+    if not isinstance(literal, ast.Comparison) or literal.op != "=":
+        return None
+    for variable, term in ((literal.left, literal.right), (literal.right, literal.left)):
+        if isinstance(variable, ast.Variable) and isinstance(term, ast.RecordTerm) and not term.branch:
+            return variable, term
+    return None
 
 
 def _has_record(literal) -> bool:

@@ -245,11 +245,12 @@ def _with_negation(program: ast.Program, relation: str, clauses: list, taken: se
 def _dominated_rules(clause: ast.Subsumption, candidates: str, dominated: str, relation: str) -> list:
     """One rule per column where the two tuples may differ: a tuple does not dominate itself.
     The body reads ``relation`` as ``candidates``: the tuples the subsumption decides among."""
-    low = _named_args(clause.dominated, "_dominated")
-    high = _named_args(clause.dominating, "_dominating")
+    low, low_terms = _named_args(clause.dominated, "_dominated")
+    high, high_terms = _named_args(clause.dominating, "_dominating")
     span = clause.span
     reads = tuple(renamed_reads(literal, {relation: candidates}) for literal in clause.body)
-    body = (ast.Atom(candidates, low, span), ast.Atom(candidates, high, span), *reads)
+    body = (ast.Atom(candidates, low, span), ast.Atom(candidates, high, span), *low_terms, *high_terms)
+    body += reads
     rules = []
     for a, b in zip(low, high, strict=True):
         if isinstance(a, ast.Variable) and isinstance(b, ast.Variable) and a.name == b.name:
@@ -259,12 +260,19 @@ def _dominated_rules(clause: ast.Subsumption, candidates: str, dominated: str, r
     return rules
 
 
-def _named_args(atom: ast.Atom, prefix: str) -> tuple:
-    """``atom``'s arguments with every ``_`` a variable of its own (a head needs them)."""
-    return tuple(
-        ast.Variable(f"{prefix}{i}", arg.span) if isinstance(arg, ast.Variable) and arg.anonymous else arg
-        for i, arg in enumerate(atom.args)
-    )
+def _named_args(atom: ast.Atom, prefix: str) -> tuple[tuple, tuple]:
+    """``atom``'s arguments with every ``_`` a variable of its own (a head needs them), and
+    every record term too, with the comparisons that match it (``_dominated1 = [L, U]``: the
+    column's declared type types the pattern, and ``!=`` compares two variables of it)."""
+    args, matches = [], []
+    for i, arg in enumerate(atom.args):
+        if isinstance(arg, ast.RecordTerm) or (isinstance(arg, ast.Variable) and arg.anonymous):
+            variable = ast.Variable(f"{prefix}{i}", arg.span)
+            if isinstance(arg, ast.RecordTerm):
+                matches.append(ast.Comparison("=", variable, arg, arg.span))  # type: ignore[arg-type]
+            arg = variable
+        args.append(arg)
+    return tuple(args), tuple(matches)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,7 +74,7 @@ WHERE = {"embedded-driver": "driver", "native-rounds": "rounds"}
 def _frame(spark, program, name, rows, counts=None):
     relation = program.relations[name]
     if counts is None:
-        return spark.createDataFrame(sorted(rows), schema(relation.column_names, relation.types))
+        return spark.createDataFrame(sorted(rows, key=repr), schema(relation.column_names, relation.types))
     struct = schema([*relation.column_names, "_count"], [*relation.types, "long"])
     return spark.createDataFrame([(*row, count) for row, count in zip(rows, counts, strict=True)], struct)
 
@@ -230,3 +230,36 @@ def test_random_record_changes_equal_recomputation(spark, tmp_path_factory, base
         edb[name] = edb[name] - set(deletes) | set(inserts)
     program.update(spark, warehouse=wh, changes=changes)
     assert_recomputed(program, wh, edb)
+
+
+# nil (a struct of nulls) in join keys (known), under negation (bare), compared (some)
+NIL_PROGRAM = """
+.type P = [x: number, y: number]
+.decl pt(p: P)
+.decl tag(p: P, t: symbol)
+.decl known(p: P, t: symbol)
+.decl bare(t: symbol)
+.decl some(p: P)
+known(p, t) :- pt(p), tag(p, t).
+bare(t) :- tag(p, t), !pt(p).
+some(p) :- pt(p), p != nil.
+"""
+NIL = (None, None)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_updates_of_nil_records_equal_recomputation(spark, tmp_path, datalog_settings, path):
+    backend, values, decompose, _ = PATHS[path]
+    datalog_settings(**values)
+    program = sd.Program.parse(NIL_PROGRAM, dialect="souffle")
+    wh = warehouse_on(spark, tmp_path / "wh", backend)
+    edb = {"pt": {((1, 2),), (NIL,)}, "tag": {(NIL, "n"), ((1, 2), "a"), ((3, 4), "b")}}
+    inputs = {name: _frame(spark, program, name, rows) for name, rows in edb.items()}
+    program.materialize(spark, inputs=inputs, warehouse=wh, decompose=decompose)
+    assert_recomputed(program, wh, edb)
+    assert _stored(wh, "known") == {(NIL, "n"), ((1, 2), "a")}
+    changes = {"pt": _change(spark, program, "pt", [((3, 4),)], [(NIL,)])}
+    program.update(spark, warehouse=wh, changes=changes, decompose=decompose)
+    edb["pt"] = {((1, 2),), ((3, 4),)}
+    assert_recomputed(program, wh, edb)
+    assert _stored(wh, "bare") == {("n",)}

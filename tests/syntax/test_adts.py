@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import spark_datalog as sd
-from spark_datalog.errors import ParseError, SchemaError
+from spark_datalog.errors import SchemaError
 from spark_datalog.record_types import Record, adt_branches
 from spark_datalog.souffle_io import FileFormat, format_value
 from spark_datalog.syntax import parse
@@ -154,18 +154,6 @@ def test_adt_type_errors(rule, column, fragment):
     with pytest.raises(SchemaError) as info:
         sd.Program.parse(TYPES + DECLS + rule)
     assert fragment in str(info.value) and (info.value.line, info.value.column) == (6, column)
-
-
-@pytest.mark.parametrize(
-    "rule, line, column",
-    [("l(nil).", 3, 3), ("o(1) :- l(X), X = nil.", 3, 19)],
-)
-def test_nil_is_no_value_of_a_record_type_that_is_not_recursive(rule, line, column):
-    text = ".type L = [h: number]\n.decl l(x: L)\n" + rule
-    with pytest.raises(ParseError) as info:
-        sd.Program.parse(text, dialect="souffle")
-    assert "nil needs a recursive record type" in str(info.value)
-    assert (info.value.line, info.value.column) == (line, column)
 
 
 def test_an_adt_in_a_component_is_named_by_its_instance():

@@ -175,7 +175,7 @@ HEAD = TYPES + DECLS
             ParseError,
             8,
             3,
-            "nil needs a recursive record type, but column 1 of 'e' is Expr",
+            "nil needs a record type, but column 1 of 'e' is Expr",
         ),
         (HEAD + "e([1]).", ParseError, 8, 3, "record term [1] needs a record type, but column 1 of 'e' is"),
         (

@@ -103,12 +103,12 @@ def test_lists_evaluate_on_the_reference():
 @pytest.mark.parametrize(
     "rule, line, column, fragment",
     [
-        ("o(nil).", 7, 3, "nil needs a recursive record type, but column 1 of 'o' is long"),
+        ("o(nil).", 7, 3, "nil needs a record type, but column 1 of 'o' is long"),
         (
             "o(X) :- X = nil.",
             7,
             13,
-            "nil needs a recursive record type, but the other side of '=' has no known",
+            "nil needs a record type, but the other side of '=' has no known",
         ),
         ("l([1]).", 7, 3, "record term [1] has 1 fields, but column 1 of 'l' is List"),
         ("o(1) :- l([1, 2, 3]).", 7, 11, "record term [1, 2, 3] has 3 fields, but column 1 of 'l' is List"),
