@@ -29,6 +29,7 @@ from ..overflow import BOUNDS, fits
 from ..record_types import is_record, is_value_type, type_text
 from ..recursive_records import encoded_fields, is_recursive, stored_type
 from ..syntax import ast
+from ..syntax.eqrel import LABEL as EQREL_LABEL
 from .checked import Column
 from .classes import RANK, Classes, kind
 from .mentions import error_at, rule_text, where
@@ -134,7 +135,8 @@ def infer_types(program: ast.Program, rules, fixed: dict) -> tuple[dict, list, t
     (from ``.decl`` or the input DataFrame), see :func:`fixed_columns`. The typed rules are
     ``rules`` with the type of every arithmetic term set (``ast.BinaryOp.type``).
     """
-    inference = _Inference(fixed)
+    labels = {d.name for d in program.declarations if EQREL_LABEL in d.qualifiers}
+    inference = _Inference(fixed, labels)
     for fact in program.facts:
         inference.write(fact.atom, None)
     for index, rule in enumerate(rules):
@@ -300,9 +302,10 @@ class _Inference(Classes):
     """Union-find over nodes with evidence per class (:class:`.classes.Classes`), then a fixpoint
     over the flows."""
 
-    def __init__(self, fixed: dict):
+    def __init__(self, fixed: dict, labels: frozenset | set = frozenset()):
         super().__init__()
         self.fixed = fixed
+        self.eqrel_labels = labels  # eqrel label relations: their min may be over records
         self.flows: list = []  # _Flow and _Compared records, in the order they were seen
         self.writes: list[_WriteCheck] = []
         self.comparisons: list[_Compared] = []
@@ -455,22 +458,16 @@ class _Inference(Classes):
 
     def _order_errors(self) -> list:
         """A ``min``/``max`` over records or ADTs: they have no order (as in Soufflé). An
-        ``eqrel`` labels its elements by a ``min`` (``syntax.eqrel``): over records, not yet."""
+        ``eqrel``'s labels (``syntax.eqrel``) are the one ``min`` over them, in value order."""
         errors: list = []
         for aggregate, node, relation in self.orders:
             t = self.resolve(node)
-            if t is None or not _is_any_record(t):
+            if t is None or not _is_any_record(t) or relation in self.eqrel_labels:
                 continue
-            if relation.endswith("__eqrel_label"):
-                what = f"an eqrel relation over records or ADTs ({_show(t)}) is not supported yet"
-            else:
-                what = (
-                    f"{aggregate.func} needs numbers or symbols, not records or ADTs "
-                    f"({_show(t)}), in {aggregate}"
-                )
-            error = error_at(SchemaError, what, _span_of(aggregate))
-            if all(str(error) != str(known) for known in errors):  # an eqrel's three rules
-                errors.append(error)
+            what = (
+                f"{aggregate.func} needs numbers or symbols, not records or ADTs ({_show(t)}), in {aggregate}"
+            )
+            errors.append(error_at(SchemaError, what, _span_of(aggregate)))
         return errors
 
     def _fixed_origin(self, relation: str, column: Column, span: ast.Span) -> tuple:

@@ -60,7 +60,8 @@ def _reduction(func: str, column: pl.Expr, dtype, relation: str) -> tuple:
     if func == "count":
         return [column.n_unique().alias(_VALUE)], pl.col(_VALUE), pl.Int64, []
     if func == "min":
-        return [column.min().alias(_VALUE)], pl.col(_VALUE), dtype, []
+        least = column.sort().first() if isinstance(dtype, pl.Struct) else column.min()
+        return [least.alias(_VALUE)], pl.col(_VALUE), dtype, []
     if func == "max":
         best = column.nan_max() if dtype.is_float() else column.max()
         return [best.alias(_VALUE)], pl.col(_VALUE), dtype, []

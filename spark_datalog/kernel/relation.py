@@ -167,15 +167,28 @@ class BestRelation(ReplacedRelation):
         if not self.to_add:
             return self.recent.clear().lazy()
         candidates = pl.concat(self.to_add, how="vertical", rechunk=False)
+        record = isinstance(self.dtypes[self.value], pl.Struct)
+        if record:  # no '<' on structs: the best of the candidates and the value held
+            candidates = pl.concat([candidates, self._held_for(candidates)], how="vertical")
         best, _ = aggregate_frame(candidates, self.dtypes, self.group, self.func, self.value, self.value)
         known, group = "__best", self.group or ["__g"]
         current = self.stable.lazy().select([*self.group, pl.col(self.value).alias(known)])
+        current = current.with_columns(pl.lit(True).alias("__held"))
         if not self.group:
             best, current = (f.with_columns(pl.lit(True).alias("__g")) for f in (best, current))
         joined = best.join(current, on=group, how="left")
         value, held = pl.col(self.value), pl.col(known)
-        better = value < held if self.func == "min" else value > held
-        return joined.filter(held.is_null() | better).select(self.columns)
+        if record:
+            better = pl.col("__held").is_null() | value.ne_missing(held)
+        else:
+            better = held.is_null() | (value < held if self.func == "min" else value > held)
+        return joined.filter(better).select(self.columns)
+
+    def _held_for(self, candidates: pl.LazyFrame) -> pl.LazyFrame:
+        """The rows held for the groups of ``candidates``."""
+        if not self.group:
+            return self.stable.lazy()
+        return self.stable.lazy().join(candidates.select(self.group).unique(), on=self.group, how="semi")
 
     def absorb(self, recent: pl.DataFrame) -> int:
         if recent.height:

@@ -10,7 +10,7 @@ import math
 from typing import Iterable
 
 from ..overflow import fits, sum_overflow
-from .terms import Value, compare, is_number, normal, order_key
+from .terms import Record, Value, compare, is_number, normal, order_key
 
 PREMAPPABLE = ("min", "max")
 
@@ -24,7 +24,10 @@ def with_value(group: tuple, position: int, value) -> tuple:
 
 
 def better(func: str, candidate, current) -> bool:
-    """Whether ``candidate`` beats ``current`` for ``min`` or ``max``."""
+    """Whether ``candidate`` beats ``current`` for ``min`` or ``max`` (records: an eqrel's
+    labels, :mod:`spark_datalog.syntax.eqrel`, in value order)."""
+    if isinstance(candidate, Record):
+        candidate, current = order_key(candidate), order_key(current)
     if candidate == candidate and current == current:
         return candidate < current if func == "min" else candidate > current
     # a NaN: it is the largest value

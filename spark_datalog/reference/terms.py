@@ -35,6 +35,7 @@ from ..functors import evaluate as functor_value
 from ..functors import spec as functors_spec
 from ..overflow import fits, operation_overflow
 from ..record_types import Record, adt_branches, fields, is_nil_record, is_record, nil_record
+from ..record_types import order_key as record_order
 from ..recursive_records import is_recursive
 from ..syntax import ast
 
@@ -110,7 +111,10 @@ def same(left, right) -> bool:
 
 
 def order_key(value) -> tuple:
-    """A sort key putting NaN after every other value (of a numeric column)."""
+    """A sort key putting NaN after every other value (of a numeric column); records (and ADTs)
+    in the value order the engines share (:func:`spark_datalog.record_types.order_key`)."""
+    if isinstance(value, Record):
+        return (0, record_order(value))
     return (1, 0.0) if value != value else (0, value)
 
 

@@ -12,6 +12,11 @@ components), and ``r`` pairs the elements that share a label::
     r__eqrel_label(Y, min<L>) :- r__eqrel_label(X, L), r__eqrel_pairs(X, Y).
     r__eqrel_label(X, min<L>) :- r__eqrel_label(Y, L), r__eqrel_pairs(X, Y).
     r(X, Y) :- r__eqrel_label(X, L), r__eqrel_label(Y, L).
+
+Over a record or ADT type (which users cannot ``min``), the label is the least element in the
+value order every engine shares (the greedy choice's: records field by field, a non-recursive
+ADT by branch index then fields, a recursive type by its encoded text); the label relation's
+declaration carries :data:`LABEL` so that analysis allows that ``min``.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from dataclasses import replace
 from ..errors import DatalogError, ParseError
 from . import ast
 from .auxiliary import fresh_name, relation_names, renamed_heads
+
+LABEL = "eqrel-label"  # the qualifier of a label relation: its min may be over records
 
 
 def lower_eqrel(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
@@ -64,6 +71,7 @@ def _declarations(declaration: ast.Declaration, pairs: str, label: str) -> list:
             label,
             (ast.ColumnDecl("element", value_type, span), ast.ColumnDecl("label", value_type, span)),
             span=span,
+            qualifiers=(LABEL,),
         ),
     ]
 
