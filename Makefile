@@ -8,7 +8,7 @@ VENV_PY     := $(VENV)/bin/python
 comma       := ,
 PYTEST_ARGS ?=
 # Test processes (pytest-xdist, from the dev extra): each worker is its own pytest with its own
-# Spark JVM (3g driver heap each). Spark on the suite's tiny data is latency-bound (a single
+# Spark JVM (4g driver heap each). Spark on the suite's tiny data is latency-bound (a single
 # process leaves the cores idle while it waits on the JVM and Python workers); on a machine
 # already saturated by other work two workers measured the same as one (881 s vs 904 s).
 # worksteal: each worker starts on a contiguous half of the tests (a module's fixtures are built

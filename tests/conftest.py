@@ -49,8 +49,11 @@ SPARK_TEST_CONF = {
     # context cleaner has not yet found unreferenced (plans, shuffles, broadcasts), which it
     # learns only at a JVM garbage collection. With 2g and the cleaner's default (a forced GC
     # every 30 min) the old generation filled around the suite's first third and the rest ran
-    # several times slower (GC thrashing, measured with jstat): collect every minute, on 3g.
-    "spark.driver.memory": "3g",
+    # several times slower (GC thrashing, measured with jstat): collect every minute. 3g was
+    # enough for 2415 tests; with 2497 a clean-clone CI run (2026-12-02) ended one worker's
+    # JVM in "Java heap space" while building a broadcast (a test timed out thrashing before),
+    # where the same tests split otherwise had passed: 4g per worker (8g of the machine's 24).
+    "spark.driver.memory": "4g",
     "spark.cleaner.periodicGC.interval": "1min",
 }
 # The delta-spark jar, resolved by Spark from Maven Central, as `local_session` does: the
