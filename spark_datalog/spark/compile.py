@@ -282,15 +282,16 @@ def _conjunction(conditions: tuple, fractional: frozenset, context) -> Column:
     return reduce(lambda a, b: a & b, (_cached_condition(c, fractional, context) for c in conditions))
 
 
-@lru_cache(maxsize=1024)
 def _literal(value, type_name: str) -> Column:
-    """A constant column of ``type_name``; a record (``nil`` too) as the struct of its fields'."""
+    """A constant column of ``type_name``; a record (``nil`` too) as the struct of its fields'
+    (cached with its expression by ``_cached_expr``)."""
     if value is not None and is_record(type_name):
         pairs = fields(type_name) or ()
         return F.struct(*(_literal(v, t).alias(n) for v, (n, t) in zip(value, pairs, strict=True)))
     return F.lit(value).cast(spark_type(type_name))
 
 
+@lru_cache(maxsize=1024)
 def _outputs(outputs: tuple, fractional: frozenset, context) -> list:
     return [_cached_expr(expr, fractional, context)[0].alias(name) for name, expr in outputs]
 
