@@ -23,7 +23,7 @@ from .errors import (
 )
 from .program import Materialization, Program
 from . import reference
-from .user_functors import vectorized
+from .user_functors import spark_function, vectorized
 
 __version__ = "0.1.0"
 
@@ -57,5 +57,6 @@ __all__ = [
     "Warehouse",
     "WarehouseError",
     "reference",
+    "spark_function",
     "vectorized",
 ]

@@ -138,7 +138,8 @@ class JobArgs:
     facts_dir: Optional[str] = None
     output_dir: Optional[str] = None
     dialect: str = "datalog"  # souffle: lower-case names in the program's terms are variables
-    functors: Mapping[str, str] = field(default_factory=dict)  # user-defined functor -> module:function
+    # user-defined functor -> module:function, or spark:name (a Spark SQL function)
+    functors: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -537,7 +538,8 @@ def add_functor_argument(add) -> None:
         metavar="NAME=MODULE:FUNCTION",
         help="bind the program's user-defined functor NAME (.functor NAME(...): ..., called @NAME(...)) "
         "to the Python function FUNCTION of MODULE (imported; mark it with spark_datalog.vectorized "
-        "to have it called on pandas Series); repeatable",
+        "to have it called on pandas Series), or with NAME=spark:SQL_FUNCTION to the Spark SQL "
+        "function SQL_FUNCTION (a built-in or one registered in the session); repeatable",
     )
 
 
@@ -557,14 +559,14 @@ def parse_functors(items: Sequence[str]) -> dict:
 
 def bind_functors(program: "Program", references: Mapping[str, str], where: str = "--functor") -> None:
     """Bind ``program``'s user-defined functors to the functions ``references`` name
-    (``module:function``, imported); a reference that cannot be loaded, or a name the program
-    does not declare, is a ``UsageError``."""
+    (``module:function``, imported; ``spark:name``, a Spark SQL function); a reference that
+    cannot be loaded, or a name the program does not declare, is a ``UsageError``."""
     from .errors import FunctorError
-    from .user_functors import load_function
+    from .user_functors import load_binding
 
     for name, reference in references.items():
         try:
-            program.functor(name, load_function(reference, ship=True))
+            program.functor(name, load_binding(reference, ship=True))
         except ValueError as err:
             raise UsageError(f"{where} {name}: {err}") from None
         except FunctorError as err:

@@ -161,7 +161,9 @@ class JobConfig(BaseModel):
     output_dir: Optional[Text] = Field(None, description="a URI or path (a non-empty string), or '-'")
     dialect: Optional[Dialect] = Field(None, description=_one_of(Dialect))
     functors: Optional[dict[Identifier, FunctorReference]] = Field(
-        None, description='a mapping of functor names to Python functions (name: "module:function")'
+        None,
+        description='a mapping of functor names to Python functions (name: "module:function") '
+        'or Spark SQL functions (name: "spark:function")',
     )
 
     def settings(self, path: str) -> dict:

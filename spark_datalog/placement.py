@@ -2,6 +2,7 @@
 
 A stratum's :class:`Placement` names the method (``evaluate`` when materializing; ``counting``,
 ``groups``, ``dred``, ``recompute`` or ``unchanged`` when maintaining), where it runs and why.
+
 The runners (``eval.driver``, ``incremental.update``) ask :func:`place_evaluation` or
 :func:`place_update`, try the placement, and when it does not fit at run time (a relation to
 broadcast is too large, a task outgrows its memory budget, the executors cannot import the
@@ -34,6 +35,10 @@ applying a subsumption in each round (what stays depends on the order facts were
 when removals reach min/max relations that cannot be repaired, or when DRed was declined with
 ``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
 driver is declined without being tried, the reason naming the setting: the next choice runs.
+
+A stratum calling a functor bound to a Spark SQL function (``spark_function``) runs only in
+Spark plans: in rounds of Spark joins when recursive, never on the kernel (in a task or the
+driver).
 """
 
 from __future__ import annotations
@@ -122,6 +127,8 @@ def place_evaluation(
         return Placement("evaluate", "rounds", _round_filter_reason(plan), history)
     if not plan.recursive:
         return Placement("evaluate", "plan", "not recursive, one round", history)
+    if _spark_sql_reason(plan):
+        return Placement("evaluate", "rounds", _spark_sql_reason(plan), history)
     if strategy != "seminaive":
         return Placement("evaluate", "rounds", f"strategy={strategy!r}", history)
     if getattr(plan, "numbered", False):
@@ -191,19 +198,25 @@ def place_update(plan, case: UpdateCase, history: tuple = ()) -> Placement:
         return Placement("recompute", "evaluation", _whole_reason(plan), history)
     if not plan.recursive:
         return _placed_non_recursive(plan, case, history)
+    return _placed_recursive(plan, case, history)
+
+
+def _placed_recursive(plan, case: UpdateCase, history: tuple) -> Placement:
     if not case.moved:
         return Placement("unchanged", "nowhere", "only multiplicities changed below: the same sets", history)
     if case.regroup and not (case.repairs and case.decompose):
         reason = "removals reach min/max relations it cannot repair"
         return Placement("recompute", "evaluation", reason, history)
     tried = _tried(history)
-    if case.decompose and case.linear and "driver" not in tried:
+    if case.decompose and case.linear and "driver" not in tried and not _spark_sql_reason(plan):
         driver = Placement("dred", "driver", "linear: DRed from the stored facts, in memory", history)
         if case.driver:
             return driver
         history = (*history, (driver, NO_DRIVER))
     if case.regroup:
         return Placement("recompute", "evaluation", "removals reach min/max relations", history)
+    if _spark_sql_reason(plan):
+        return Placement("dred", "rounds", _spark_sql_reason(plan), history)
     if case.decompose and "one task" not in tried:
         return Placement("dred", "one task", "DRed on the kernel, if its inputs fit a task", history)
     why = "what runs in memory did not fit" if case.decompose else "decompose=False"
@@ -216,6 +229,8 @@ def _placed_non_recursive(plan, case: UpdateCase, history: tuple) -> Placement:
             reason = "only multiplicities changed below, and aggregates range over sets"
             return Placement("unchanged", "nowhere", reason, history)
         return Placement("groups", "plan", "aggregates: the touched groups evaluated again", history)
+    if _spark_sql_reason(plan):
+        return Placement("counting", "plan", _spark_sql_reason(plan), history)
     if case.held and case.decompose and "driver" not in _tried(history):
         driver = Placement("counting", "driver", "the changes it reads are held in the driver", history)
         if case.driver:
@@ -237,6 +252,16 @@ def _round_filter_reason(plan) -> str:
     if getattr(plan, "choices", None):
         return _CHOICE
     return _SUBSUMED if getattr(plan, "subsumed", None) else ""
+
+
+def _spark_sql_reason(plan) -> str:
+    """Why the stratum ``plan`` runs only in Spark plans ("" when it need not): a functor it
+    calls is bound to a Spark SQL function, which the kernel cannot run."""
+    bound = getattr(plan, "spark_sql_functors", None)
+    if not bound:
+        return ""
+    name, function = sorted(bound.items())[0]
+    return f"{name} is the Spark SQL function {function!r}, which runs only in Spark plans"
 
 
 def logged(plan, placement: Placement) -> Placement:

@@ -80,7 +80,7 @@ class Program:
             text, filename=str(path), dialect=dialect, include_dirs=include_dirs, functors=functors
         )
 
-    def functor(self, name: str, function: Callable, vectorized: Optional[bool] = None) -> "Program":
+    def functor(self, name: str, function, vectorized: Optional[bool] = None) -> "Program":
         """Bind the user-defined functor ``name`` (declared ``.functor name(...): type``, called
         ``@name(...)``) to ``function``; returns the program. ``function`` takes the arguments'
         values (``number``: int, ``float``: float, ``symbol``: str) and returns one of the
@@ -88,8 +88,10 @@ class Program:
         one pandas Series per argument and returns as many values (a Series, an array, a list):
         the kernel and Spark call it on whole batches (``vectorized=None``: as
         ``spark_datalog.vectorized`` marked the function). It must not depend on state (Spark may
-        call it on a row more than once, in any order, in other processes). A ``name`` the
-        program does not declare is a ``FunctorError``.
+        call it on a row more than once, in any order, in other processes). ``function`` may
+        also be a Spark SQL function, ``spark_datalog.spark_function("name", python=fn)``:
+        Spark runs it in its own plans. A ``name`` the program does not declare is a
+        ``FunctorError``.
 
         >>> program = Program.parse(".functor half(x: float): float  .decl p(x: float)  p(3.0)."
         ...                         "  q(Y) :- p(X), Y = @half(X).").functor("half", lambda x: x / 2)
@@ -106,16 +108,28 @@ class Program:
         declared[name].functor.binding.bind(function, vectorized)
         return self
 
-    def require_functors(self) -> None:
+    def require_functors(self, spark=None) -> None:
         """Raise a FunctorError, at its ``.functor`` line, for a declared functor bound to no
-        function (the engines call this before they start)."""
+        function, or (given a Spark session) bound to a Spark SQL function the session does not
+        know (the engines call this before they start)."""
         from .errors import FunctorError
 
+        source, filename = self.ast.source or None, self.ast.filename
         for declared in self.ast.functors:
             binding = declared.functor.binding if declared.functor is not None else None
-            if binding is not None and binding.function is None:
-                source, filename = self.ast.source or None, self.ast.filename
-                raise FunctorError(binding.unbound_message(), binding.line, binding.column, source, filename)
+            if binding is None:
+                continue
+            message = None
+            if not binding.is_bound():
+                message = binding.unbound_message()
+            elif spark is not None and not _is_spark_function(spark, binding.spark_name):
+                message = (
+                    f"functor {binding.name} is bound to the Spark SQL function {binding.spark_name!r}, "
+                    "which this Spark session does not know: register it first (spark.udf.register, "
+                    "CREATE FUNCTION) or name a built-in"
+                )
+            if message:
+                raise FunctorError(message, binding.line, binding.column, source, filename)
 
     def with_input_types(self, input_types: Mapping[str, tuple]) -> "Program":
         """The same program re-checked with column types taken from inputs (relation -> types)."""
@@ -239,7 +253,7 @@ class Program:
         """
         from .query.run import answer_query
 
-        self.require_functors()
+        self.require_functors(spark)
         return answer_query(
             self,
             spark,
@@ -286,7 +300,7 @@ class Program:
         from .overflow import overflows_located
         from .spark.session import engine_settings
 
-        self.require_functors()
+        self.require_functors(spark)
         with overflows_located(self.checked), engine_settings(spark):
             return materialize(
                 self,
@@ -329,7 +343,7 @@ class Program:
         from .overflow import overflows_located
         from .spark.session import engine_settings
 
-        self.require_functors()
+        self.require_functors(spark)
         with overflows_located(self.checked), engine_settings(spark):
             return update(
                 self,
@@ -346,6 +360,17 @@ class Program:
 
     def __repr__(self) -> str:
         return f"Program(relations={list(self.checked.relations)}, strata={self.strata})"
+
+
+def _is_spark_function(spark, name: Optional[str]) -> bool:
+    """Whether the Spark session knows the SQL function ``name`` (a built-in, a registered UDF
+    or a catalog function; None, a Python functor: true); a name Spark cannot parse is not one."""
+    if name is None:
+        return True
+    try:
+        return bool(spark.catalog.functionExists(name))
+    except Exception:  # a ParseException for a name that is no identifier
+        return False
 
 
 class _collector_paused:

@@ -9,13 +9,20 @@ interpreter, the Polars kernel and Spark evaluate ``@f`` through the code that e
 
 The entry's implementations call the Python function the declaration is *bound* to
 (``Program.functor("f", fn)``, ``Program.parse(..., functors={"f": fn})``, ``--functor
-f=module:function``):
+f=module:function``), or the Spark SQL function it is bound to by :func:`spark_function`
+(``--functor f=spark:name``):
 
 - a function on values (the default): called once per row (on Spark inside a ``pandas_udf``,
   one Arrow batch at a time);
 - ``vectorized=True``: a function of pandas Series (one per argument) returning a sequence of
   as many values; called on whole batches by the kernel (``map_batches``) and Spark (a
-  ``pandas_udf``), and on one-row Series by the reference.
+  ``pandas_udf``), and on one-row Series by the reference;
+- a Spark SQL function (a built-in, or one the user registered: ``spark.udf.register``, a Java
+  UDF, ``CREATE FUNCTION``): Spark calls it by name (``functions.call_function``) inside its
+  own plans, with no Python in between. The reference and the kernel run the Python function
+  given with it (``spark_function(name, python=fn)``), and without one refuse the program. A
+  stratum calling it runs in Spark plans, never on the kernel in a Spark task
+  (``placement``).
 
 A ``stateful`` functor may take and return records and ADTs, in the form
 :mod:`spark_datalog.functor_values` describes. The function is called only where every
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import numbers
 import re
+from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .errors import FunctorError
@@ -47,7 +55,17 @@ from .functors import Functor, fits
 from .record_types import as_struct, is_record
 from .syntax import ast
 
-__all__ = ["Binding", "FunctorFailure", "entry", "failure_located", "load_function", "vectorized"]
+__all__ = [
+    "Binding",
+    "FunctorFailure",
+    "SparkFunction",
+    "entry",
+    "failure_located",
+    "load_binding",
+    "load_function",
+    "spark_function",
+    "vectorized",
+]
 
 _MARKER = re.compile(r"\[spark_datalog functor (@\w+) @ (\d+):(\d+)\] ([^\n\r]*)")
 _KINDS = {"int": "integer", "long": "integer", "double": "number", "string": "string", "bool": "bool"}
@@ -64,6 +82,40 @@ def vectorized(function: Callable) -> Callable:
     return function
 
 
+@dataclass(frozen=True)
+class SparkFunction:
+    """A functor's binding to the Spark SQL function ``name``, with ``python`` (a function on
+    values, or :func:`vectorized`) for the reference and the kernel. Made by
+    :func:`spark_function`."""
+
+    name: str
+    python: Optional[Callable] = None
+
+
+def spark_function(name: str, python: Optional[Callable] = None) -> SparkFunction:
+    """Bind a functor to the Spark SQL function ``name`` (a built-in such as ``"upper"``, or
+    one registered in the Spark session: ``spark.udf.register``, a Java UDF, ``CREATE
+    FUNCTION``; a qualified name is fine). Spark calls it in its plans, by name, on the
+    arguments cast to the declared types, and casts its value to the declared result type
+    (null, or NaN, is undefined). ``python``: the same function in Python, which the reference
+    and the kernel run (without it they refuse the program). The function must be
+    deterministic, as a Python functor must.
+
+    >>> import spark_datalog as sd
+    >>> program = sd.Program.parse(
+    ...     '.functor up(s: symbol): symbol  .decl p(s: symbol)  p("a").  q(T) :- p(S), T = @up(S).'
+    ... )
+    >>> bound = program.functor("up", spark_function("upper", python=str.upper))
+    >>> sd.reference.evaluate(bound, {})["q"]
+    {('A',)}
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"spark_function: {name!r} is not a function name")
+    if python is not None and not callable(python):
+        raise TypeError(f"spark_function({name!r}): python={python!r} is not callable")
+    return SparkFunction(name.strip(), python)
+
+
 class FunctorFailure(Exception):
     """The user's function raised: its text carries a marker that survives a Spark task."""
 
@@ -78,20 +130,50 @@ class Binding:
         self.result = declared.result
         self.function: Optional[Callable] = None
         self.vectorized = False
+        # the Spark SQL function it is bound to (:func:`spark_function`), None for Python
+        self.spark_name: Optional[str] = None
 
-    def bind(self, function: Callable, vectorized: Optional[bool] = None) -> None:
-        """Bind ``function``; ``vectorized`` None: as :func:`vectorized` marked it."""
-        if not callable(function):
+    def bind(self, function, vectorized: Optional[bool] = None) -> None:
+        """Bind ``function`` (a Python function, or a :class:`SparkFunction`); ``vectorized``
+        None: as :func:`vectorized` marked the Python function."""
+        spark_name = None
+        if isinstance(function, SparkFunction):
+            self.require_primitive(function.name)
+            spark_name, function = function.name, function.python
+        elif not callable(function):
             raise TypeError(f"functor {self.name}: {function!r} is not callable")
         if vectorized is None:
             vectorized = getattr(function, "spark_datalog_vectorized", False) is True
-        self.function, self.vectorized = function, vectorized
+        self.function, self.vectorized, self.spark_name = function, vectorized, spark_name
+
+    def require_primitive(self, spark_name: str) -> None:
+        """A FunctorError unless every parameter and the result are primitive types: records
+        and ADTs reach a Spark SQL function only in the engine's own encoding."""
+        if any(is_record(t) for t in (*self.params, self.result)):
+            message = (
+                f"functor {self.name} takes or returns a record or ADT: it can be bound to a Python "
+                f"function, not to the Spark SQL function {spark_name!r}"
+            )
+            raise FunctorError(message, self.line, self.column)
+
+    def is_bound(self) -> bool:
+        """Whether it is bound, to a Python function or a Spark SQL function."""
+        return self.function is not None or self.spark_name is not None
 
     def require(self) -> Callable:
-        """The bound function; a FunctorError (at the ``.functor`` line) when there is none."""
+        """The bound Python function; a FunctorError (at the ``.functor`` line) when there is
+        none (unbound, or bound to a Spark SQL function alone)."""
         if self.function is None:
-            raise FunctorError(self.unbound_message(), self.line, self.column)
+            message = self.spark_only_message() if self.spark_name else self.unbound_message()
+            raise FunctorError(message, self.line, self.column)
         return self.function
+
+    def spark_only_message(self) -> str:
+        return (
+            f"functor {self.name} is bound to the Spark SQL function {self.spark_name!r}, which only "
+            f"the Spark engine runs: give the same function in Python for this engine with "
+            f'spark_function("{self.spark_name}", python=fn)'
+        )
 
     def unbound_message(self) -> str:
         bare = self.name[1:]
@@ -228,6 +310,32 @@ def _polars(binding: Binding, args):
 
 
 def _spark(binding: Binding, args):
+    """The Spark SQL function the functor is bound to (:func:`_spark_sql`), else its Python
+    function in a ``pandas_udf`` (:func:`_spark_udf`)."""
+    if binding.spark_name is not None:
+        return _spark_sql(binding, binding.spark_name, args)
+    return _spark_udf(binding, args)
+
+
+def _spark_sql(binding: Binding, name: str, args):
+    """``name(args)`` by name (``call_function``), the arguments cast to the declared types,
+    called only where every one is defined (a ``when``), its value cast to the declared type;
+    null or NaN is undefined."""
+    from pyspark.sql import functions as F
+
+    from .spark.types import spark_type
+
+    defined = F.lit(True)
+    for arg in args:
+        defined = defined & arg.isNotNull()
+    typed = [arg.cast(spark_type(t)) for arg, t in zip(args, binding.params, strict=True)]
+    value = F.call_function(name, *typed).cast(spark_type(binding.result))
+    if binding.result == "double":
+        value = F.nanvl(value, F.lit(None).cast("double"))
+    return F.when(defined, value)
+
+
+def _spark_udf(binding: Binding, args):
     """A ``pandas_udf`` (Arrow batches): a vectorized function gets the batch's Series, another
     is called row by row. The function is not called where an argument is null: the UDF gets
     the arguments with nulls replaced and a column saying where every one is defined (a
@@ -293,6 +401,25 @@ def failure_located(error: BaseException, checked) -> Optional[FunctorError]:
     detail = re.sub(r"\s*SQLSTATE: \w+\s*$", "", detail.strip())
     message = f"functor {name} raised {detail}"
     return FunctorError(message, line or None, column or None, program.source or None, program.filename)
+
+
+# ``--functor f=spark:name``: the functor is the Spark SQL function ``name``
+SPARK_PREFIX = "spark:"
+
+
+def load_binding(reference: str, ship: bool = False) -> "Callable | SparkFunction":
+    """What ``reference`` binds a functor to: ``"spark:name"`` the Spark SQL function ``name``
+    (:func:`spark_function`), else the Python function :func:`load_function` loads.
+
+    >>> load_binding("spark:upper")
+    SparkFunction(name='upper', python=None)
+    """
+    if reference.startswith(SPARK_PREFIX):
+        try:
+            return spark_function(reference[len(SPARK_PREFIX) :])
+        except TypeError as error:
+            raise ValueError(str(error)) from None
+    return load_function(reference, ship)
 
 
 def load_function(reference: str, ship: bool = False) -> Callable:

@@ -432,6 +432,21 @@ def test_run_spark_reports_a_failing_task_by_its_root_cause_not_a_traceback(spar
     assert "Traceback" not in err and "Py4JJavaError" not in err
 
 
+@pytest.mark.spark
+def test_a_functor_flag_binds_a_spark_sql_function(spark, tmp_path, capsys):
+    text = ".functor root(x: float): float\n.decl q(x: float)\nq(9.0).\nr(y) :- q(x), y = @root(x).\n"
+    program = write(tmp_path, "prog.dl", text)
+    status, out, err = run_cli(capsys, "run", program, "--dialect", "souffle", "--functor", "root=spark:sqrt")
+    assert status == 0, err
+    assert "r(3.0)" in out
+    status, out, err = run_cli(capsys, "run", program, "--dialect", "souffle", "--functor", "root=spark:nope")
+    assert status == 1
+    assert "prog.dl:1:10: functor error: functor @root is bound to the Spark SQL function 'nope'" in err
+    argv = ("run", program, "--dialect", "souffle", "--engine", "reference", "--functor", "root=spark:sqrt")
+    status, out, err = run_cli(capsys, *argv)
+    assert status == 1 and "which only the Spark engine runs" in err and "Traceback" not in err
+
+
 def test_functor_flags_bind_user_defined_functors(tmp_path, capsys):
     program = tmp_path / "prog.dl"
     program.write_text(

@@ -179,3 +179,33 @@ def test_a_greedy_choice_or_a_subsumption_in_recursion_runs_in_rounds_and_is_rec
     assert (placement.where, placement.reason) == ("rounds", reason)
     update = _update(text, linear=True)
     assert (update.method, update.reason) == ("recompute", placement.reason)
+
+
+NEAR = ".functor near(x: number, y: number): number\n"
+NEAR_TC = "tc(X, Y) :- arc(X, Y). tc(X, Z) :- tc(X, Y), arc(Y, Z), @near(X, Z) < 3."
+NEAR_PLAIN = "two(X, Z) :- arc(X, Y), arc(Y, Z), @near(X, Z) < 3."
+SPARK_ONLY = "@near is the Spark SQL function 'greatest', which runs only in Spark plans"
+
+
+def _bound_plans(text: str, function) -> list:
+    return sd.Program.parse(".input arc\n" + NEAR + text, functors={"near": function}).plans
+
+
+def test_a_stratum_calling_a_spark_sql_functor_runs_only_in_spark_plans_and_says_why():
+    (plan,) = _bound_plans(NEAR_TC, sd.spark_function("greatest", python=max))
+    evaluation = place_evaluation(plan, decomposition(plan), "seminaive", True, True)
+    assert (evaluation.where, evaluation.reason) == ("rounds", SPARK_ONLY)
+    update = place_update(plan, UpdateCase("auto", True, True, linear=True))
+    assert (update.method, update.where, update.reason) == ("dred", "rounds", SPARK_ONLY)
+    regrouped = place_update(plan, UpdateCase("auto", True, True, linear=True, regroup=True, repairs=True))
+    assert (regrouped.method, regrouped.where) == ("recompute", "evaluation")
+    (plain,) = _bound_plans(NEAR_PLAIN, sd.spark_function("greatest"))
+    counting = place_update(plain, UpdateCase("auto", True, True, held=True))
+    assert (counting.method, counting.where, counting.reason) == ("counting", "plan", SPARK_ONLY)
+
+
+def test_a_python_functor_leaves_the_placement_as_it_was():
+    (plan,) = _bound_plans(NEAR_TC, max)
+    assert plan.spark_sql_functors == {}
+    assert place_evaluation(plan, decomposition(plan), "seminaive", True, True).where == "partition-local"
+    assert place_update(plan, UpdateCase("auto", True, True, linear=True)).where == "driver"

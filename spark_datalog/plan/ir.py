@@ -350,19 +350,35 @@ def children(node) -> tuple:
     raise TypeError(f"not an IR node: {node!r}")
 
 
+def own_exprs(node) -> list:
+    """The expressions ``node`` itself evaluates: its conditions' sides, its outputs."""
+    if isinstance(node, Select):
+        return [e for c in node.conditions for e in (c.left, c.right)]
+    if isinstance(node, Project):
+        return [e for _, e in node.outputs]
+    return []
+
+
 def computes(node) -> bool:
     """Whether ``node`` or a node under it computes arithmetic (which may overflow)."""
-    exprs: list = []
-    if isinstance(node, Select):
-        exprs = [e for c in node.conditions for e in (c.left, c.right)]
-    elif isinstance(node, Project):
-        exprs = [e for _, e in node.outputs]
-    return any(isinstance(e, COMPUTED) for e in exprs) or any(computes(c) for c in children(node))
+    own = any(isinstance(e, COMPUTED) for e in own_exprs(node))
+    return own or any(computes(c) for c in children(node))
 
 
 def numbers(node) -> bool:
     """Whether ``node`` or a node under it is a ``Number``."""
     return isinstance(node, Number) or any(numbers(c) for c in children(node))
+
+
+def calls(node) -> list:
+    """Every functor call under ``node``: in its conditions and outputs, nested ones too."""
+    found = [call for e in own_exprs(node) for call in _expr_calls(e)]
+    return found + [call for c in children(node) for call in calls(c)]
+
+
+def _expr_calls(expr) -> list:
+    own = [expr] if isinstance(expr, Call) else []
+    return own + [call for e in operands(expr) for call in _expr_calls(e)]
 
 
 def scans(node) -> list:
@@ -433,6 +449,16 @@ class StratumPlan:
         """Whether a rule numbers its bindings (``autoinc()``): its facts depend on all the
         bindings at once, so no delta maintains them and they have one derivation each."""
         return any(numbers(rule.plan) for rule in self.rules)
+
+    @property
+    def spark_sql_functors(self) -> dict:
+        """The user-defined functors its rules call that are bound to a Spark SQL function
+        (``@f`` -> the function's name, :func:`spark_datalog.spark_function`): only Spark's own
+        plans run them, never the kernel."""
+        plans = [rule.plan for rule in (*self.rules, *self.delta_rules)]
+        plans += [rule.plan for _, rules in self.subsumed.values() for rule in rules]
+        bindings = [getattr(call.functor, "binding", None) for plan in plans for call in calls(plan)]
+        return {b.name: b.spark_name for b in bindings if b is not None and b.spark_name is not None}
 
     def set_valued(self, name: str) -> bool:
         """Whether relation ``name`` of this stratum stores count 1 per fact rather than

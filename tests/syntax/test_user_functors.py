@@ -194,3 +194,49 @@ def test_a_record_is_given_as_a_record_and_an_adt_as_its_branch_and_fields(engin
     # Box (index 0 by name) holds [1, "a"]; Dot (index 1) has no struct
     assert engine(program, {})["q"] == {((0, ((1, "a"),)),)}
     assert seen == [(1, "a")] and all(isinstance(p, Record) for p in seen)
+
+
+@pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
+def test_a_spark_sql_function_runs_its_python_twin_off_spark_and_is_refused_without_one(engine):
+    twin = sd.spark_function("abs", python=lambda x: 10 * x)
+    assert engine(sd.Program.parse(TEXT, functors={"inc": twin}), {})["q"] == {(10,), (20,)}
+    with pytest.raises(sd.FunctorError) as info:
+        engine(sd.Program.parse(TEXT, functors={"inc": sd.spark_function("abs")}), {})
+    assert (info.value.line, info.value.column) == (1, 10)
+    assert "functor @inc is bound to the Spark SQL function 'abs', which only the Spark engine runs" in str(
+        info.value
+    )
+    assert "   1 | .functor inc" in str(info.value)
+
+
+def test_a_spark_sql_binding_is_bound_and_a_python_one_replaces_it():
+    program = sd.Program.parse(TEXT, functors={"inc": sd.spark_function("abs")})
+    program.require_functors()  # bound: no Spark session to ask whether it knows "abs"
+    (binding,) = [d.functor.binding for d in program.ast.functors]
+    assert (binding.spark_name, binding.function) == ("abs", None)
+    program.functor("inc", lambda x: x + 1)
+    assert binding.spark_name is None and reference_result(program, {})["q"] == {(2,), (3,)}
+
+
+def test_a_spark_sql_binding_needs_a_name_primitive_types_and_a_callable_twin():
+    for name in ("", "  ", None):
+        with pytest.raises(TypeError, match="is not a function name"):
+            sd.spark_function(name)
+    with pytest.raises(TypeError, match="python=3 is not callable"):
+        sd.spark_function("abs", python=3)
+    text = ".type P = [x: number, y: number]\n.functor swap(p: P): P stateful\n.decl q(p: P)\n"
+    with pytest.raises(sd.FunctorError) as info:
+        sd.Program.parse(text).functor("swap", sd.spark_function("reverse"))
+    assert "takes or returns a record or ADT" in info.value.message and info.value.line == 2
+
+
+def test_spark_references_bind_spark_sql_functions():
+    from spark_datalog.job import bind_functors
+    from spark_datalog.user_functors import SparkFunction, load_binding
+
+    assert load_binding("spark:db.my_fn") == SparkFunction("db.my_fn")
+    with pytest.raises(ValueError, match="is not a function name"):
+        load_binding("spark:")
+    program = sd.Program.parse(TEXT)
+    bind_functors(program, {"inc": "spark:abs"})
+    assert [d.functor.binding.spark_name for d in program.ast.functors] == ["abs"]
