@@ -28,8 +28,16 @@ A type is named by its *definition*, ``@`` and its name followed by its record t
 ``A`` is ``@A[x: long, b: @B]@B[y: string, a: @A]`` and ``B`` is ``@B[y: string, a: @A]@A[x:
 long, b: @B]``, so each field's type is known from the name alone (:func:`recursive_fields`,
 :func:`recursive_branches`). A field may be of type int, long, string, bool, a type of the
-group, another recursive type or a record type or ADT of those (:func:`is_field_type`; not a
-double, whose text the three engines do not write alike: a ``ParseError`` "not supported yet").
+group, a double, another recursive type or a record type or ADT of those (:func:`is_field_type`).
+
+A double's text is its IEEE-754 bits as a signed 64-bit integer's decimal (Java's
+``doubleToLongBits``; ``1.5`` is ``4609434218613702656``), ``-0.0`` written as ``0.0``'s and
+every NaN as the one NaN's (``9221120237041090560``): the engines compare doubles so (``-0.0 =
+0.0``, NaN = NaN), and equality of values stays equality of texts. Decimal texts would not do:
+Python, Polars and Spark write doubles differently (``1e+20``, ``1e20``, ``1.0E20``), and the
+bits are exact. Polars and Spark have no bit cast of a double, so they compute the bits with
+exact arithmetic (:func:`_bits_of`), and read them back so (:func:`_double_of`); a double is
+written (``text_of``) as the engines write doubles, ``%.17g``.
 
 Construction (``record`` of a recursive type, a record field's text ``text@:<type>``) and
 field reads (``field@:<position>:<name>``, a record field's read back into a struct) are
@@ -53,6 +61,8 @@ Example::
 
 from __future__ import annotations
 
+import math
+import struct
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -70,7 +80,7 @@ from .record_types import (
 )
 
 NIL = "nil"
-FIELD_TYPES = ("int", "long", "string", "bool")
+FIELD_TYPES = ("int", "long", "double", "string", "bool")
 
 __all__ = [
     "NIL",
@@ -249,10 +259,10 @@ def encoded_fields(type_name: str, branch: Optional[int] = None) -> tuple:
 
 
 def is_field_type(type_: str) -> bool:
-    """Whether a field of a recursive type may be of type ``type_``: an int, long, string, bool,
-    a recursive type, or a record type (or ADT) of those (encoded as nested text; no double).
+    """Whether a field of a recursive type may be of type ``type_``: an int, long, double,
+    string, bool, a recursive type, or a record type (or ADT) of those (encoded as nested text).
 
-    >>> is_field_type("[x: long, l: @L[h: long, t: @L]]"), is_field_type("[x: double]")
+    >>> is_field_type("[x: double, l: @L[h: long, t: @L]]"), is_field_type("[x: float]")
     (True, False)
     """
     if is_recursive(type_):
@@ -265,11 +275,35 @@ def field_text(value: Any) -> str:
     """The text of a field's value in an encoding: a record's is its fields' encoding (nil's ``nil``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return double_text(value)
     if is_nil_record(value):  # the nil of a (non-recursive) record type: no encoding is "nil"
         return NIL
     if isinstance(value, tuple):  # a (non-recursive) record's value: its fields encoded
         return encode(value, "")
     return str(value)
+
+
+NAN_BITS = 0x7FF8000000000000
+INF_BITS = 0x7FF0000000000000
+
+
+def double_text(value: float) -> str:
+    """A double's text: its IEEE-754 bits as a signed 64-bit integer (-0.0 and NaNs normalised).
+
+    >>> double_text(1.5), double_text(-0.0), double_text(-2.0), double_text(float("nan"))
+    ('4609434218613702656', '0', '-4611686018427387904', '9221120237041090560')
+    """
+    if math.isnan(value):
+        return str(NAN_BITS)
+    return str(struct.unpack("<q", struct.pack("<d", value + 0.0))[0])  # -0.0 + 0.0 is 0.0
+
+
+def double_of(text: str) -> float:
+    """The double of its text (:func:`double_text`); ValueError if it is none."""
+    if not text.removeprefix("-").isdigit() or not -(2**63) <= int(text) < 2**63:
+        raise ValueError(f"not a double's bits: {text!r}")
+    return struct.unpack("<d", struct.pack("<q", int(text)))[0]
 
 
 def encode(values, type_name: str) -> str:
@@ -307,6 +341,8 @@ def _field_value(text: str, type_: str) -> Any:
         return int(text)
     if type_ == "bool":
         return text == "true"
+    if type_ == "double":
+        return double_of(text)
     return text
 
 
@@ -373,7 +409,7 @@ def _value_text(value: Any, type_: str) -> str:
     if is_record(type_):
         pairs = fields(type_) or ()
         return "[" + ", ".join(_value_text(v, t) for v, (_, t) in zip(value, pairs, strict=True)) + "]"
-    return field_text(value)
+    return format(value, ".17g") if type_ == "double" else field_text(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,6 +433,8 @@ def polars_text(arg, type_: str) -> Any:
     in a recursive type's encoding (its fields encoded); ``arg`` itself for another type."""
     import polars as pl
 
+    if type_ == "double":
+        return _bits_of(arg, _POLARS).cast(pl.String)
     if not is_record(type_):
         return arg
     pairs = fields(type_) or ()
@@ -408,6 +446,8 @@ def spark_text(arg, type_: str) -> Any:
     """The Spark column of :func:`polars_text`."""
     from pyspark.sql import functions as F
 
+    if type_ == "double":
+        return _bits_of(arg, _SPARK).cast("string")
     if not is_record(type_):
         return arg
     pairs = fields(type_) or ()
@@ -444,6 +484,8 @@ def polars_field(encoded, position: int, type_: str) -> Any:
         value = pl.struct([polars_field(text, i, t).alias(n) for i, (n, t) in pairs])
     elif type_ in ("int", "long"):
         value = text.cast(pl.Int32 if type_ == "int" else pl.Int64, strict=False)
+    elif type_ == "double":
+        value = _double_of(text.cast(pl.Int64, strict=False), _POLARS)
     else:
         value = (text == "true") if type_ == "bool" else text
     return pl.when(encoded != NIL).then(value)
@@ -465,6 +507,100 @@ def spark_field(encoded, position: int, type_: str) -> Any:
         value = F.struct(*(spark_field(text, i, t).alias(n) for i, (n, t) in enumerate(fields(type_) or ())))
     elif type_ in ("int", "long"):
         value = text.try_cast(type_)
+    elif type_ == "double":
+        value = _double_of(text.try_cast("long"), _SPARK)
     else:
         value = (text == F.lit("true")) if type_ == "bool" else text
     return F.when(encoded != F.lit(NIL), value)
+
+
+# ---------------------------------------------------------------------------------------------
+# A double's bits (:func:`double_text`) as column expressions: Polars and Spark have no bit cast
+# of a double, but scaling by a power of two is exact, and so is 2.0 ** e (Java's pow and libm's
+# are exact where the result is a double): |x| = (1 + m / 2**52) * 2**e, or m * 2**-1074.
+
+
+class _Ops:
+    """The column operations :func:`_bits_of` and :func:`_double_of` use, on one engine."""
+
+    def __init__(self, when, lit, abs_, log2, floor, long, double, isnan, shift52, low52):
+        self.when, self.lit, self.abs, self.log2, self.floor = when, lit, abs_, log2, floor
+        self.long, self.double, self.isnan, self.shift52, self.low52 = long, double, isnan, shift52, low52
+
+    def pow2(self, exponent):
+        return self.lit(2.0) ** self.double(exponent)
+
+
+def _polars_ops() -> _Ops:
+    import polars as pl
+
+    return _Ops(
+        when=lambda c, a, b: pl.when(c).then(a).otherwise(b),
+        lit=lambda v: pl.lit(v, dtype=pl.Int64 if isinstance(v, int) else pl.Float64),
+        abs_=lambda x: x.abs(),
+        log2=lambda x: x.log(2),
+        floor=lambda x: x.floor(),
+        long=lambda x: x.cast(pl.Int64, strict=False),  # null in a branch not taken
+        double=lambda x: x.cast(pl.Float64),
+        isnan=lambda x: x.is_nan(),
+        shift52=lambda u: u // (1 << 52),
+        low52=lambda u: u % (1 << 52),
+    )
+
+
+def _spark_ops() -> _Ops:
+    from pyspark.sql import functions as F
+
+    return _Ops(
+        when=lambda c, a, b: F.when(c, a).otherwise(b),
+        lit=lambda v: F.lit(v).cast("long" if isinstance(v, int) else "double"),
+        abs_=F.abs,
+        log2=F.log2,
+        floor=F.floor,
+        long=lambda x: x.cast("long"),
+        double=lambda x: x.cast("double"),
+        isnan=F.isnan,
+        shift52=lambda u: F.shiftright(u, 52),
+        low52=lambda u: u.bitwiseAND(F.lit((1 << 52) - 1)),
+    )
+
+
+def _bits_of(x, engine: str):
+    """The column of the bits (a signed 64-bit integer) of the doubles ``x``: :func:`double_text`."""
+    ops = _polars_ops() if engine == _POLARS else _spark_ops()
+    a = ops.abs(x)
+    special = ops.isnan(x) | (a == ops.lit(0.0)) | (a == ops.lit(math.inf))
+    a = ops.when(special, ops.lit(1.0), a)
+    guess = ops.long(ops.floor(ops.log2(a)))  # may be one off
+    scaled = a / ops.pow2(guess)
+    e = guess + ops.when(scaled >= ops.lit(2.0), ops.lit(1), ops.lit(0))
+    e = e - ops.when(scaled < ops.lit(1.0), ops.lit(1), ops.lit(0))
+    subnormal = e < ops.lit(-1022)
+    fraction = ops.when(
+        subnormal,
+        a * ops.lit(2.0**1000) * ops.lit(2.0**74),
+        (a / ops.pow2(e) - ops.lit(1.0)) * ops.lit(2.0**52),
+    )
+    bits = ops.when(subnormal, ops.lit(0), e + ops.lit(1023)) * ops.lit(1 << 52) + ops.long(fraction)
+    bits = ops.when(ops.abs(x) == ops.lit(math.inf), ops.lit(INF_BITS), bits)
+    bits = ops.when(ops.isnan(x), ops.lit(NAN_BITS), bits)
+    bits = ops.when(ops.abs(x) == ops.lit(0.0), ops.lit(0), bits)
+    return ops.when(x < ops.lit(0.0), bits + ops.lit(-(2**63)), bits)
+
+
+def _double_of(bits, engine: str):
+    """The column of the doubles of ``bits`` (signed 64-bit integers): :func:`double_of`."""
+    ops = _polars_ops() if engine == _POLARS else _spark_ops()
+    u = ops.when(bits < ops.lit(0), bits - ops.lit(-(2**63)), bits)
+    exponent, fraction = ops.shift52(u), ops.low52(u)
+    mantissa = ops.double(ops.when(exponent == ops.lit(0), fraction, fraction + ops.lit(1 << 52)))
+    scale = ops.when(exponent == ops.lit(0), ops.lit(1), exponent) - ops.lit(1075)
+    size = ops.when(
+        exponent == ops.lit(2047),
+        ops.when(fraction == ops.lit(0), ops.lit(math.inf), ops.lit(math.nan)),
+        mantissa * ops.pow2(scale),
+    )
+    return ops.when(bits < ops.lit(0), -size, size)
+
+
+_POLARS, _SPARK = "polars", "spark"
