@@ -35,9 +35,9 @@ A double's text is its IEEE-754 bits as a signed 64-bit integer's decimal (Java'
 every NaN as the one NaN's (``9221120237041090560``): the engines compare doubles so (``-0.0 =
 0.0``, NaN = NaN), and equality of values stays equality of texts. Decimal texts would not do:
 Python, Polars and Spark write doubles differently (``1e+20``, ``1e20``, ``1.0E20``), and the
-bits are exact. Polars and Spark have no bit cast of a double, so they compute the bits with
-exact arithmetic (:func:`_bits_of`), and read them back so (:func:`_double_of`); a double is
-written (``text_of``) as the engines write doubles, ``%.17g``.
+bits are exact. Polars and Spark have no bit cast of a double: the kernel and Spark take numpy's
+bit view of each batch (:func:`_bit_views`, a Polars ``map_batches`` and a Spark Arrow UDF); a
+double is written (``text_of``) as the engines write doubles, ``%.17g``.
 
 Construction (``record`` of a recursive type, a record field's text ``text@:<type>``) and
 field reads (``field@:<position>:<name>``, a record field's read back into a struct) are
@@ -285,7 +285,6 @@ def field_text(value: Any) -> str:
 
 
 NAN_BITS = 0x7FF8000000000000
-INF_BITS = 0x7FF0000000000000
 
 
 def double_text(value: float) -> str:
@@ -434,7 +433,7 @@ def polars_text(arg, type_: str) -> Any:
     import polars as pl
 
     if type_ == "double":
-        return _bits_of(arg, _POLARS).cast(pl.String)
+        return _polars_bits(arg, to_bits=True).cast(pl.String)
     if not is_record(type_):
         return arg
     pairs = fields(type_) or ()
@@ -447,7 +446,7 @@ def spark_text(arg, type_: str) -> Any:
     from pyspark.sql import functions as F
 
     if type_ == "double":
-        return _bits_of(arg, _SPARK).cast("string")
+        return _spark_bits(arg, to_bits=True).cast("string")
     if not is_record(type_):
         return arg
     pairs = fields(type_) or ()
@@ -485,7 +484,7 @@ def polars_field(encoded, position: int, type_: str) -> Any:
     elif type_ in ("int", "long"):
         value = text.cast(pl.Int32 if type_ == "int" else pl.Int64, strict=False)
     elif type_ == "double":
-        value = _double_of(text.cast(pl.Int64, strict=False), _POLARS)
+        value = _polars_bits(text, to_bits=False)
     else:
         value = (text == "true") if type_ == "bool" else text
     return pl.when(encoded != NIL).then(value)
@@ -508,99 +507,69 @@ def spark_field(encoded, position: int, type_: str) -> Any:
     elif type_ in ("int", "long"):
         value = text.try_cast(type_)
     elif type_ == "double":
-        value = _double_of(text.try_cast("long"), _SPARK)
+        value = _spark_bits(text, to_bits=False)
     else:
         value = (text == F.lit("true")) if type_ == "bool" else text
     return F.when(encoded != F.lit(NIL), value)
 
 
 # ---------------------------------------------------------------------------------------------
-# A double's bits (:func:`double_text`) as column expressions: Polars and Spark have no bit cast
-# of a double, but scaling by a power of two is exact, and so is 2.0 ** e (Java's pow and libm's
-# are exact where the result is a double): |x| = (1 + m / 2**52) * 2**e, or m * 2**-1074.
+# A double's bits (:func:`double_text`) on the kernel and Spark: numpy's bit view of a batch
+# (Polars and Spark have no bit cast), in an Arrow array, nulls kept. Arrow, not pandas: pandas
+# would make a null double NaN, and a NaN result null.
 
 
-class _Ops:
-    """The column operations :func:`_bits_of` and :func:`_double_of` use, on one engine."""
+def _bit_views():
+    """The functions between Arrow arrays of doubles and of their bits (signed 64-bit
+    integers; :func:`double_text`), nulls kept: nested, so that Spark ships them by value (its
+    Python workers need not import this module).
 
-    def __init__(self, when, lit, abs_, log2, floor, long, double, isnan, shift52, low52):
-        self.when, self.lit, self.abs, self.log2, self.floor = when, lit, abs_, log2, floor
-        self.long, self.double, self.isnan, self.shift52, self.low52 = long, double, isnan, shift52, low52
+    >>> import pyarrow as pa
+    >>> bits_of, double_of = _bit_views()
+    >>> bits_of(pa.array([1.5, -0.0, None, float("nan")])).to_pylist()
+    [4609434218613702656, 0, None, 9221120237041090560]
+    >>> double_of(pa.array([-4611686018427387904, None, 9218868437227405312])).to_pylist()
+    [-2.0, None, inf]
+    """
+    nan_bits = NAN_BITS
 
-    def pow2(self, exponent):
-        return self.lit(2.0) ** self.double(exponent)
+    def bits_of(doubles):
+        import numpy as np
+        import pyarrow as pa
+
+        values = doubles.to_numpy(zero_copy_only=False) + 0.0  # -0.0 + 0.0 is 0.0; null is NaN
+        bits = np.where(np.isnan(values), np.int64(nan_bits), values.view(np.int64))
+        return pa.array(bits, type=pa.int64(), mask=doubles.is_null().to_numpy(zero_copy_only=False))
+
+    def double_of(bits):
+        import numpy as np
+        import pyarrow as pa
+
+        values = bits.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.float64)
+        return pa.array(values, type=pa.float64(), mask=bits.is_null().to_numpy(zero_copy_only=False))
+
+    return bits_of, double_of
 
 
-def _polars_ops() -> _Ops:
+def _polars_bits(value, to_bits: bool):
+    """The Polars expression of the bits of the doubles ``value`` (``to_bits``) or of the
+    doubles of the bits ``value``: :func:`_bit_views` on each batch."""
     import polars as pl
 
-    return _Ops(
-        when=lambda c, a, b: pl.when(c).then(a).otherwise(b),
-        lit=lambda v: pl.lit(v, dtype=pl.Int64 if isinstance(v, int) else pl.Float64),
-        abs_=lambda x: x.abs(),
-        log2=lambda x: x.log(2),
-        floor=lambda x: x.floor(),
-        long=lambda x: x.cast(pl.Int64, strict=False),  # null in a branch not taken
-        double=lambda x: x.cast(pl.Float64),
-        isnan=lambda x: x.is_nan(),
-        shift52=lambda u: u // (1 << 52),
-        low52=lambda u: u % (1 << 52),
-    )
+    view = _bit_views()[0 if to_bits else 1]
+    dtype = pl.Int64 if to_bits else pl.Float64
+
+    def apply(batch):
+        return pl.Series(batch.name, view(batch.to_arrow()), dtype=dtype)
+
+    source = value.cast(pl.Float64 if to_bits else pl.Int64, strict=False)
+    return source.map_batches(apply, return_dtype=dtype, is_elementwise=True)
 
 
-def _spark_ops() -> _Ops:
+def _spark_bits(value, to_bits: bool):
+    """The Spark column of :func:`_polars_bits`: an Arrow UDF."""
     from pyspark.sql import functions as F
 
-    return _Ops(
-        when=lambda c, a, b: F.when(c, a).otherwise(b),
-        lit=lambda v: F.lit(v).cast("long" if isinstance(v, int) else "double"),
-        abs_=F.abs,
-        log2=F.log2,
-        floor=F.floor,
-        long=lambda x: x.cast("long"),
-        double=lambda x: x.cast("double"),
-        isnan=F.isnan,
-        shift52=lambda u: F.shiftright(u, 52),
-        low52=lambda u: u.bitwiseAND(F.lit((1 << 52) - 1)),
-    )
-
-
-def _bits_of(x, engine: str):
-    """The column of the bits (a signed 64-bit integer) of the doubles ``x``: :func:`double_text`."""
-    ops = _polars_ops() if engine == _POLARS else _spark_ops()
-    a = ops.abs(x)
-    special = ops.isnan(x) | (a == ops.lit(0.0)) | (a == ops.lit(math.inf))
-    a = ops.when(special, ops.lit(1.0), a)
-    guess = ops.long(ops.floor(ops.log2(a)))  # may be one off
-    scaled = a / ops.pow2(guess)
-    e = guess + ops.when(scaled >= ops.lit(2.0), ops.lit(1), ops.lit(0))
-    e = e - ops.when(scaled < ops.lit(1.0), ops.lit(1), ops.lit(0))
-    subnormal = e < ops.lit(-1022)
-    fraction = ops.when(
-        subnormal,
-        a * ops.lit(2.0**1000) * ops.lit(2.0**74),
-        (a / ops.pow2(e) - ops.lit(1.0)) * ops.lit(2.0**52),
-    )
-    bits = ops.when(subnormal, ops.lit(0), e + ops.lit(1023)) * ops.lit(1 << 52) + ops.long(fraction)
-    bits = ops.when(ops.abs(x) == ops.lit(math.inf), ops.lit(INF_BITS), bits)
-    bits = ops.when(ops.isnan(x), ops.lit(NAN_BITS), bits)
-    bits = ops.when(ops.abs(x) == ops.lit(0.0), ops.lit(0), bits)
-    return ops.when(x < ops.lit(0.0), bits + ops.lit(-(2**63)), bits)
-
-
-def _double_of(bits, engine: str):
-    """The column of the doubles of ``bits`` (signed 64-bit integers): :func:`double_of`."""
-    ops = _polars_ops() if engine == _POLARS else _spark_ops()
-    u = ops.when(bits < ops.lit(0), bits - ops.lit(-(2**63)), bits)
-    exponent, fraction = ops.shift52(u), ops.low52(u)
-    mantissa = ops.double(ops.when(exponent == ops.lit(0), fraction, fraction + ops.lit(1 << 52)))
-    scale = ops.when(exponent == ops.lit(0), ops.lit(1), exponent) - ops.lit(1075)
-    size = ops.when(
-        exponent == ops.lit(2047),
-        ops.when(fraction == ops.lit(0), ops.lit(math.inf), ops.lit(math.nan)),
-        mantissa * ops.pow2(scale),
-    )
-    return ops.when(bits < ops.lit(0), -size, size)
-
-
-_POLARS, _SPARK = "polars", "spark"
+    view = _bit_views()[0 if to_bits else 1]
+    source = value.cast("double") if to_bits else value.try_cast("long")
+    return F.arrow_udf(view, "long" if to_bits else "double")(source)  # type: ignore[call-overload]

@@ -271,6 +271,27 @@ def test_polars_encodes_and_reads_doubles_as_python_does(value):
     assert [double_text(v) for v in back["t"]] == texts
 
 
+def test_polars_keeps_nulls_apart_from_nan():
+    import polars as pl
+
+    frame = pl.DataFrame({"x": [None, math.nan, -0.0]}, schema={"x": pl.Float64})
+    texts = frame.select(polars_text(pl.col("x"), "double").alias("t"))["t"].to_list()
+    assert texts == [None, double_text(math.nan), "0"]
+    back = pl.DataFrame({"t": ["1:x0:", f"1:x{len(texts[1])}:{texts[1]}"]}).select(
+        polars_field(pl.col("t"), 1, "double").alias("t")
+    )
+    assert back["t"][0] is None and math.isnan(back["t"][1])
+
+
+def test_a_double_conversion_reads_its_input_once():
+    """The bits of a double (and back) are one batch function of one input: no expression tree
+    that grows with the conversion (nested records repeat it)."""
+    import polars as pl
+
+    assert str(polars_text(pl.col("x"), "double")).count('col("x")') == 1
+    assert str(polars_field(pl.col("e"), 0, "double")).count("python_udf") == 1
+
+
 def test_polars_encodes_every_power_of_two_as_python_does():
     import polars as pl
 
@@ -284,9 +305,10 @@ def test_spark_encodes_and_reads_doubles_as_python_does(spark):
     from pyspark.sql import functions as F
 
     values = _EDGE_DOUBLES + _POWERS
-    frame = spark.createDataFrame([(v,) for v in values], "x double")
+    frame = spark.createDataFrame([(v,) for v in values] + [(None,)], "x double")
     rows = frame.select(spark_text(F.col("x"), "double").alias("t")).collect()
-    assert [r.t for r in rows] == [_bits(v) for v in values]
-    encoded_ = spark.createDataFrame([(f"1:x{len(r.t)}:{r.t}",) for r in rows], "e string")
+    assert [r.t for r in rows] == [_bits(v) for v in values] + [None]  # NaN is not null
+    texts = [r.t for r in rows[:-1]]
+    encoded_ = spark.createDataFrame([(f"1:x{len(t)}:{t}",) for t in texts] + [("1:x0:",)], "e string")
     back = encoded_.select(spark_field(F.col("e"), 1, "double").alias("d")).collect()
-    assert [double_text(r.d) for r in back] == [r.t for r in rows]
+    assert back[-1].d is None and [double_text(r.d) for r in back[:-1]] == texts
