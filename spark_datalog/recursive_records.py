@@ -28,8 +28,16 @@ A type is named by its *definition*, ``@`` and its name followed by its record t
 ``A`` is ``@A[x: long, b: @B]@B[y: string, a: @A]`` and ``B`` is ``@B[y: string, a: @A]@A[x:
 long, b: @B]``, so each field's type is known from the name alone (:func:`recursive_fields`,
 :func:`recursive_branches`). A field may be of type int, long, string, bool, a type of the
-group, another recursive type or a record type or ADT of those (:func:`is_field_type`; not a
-double, whose text the three engines do not write alike: a ``ParseError`` "not supported yet").
+group, a double, another recursive type or a record type or ADT of those (:func:`is_field_type`).
+
+A double's text is its IEEE-754 bits as a signed 64-bit integer's decimal (Java's
+``doubleToLongBits``; ``1.5`` is ``4609434218613702656``), ``-0.0`` written as ``0.0``'s and
+every NaN as the one NaN's (``9221120237041090560``): the engines compare doubles so (``-0.0 =
+0.0``, NaN = NaN), and equality of values stays equality of texts. Decimal texts would not do:
+Python, Polars and Spark write doubles differently (``1e+20``, ``1e20``, ``1.0E20``), and the
+bits are exact. Polars and Spark have no bit cast of a double: the kernel and Spark take numpy's
+bit view of each batch (:func:`_bit_views`, a Polars ``map_batches`` and a Spark Arrow UDF); a
+double is written (``text_of``) as the engines write doubles, ``%.17g``.
 
 Construction (``record`` of a recursive type, a record field's text ``text@:<type>``) and
 field reads (``field@:<position>:<name>``, a record field's read back into a struct) are
@@ -53,6 +61,8 @@ Example::
 
 from __future__ import annotations
 
+import math
+import struct
 from functools import lru_cache
 from typing import Any, Optional
 
@@ -70,7 +80,7 @@ from .record_types import (
 )
 
 NIL = "nil"
-FIELD_TYPES = ("int", "long", "string", "bool")
+FIELD_TYPES = ("int", "long", "double", "string", "bool")
 
 __all__ = [
     "NIL",
@@ -249,10 +259,10 @@ def encoded_fields(type_name: str, branch: Optional[int] = None) -> tuple:
 
 
 def is_field_type(type_: str) -> bool:
-    """Whether a field of a recursive type may be of type ``type_``: an int, long, string, bool,
-    a recursive type, or a record type (or ADT) of those (encoded as nested text; no double).
+    """Whether a field of a recursive type may be of type ``type_``: an int, long, double,
+    string, bool, a recursive type, or a record type (or ADT) of those (encoded as nested text).
 
-    >>> is_field_type("[x: long, l: @L[h: long, t: @L]]"), is_field_type("[x: double]")
+    >>> is_field_type("[x: double, l: @L[h: long, t: @L]]"), is_field_type("[x: float]")
     (True, False)
     """
     if is_recursive(type_):
@@ -265,11 +275,34 @@ def field_text(value: Any) -> str:
     """The text of a field's value in an encoding: a record's is its fields' encoding (nil's ``nil``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return double_text(value)
     if is_nil_record(value):  # the nil of a (non-recursive) record type: no encoding is "nil"
         return NIL
     if isinstance(value, tuple):  # a (non-recursive) record's value: its fields encoded
         return encode(value, "")
     return str(value)
+
+
+NAN_BITS = 0x7FF8000000000000
+
+
+def double_text(value: float) -> str:
+    """A double's text: its IEEE-754 bits as a signed 64-bit integer (-0.0 and NaNs normalised).
+
+    >>> double_text(1.5), double_text(-0.0), double_text(-2.0), double_text(float("nan"))
+    ('4609434218613702656', '0', '-4611686018427387904', '9221120237041090560')
+    """
+    if math.isnan(value):
+        return str(NAN_BITS)
+    return str(struct.unpack("<q", struct.pack("<d", value + 0.0))[0])  # -0.0 + 0.0 is 0.0
+
+
+def double_of(text: str) -> float:
+    """The double of its text (:func:`double_text`); ValueError if it is none."""
+    if not text.removeprefix("-").isdigit() or not -(2**63) <= int(text) < 2**63:
+        raise ValueError(f"not a double's bits: {text!r}")
+    return struct.unpack("<d", struct.pack("<q", int(text)))[0]
 
 
 def encode(values, type_name: str) -> str:
@@ -307,6 +340,8 @@ def _field_value(text: str, type_: str) -> Any:
         return int(text)
     if type_ == "bool":
         return text == "true"
+    if type_ == "double":
+        return double_of(text)
     return text
 
 
@@ -373,7 +408,7 @@ def _value_text(value: Any, type_: str) -> str:
     if is_record(type_):
         pairs = fields(type_) or ()
         return "[" + ", ".join(_value_text(v, t) for v, (_, t) in zip(value, pairs, strict=True)) + "]"
-    return field_text(value)
+    return format(value, ".17g") if type_ == "double" else field_text(value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -397,6 +432,8 @@ def polars_text(arg, type_: str) -> Any:
     in a recursive type's encoding (its fields encoded); ``arg`` itself for another type."""
     import polars as pl
 
+    if type_ == "double":
+        return _polars_bits(arg, to_bits=True).cast(pl.String)
     if not is_record(type_):
         return arg
     pairs = fields(type_) or ()
@@ -408,6 +445,8 @@ def spark_text(arg, type_: str) -> Any:
     """The Spark column of :func:`polars_text`."""
     from pyspark.sql import functions as F
 
+    if type_ == "double":
+        return _spark_bits(arg, to_bits=True).cast("string")
     if not is_record(type_):
         return arg
     pairs = fields(type_) or ()
@@ -444,6 +483,8 @@ def polars_field(encoded, position: int, type_: str) -> Any:
         value = pl.struct([polars_field(text, i, t).alias(n) for i, (n, t) in pairs])
     elif type_ in ("int", "long"):
         value = text.cast(pl.Int32 if type_ == "int" else pl.Int64, strict=False)
+    elif type_ == "double":
+        value = _polars_bits(text, to_bits=False)
     else:
         value = (text == "true") if type_ == "bool" else text
     return pl.when(encoded != NIL).then(value)
@@ -465,6 +506,70 @@ def spark_field(encoded, position: int, type_: str) -> Any:
         value = F.struct(*(spark_field(text, i, t).alias(n) for i, (n, t) in enumerate(fields(type_) or ())))
     elif type_ in ("int", "long"):
         value = text.try_cast(type_)
+    elif type_ == "double":
+        value = _spark_bits(text, to_bits=False)
     else:
         value = (text == F.lit("true")) if type_ == "bool" else text
     return F.when(encoded != F.lit(NIL), value)
+
+
+# ---------------------------------------------------------------------------------------------
+# A double's bits (:func:`double_text`) on the kernel and Spark: numpy's bit view of a batch
+# (Polars and Spark have no bit cast), in an Arrow array, nulls kept. Arrow, not pandas: pandas
+# would make a null double NaN, and a NaN result null.
+
+
+def _bit_views():
+    """The functions between Arrow arrays of doubles and of their bits (signed 64-bit
+    integers; :func:`double_text`), nulls kept: nested, so that Spark ships them by value (its
+    Python workers need not import this module).
+
+    >>> import pyarrow as pa
+    >>> bits_of, double_of = _bit_views()
+    >>> bits_of(pa.array([1.5, -0.0, None, float("nan")])).to_pylist()
+    [4609434218613702656, 0, None, 9221120237041090560]
+    >>> double_of(pa.array([-4611686018427387904, None, 9218868437227405312])).to_pylist()
+    [-2.0, None, inf]
+    """
+    nan_bits = NAN_BITS
+
+    def bits_of(doubles):
+        import numpy as np
+        import pyarrow as pa
+
+        values = doubles.to_numpy(zero_copy_only=False) + 0.0  # -0.0 + 0.0 is 0.0; null is NaN
+        bits = np.where(np.isnan(values), np.int64(nan_bits), values.view(np.int64))
+        return pa.array(bits, type=pa.int64(), mask=doubles.is_null().to_numpy(zero_copy_only=False))
+
+    def double_of(bits):
+        import numpy as np
+        import pyarrow as pa
+
+        values = bits.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64).view(np.float64)
+        return pa.array(values, type=pa.float64(), mask=bits.is_null().to_numpy(zero_copy_only=False))
+
+    return bits_of, double_of
+
+
+def _polars_bits(value, to_bits: bool):
+    """The Polars expression of the bits of the doubles ``value`` (``to_bits``) or of the
+    doubles of the bits ``value``: :func:`_bit_views` on each batch."""
+    import polars as pl
+
+    view = _bit_views()[0 if to_bits else 1]
+    dtype = pl.Int64 if to_bits else pl.Float64
+
+    def apply(batch):
+        return pl.Series(batch.name, view(batch.to_arrow()), dtype=dtype)
+
+    source = value.cast(pl.Float64 if to_bits else pl.Int64, strict=False)
+    return source.map_batches(apply, return_dtype=dtype, is_elementwise=True)
+
+
+def _spark_bits(value, to_bits: bool):
+    """The Spark column of :func:`_polars_bits`: an Arrow UDF."""
+    from pyspark.sql import functions as F
+
+    view = _bit_views()[0 if to_bits else 1]
+    source = value.cast("double") if to_bits else value.try_cast("long")
+    return F.arrow_udf(view, "long" if to_bits else "double")(source)  # type: ignore[call-overload]

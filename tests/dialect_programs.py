@@ -662,6 +662,40 @@ LISTS = SeedProgram(
 
 DIALECT_PROGRAMS += (LISTS,)
 
+FLOAT_LISTS = SeedProgram(
+    name="float_lists",
+    origin="Soufflé's recursive record types with float fields: built, destructured, negated; "
+    "-0.0 is 0.0 in an encoding too",
+    text="""
+        .type F = [x: float, t: F]
+        .decl given(l: F)
+        .input given
+        .decl scaled(l: F)
+        scaled([X * 2.0, T]) :- given([X, T]).
+        .decl suffix(l: F)
+        suffix(L) :- given(L).
+        suffix(L) :- scaled(L).
+        suffix(T) :- suffix([_, T]), T != nil.
+        .decl elem(x: float)
+        elem(X) :- suffix([X, _]).
+        .decl zero(l: F)
+        zero(L) :- suffix(L), L = [0.0, _].
+        .decl fresh(l: F)
+        fresh(L) :- scaled(L), !given(L).
+        .output scaled, suffix, elem, zero, fresh
+    """,
+    edb={"given": {(encoded(1.5, 0.0),), (encoded(-0.0),), (encoded(0.75),)}},
+    expected={
+        "scaled": {(encoded(3.0, 0.0),), (encoded(0.0),), (encoded(1.5),)},
+        "suffix": {(encoded(*items),) for items in ((1.5, 0.0), (0.0,), (0.75,), (3.0, 0.0), (1.5,))},
+        "elem": {(1.5,), (0.0,), (0.75,), (3.0,)},
+        "zero": {(encoded(0.0),)},
+        "fresh": {(encoded(3.0, 0.0),), (encoded(1.5),)},
+    },
+)
+
+DIALECT_PROGRAMS += (FLOAT_LISTS,)
+
 
 def term(index: int, *fields) -> str:
     """The value of a recursive ADT's branch number ``index`` (by name) with ``fields`` (its

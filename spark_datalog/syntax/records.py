@@ -548,7 +548,7 @@ class _Rule:
 def _nested(arg, field_type: str, type_: Optional[str]):
     """``arg`` as a field of a record of ``type_``: a record field of a recursive type's is the
     nested text ``text@:<type>(arg)`` (see :mod:`spark_datalog.recursive_records`)."""
-    if is_recursive(type_) and is_record(field_type):
+    if is_recursive(type_) and (is_record(field_type) or field_type == "double"):
         return ast.Call(f"text@:{field_type}", (arg,), span=getattr(arg, "span", ast.NO_SPAN))
     return arg
 

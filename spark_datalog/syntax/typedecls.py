@@ -20,7 +20,7 @@ from typing import Optional
 
 from ..errors import DatalogError, ParseError
 from ..record_types import adt_type, record_type
-from ..recursive_records import group_type, is_field_type, recursive_adt, recursive_type
+from ..recursive_records import group_type, recursive_adt, recursive_type
 from . import ast
 
 KNOWN = "int, long, double, string, bool (aliases number, symbol, float, unsigned)"
@@ -187,14 +187,6 @@ class _Resolver:
             if value_type is None:
                 if base not in self.types:
                     self.error(f"unknown type '{base}' of field '{field}'{where} of '{name}'", declared.span)
-                return None
-            if group and base not in group and not is_field_type(value_type):
-                kind = "algebraic data type" if declared.kind == "adt" else "record type"
-                self.error(
-                    f"field '{field}'{where} of recursive {kind} '{name}' is {value_type}: "
-                    "floats (also inside a record field) are not supported yet",
-                    declared.span,
-                )
                 return None
             pairs.append((field, value_type))
         return pairs

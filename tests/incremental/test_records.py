@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spark_datalog as sd
-from dialect_programs import ADTS, LEAF_C, LISTS, RECORDS, SHAPES, encoded, term
+from dialect_programs import ADTS, FLOAT_LISTS, LEAF_C, LISTS, RECORDS, SHAPES, encoded, term
 from spark_datalog.errors import InputError
 from spark_datalog.spark.types import schema
 from spark_datalog.storage.warehouse import Warehouse
@@ -145,6 +145,23 @@ def test_lists_in_the_warehouse(spark, tmp_path):
     edb = {"given": LISTS.edb["given"] - {removed} | {added}, "n": LISTS.edb["n"] | {(4,)}}
     assert_recomputed(program, wh, edb)
     assert (encoded(4, 3, 2, 1),) in _stored(wh, "shared") and (encoded(8),) not in _stored(wh, "suffix")
+
+
+def test_float_lists_in_the_warehouse(spark, tmp_path):
+    """Lists of floats (their fields' encoded bits): an update (a list added whose -0.0 is a
+    stored list's 0.0, a list removed) equals recomputation."""
+    program = sd.Program.parse(FLOAT_LISTS.text)
+    wh = Warehouse(spark, str(tmp_path / "wh"))
+    program.materialize(
+        spark, inputs={"given": _frame(spark, program, "given", FLOAT_LISTS.edb["given"])}, warehouse=wh
+    )
+    for name, rows in FLOAT_LISTS.expected.items():
+        assert _stored(wh, name) == rows, name
+    added, removed = (encoded(2.5, -0.0),), (encoded(0.75),)
+    changes = {"given": _change(spark, program, "given", [added], [removed])}
+    program.update(spark, warehouse=wh, changes=changes)
+    assert_recomputed(program, wh, {"given": FLOAT_LISTS.edb["given"] - {removed} | {added}})
+    assert (encoded(5.0, 0.0),) in _stored(wh, "fresh") and (0.75,) not in _stored(wh, "elem")
 
 
 def test_recursive_adts_in_the_warehouse(spark, tmp_path):

@@ -123,18 +123,6 @@ def test_adts_evaluate_on_the_reference():
         (".type A = X {a: number, a: number}", 1, 7, "branch 'X' of 'A' has two fields of one name"),
         (".type A = X {} | X {}", 1, 7, "type 'A' has two branches named 'X'"),
         (".type A = X {a: Missing}", 1, 7, "unknown type 'Missing' of field 'a' of branch 'X' of 'A'"),
-        (
-            ".type E = N {n: float} | Add {l: E, r: E}",
-            1,
-            7,
-            "field 'n' of branch 'N' of recursive algebraic data type 'E' is double",
-        ),
-        (
-            ".type A = X {b: B}\n.type B = [a: A, p: P]\n.type P = [x: float]",
-            2,
-            7,
-            "field 'p' of recursive record type 'B' is [x: double]: floats (also inside a record",
-        ),
     ],
 )
 def test_adt_errors(text, line, column, fragment):

@@ -193,8 +193,6 @@ HEAD = TYPES + DECLS
         (HEAD + "e($Num(X)) :- s(X).", SchemaError, 8, 17, "long (field of $Num(X) at 8:3) vs string"),
         (HEAD + "s(X) :- e(X).", SchemaError, 8, 3, "has type symbol but is given X of type Expr"),
         # what stays unsupported
-        (".type E = N {n: float} | W {e: E}", ParseError, 1, 7, "field 'n' of branch 'N' of recursive"),
-        (".type P = [x: float]\n.type L = [p: P, t: L]", ParseError, 2, 7, "field 'p' of recursive record"),
         (".type A = [b: B]\n.type B = A", ParseError, 1, 7, "through a type that is no record type or ADT"),
     ],
 )
