@@ -467,17 +467,15 @@ def spark_record(args: tuple) -> Any:
 
 
 def polars_field(encoded, position: int, type_: str) -> Any:
-    """The Polars expression of field ``position`` of the encodings ``encoded`` (null for nil)."""
+    """The Polars expression of field ``position`` of the encodings ``encoded`` (null for nil).
+    The field's text is cut out of each batch eagerly (:func:`_polars_nth_text`): an expression
+    skipping field after field would hold the one before three times (exponential in
+    ``position``)."""
     import polars as pl
 
-    rest, text = encoded, encoded
-    for index in range(position + 1):
-        length = rest.str.extract(r"^([0-9]+):", 1)
-        start = length.str.len_chars() + 1
-        size = length.cast(pl.Int64)
-        if index == position:
-            text = rest.str.slice(start, size)
-        rest = rest.str.slice(start + size)
+    text = encoded.map_batches(
+        lambda batch: _polars_nth_text(batch, position), return_dtype=pl.String, is_elementwise=True
+    )
     if is_record(type_):
         pairs = enumerate(fields(type_) or ())
         value = pl.struct([polars_field(text, i, t).alias(n) for i, (n, t) in pairs])
@@ -490,18 +488,29 @@ def polars_field(encoded, position: int, type_: str) -> Any:
     return pl.when(encoded != NIL).then(value)
 
 
+def _polars_nth_text(encodings, position: int):
+    """The text of field ``position`` of each encoding (a Polars Series), null where there is
+    none: ``<length>:<text>`` skipped ``position`` times, one vectorized step each."""
+    import polars as pl
+
+    rest = encodings.cast(pl.String)
+    for _ in range(position):
+        length = rest.str.extract(r"^([0-9]+):", 1)
+        rest = rest.str.slice(length.str.len_chars() + 1 + length.cast(pl.Int64))
+    length = rest.str.extract(r"^([0-9]+):", 1)
+    return rest.str.slice(length.str.len_chars() + 1, length.cast(pl.Int64)).alias(encodings.name)
+
+
 def spark_field(encoded, position: int, type_: str) -> Any:
-    """The Spark column of field ``position`` of the encodings ``encoded`` (null for nil)."""
+    """The Spark column of field ``position`` of the encodings ``encoded`` (null for nil): the
+    fields before it skipped in an ``aggregate``, whose lambda reads each step's value through
+    its variable: an expression skipping field after field would hold the one before three
+    times (exponential in ``position``). (The value's conversion stays outside the lambdas: a
+    double's is a Python UDF, which Spark refuses in a higher-order function.)"""
     from pyspark.sql import functions as F
 
-    rest, text = encoded, encoded
-    for index in range(position + 1):
-        length = F.regexp_extract(rest, r"^([0-9]+):", 1)
-        start = F.char_length(length) + 2  # substr counts from 1
-        size = length.try_cast("int")
-        if index == position:
-            text = rest.substr(start, size)
-        rest = rest.substr(start + size, F.lit(2**31 - 1))
+    skipped = F.array_repeat(F.lit(0), position)
+    text = F.aggregate(skipped, encoded, lambda rest, _: _spark_after_first(rest), _spark_first)
     if is_record(type_):
         value = F.struct(*(spark_field(text, i, t).alias(n) for i, (n, t) in enumerate(fields(type_) or ())))
     elif type_ in ("int", "long"):
@@ -511,6 +520,22 @@ def spark_field(encoded, position: int, type_: str) -> Any:
     else:
         value = (text == F.lit("true")) if type_ == "bool" else text
     return F.when(encoded != F.lit(NIL), value)
+
+
+def _spark_first(rest):
+    """The text of the first field of the encodings ``rest``."""
+    from pyspark.sql import functions as F
+
+    length = F.regexp_extract(rest, r"^([0-9]+):", 1)
+    return rest.substr(F.char_length(length) + 2, length.try_cast("int"))  # substr counts from 1
+
+
+def _spark_after_first(rest):
+    """The encodings ``rest`` without their first field."""
+    from pyspark.sql import functions as F
+
+    length = F.regexp_extract(rest, r"^([0-9]+):", 1)
+    return rest.substr(F.char_length(length) + 2 + length.try_cast("int"), F.lit(2**31 - 1))
 
 
 # ---------------------------------------------------------------------------------------------
