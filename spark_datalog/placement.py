@@ -127,8 +127,9 @@ def place_evaluation(
         return Placement("evaluate", "rounds", _round_filter_reason(plan), history)
     if not plan.recursive:
         return Placement("evaluate", "plan", "not recursive, one round", history)
-    if _spark_sql_reason(plan):
-        return Placement("evaluate", "rounds", _spark_sql_reason(plan), history)
+    spark_only = _spark_sql_reason(plan)
+    if spark_only:
+        return Placement("evaluate", "rounds", spark_only, history)
     if strategy != "seminaive":
         return Placement("evaluate", "rounds", f"strategy={strategy!r}", history)
     if getattr(plan, "numbered", False):
@@ -207,16 +208,16 @@ def _placed_recursive(plan, case: UpdateCase, history: tuple) -> Placement:
     if case.regroup and not (case.repairs and case.decompose):
         reason = "removals reach min/max relations it cannot repair"
         return Placement("recompute", "evaluation", reason, history)
-    tried = _tried(history)
-    if case.decompose and case.linear and "driver" not in tried and not _spark_sql_reason(plan):
+    tried, spark_only = _tried(history), _spark_sql_reason(plan)
+    if case.decompose and case.linear and "driver" not in tried and not spark_only:
         driver = Placement("dred", "driver", "linear: DRed from the stored facts, in memory", history)
         if case.driver:
             return driver
         history = (*history, (driver, NO_DRIVER))
     if case.regroup:
         return Placement("recompute", "evaluation", "removals reach min/max relations", history)
-    if _spark_sql_reason(plan):
-        return Placement("dred", "rounds", _spark_sql_reason(plan), history)
+    if spark_only:
+        return Placement("dred", "rounds", spark_only, history)
     if case.decompose and "one task" not in tried:
         return Placement("dred", "one task", "DRed on the kernel, if its inputs fit a task", history)
     why = "what runs in memory did not fit" if case.decompose else "decompose=False"
@@ -229,8 +230,9 @@ def _placed_non_recursive(plan, case: UpdateCase, history: tuple) -> Placement:
             reason = "only multiplicities changed below, and aggregates range over sets"
             return Placement("unchanged", "nowhere", reason, history)
         return Placement("groups", "plan", "aggregates: the touched groups evaluated again", history)
-    if _spark_sql_reason(plan):
-        return Placement("counting", "plan", _spark_sql_reason(plan), history)
+    spark_only = _spark_sql_reason(plan)
+    if spark_only:
+        return Placement("counting", "plan", spark_only, history)
     if case.held and case.decompose and "driver" not in _tried(history):
         driver = Placement("counting", "driver", "the changes it reads are held in the driver", history)
         if case.driver:
