@@ -42,7 +42,7 @@ from .components import expand_components
 from .eqrel import lower_eqrel
 from .generators import has_generator, lift_generators
 from .input_rules import lower_input_rules
-from .subsumption import lower_subsumption
+from .subsumption import has_lattice_qualifier, lower_subsumption
 from .subtypes import check_types, has_casts_or_types
 from .records import has_records, lower_records
 from .typedecls import resolve_types
@@ -78,7 +78,7 @@ def lower(
     if any("eqrel" in d.qualifiers for d in program.declarations):
         program, eqrel_errors = lower_eqrel(program)
         errors += eqrel_errors
-    if program.subsumptions:
+    if program.subsumptions or has_lattice_qualifier(program):
         program, subsumption_errors = lower_subsumption(program)
         errors += subsumption_errors
     if any(d.choice_domains for d in program.declarations):

@@ -249,8 +249,9 @@ class _Callbacks:
         return callback
 
 
-# Soufflé's lattice qualifiers: parsed so that the error names them, not yet evaluated
-_LATTICE_QUALIFIERS = ("btree_max", "btree_min", "btree_sum")
+# Soufflé's lattice qualifiers that are parsed so that the error names them (``btree_max`` and
+# ``btree_min`` are lowered to subsumption: ``syntax.subsumption.lattice_subsumptions``)
+_REFUSED_QUALIFIERS = ("btree_sum",)
 
 
 class _ToAst:
@@ -426,10 +427,11 @@ class _ToAst:
     def qualifier(self, children):
         self.souffle_syntax = True
         token = children[0]
-        if str(token) in _LATTICE_QUALIFIERS:
+        if str(token) in _REFUSED_QUALIFIERS:
             self._error(
-                f"the qualifier '{token}' (a relation keeping one aggregated value per key) is not "
-                "supported yet: aggregate in a rule (min/max/sum : {...}) or use subsumption (<=)",
+                f"the qualifier '{token}' (a relation keeping the sum of its last column per key, "
+                "in an order Soufflé does not document) is not supported: aggregate in a rule "
+                "(sum : {...})",
                 token,
             )
         return str(token)

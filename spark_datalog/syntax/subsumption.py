@@ -38,6 +38,11 @@ another tuple of ``r`` dominates (a tuple never dominates itself). Two forms:
   (``r__all``'s rule gives it ``r``'s types; over the final ``r`` it derives no dominated
   tuple.) Outside recursion this is the negation above with one round.
 
+Soufflé's lattice qualifiers ``btree_max`` and ``btree_min`` on ``.decl r(..., c: T)`` keep,
+per value of the other columns, the greatest (least) value of the last column: they are the
+first form's clause ``r(X.., C1) <= r(X.., C2) :- C1 < C2.`` (``C2 < C1`` for ``btree_min``),
+added by ``lattice_subsumptions``.
+
 The body may read, negate and aggregate over other relations (analysis evaluates ``r`` after
 them). ``r`` itself in the body stands for the tuples being decided on: ``r__candidates``
 outside recursion (Soufflé deletes from ``r`` once its rules ran), ``r__all`` (the round's
@@ -66,11 +71,68 @@ from .auxiliary import (
 )
 
 _MIN_WHEN = {"<": "dominating", "<=": "dominating", ">": "dominated", ">=": "dominated"}
+LATTICE_QUALIFIERS = ("btree_max", "btree_min")
+
+
+def has_lattice_qualifier(program: ast.Program) -> bool:
+    """Whether a relation of ``program`` is declared ``btree_max`` or ``btree_min``."""
+    return any(q in LATTICE_QUALIFIERS for d in program.declarations for q in d.qualifiers)
+
+
+def lattice_subsumptions(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
+    """``program`` with the subsumptive clause each ``btree_max``/``btree_min`` relation stands
+    for (see the module's docstring).
+
+    Example::
+
+        >>> from spark_datalog.syntax.parser import parse
+        >>> text = ".decl p(x: number, c: number) btree_max\\n.decl q(x: number, c: number)"
+        >>> [str(rule) for rule in parse(text + "\\np(X, C) :- q(X, C).").rules]
+        ['p(X, max<C>) :- q(X, C).']
+    """
+    clauses: list = []
+    errors: list[DatalogError] = []
+    for declaration in program.declarations:
+        lattice = [q for q in declaration.qualifiers if q in LATTICE_QUALIFIERS]
+        if not lattice:
+            continue
+        problem = _lattice_problem(declaration, lattice, program)
+        if problem:
+            errors.append(ParseError(problem, declaration.span.line, declaration.span.column))
+        else:
+            clauses.append(_lattice_clause(declaration, lattice[0]))
+    return replace(program, subsumptions=program.subsumptions + tuple(clauses)), errors
+
+
+def _lattice_problem(declaration: ast.Declaration, lattice: list, program: ast.Program) -> str:
+    if len(lattice) > 1:
+        return f"'{declaration.name}' has two lattice qualifiers ({', '.join(lattice)})"
+    if not declaration.columns:
+        return f"{lattice[0]} needs a column to keep the {lattice[0][-3:]} of ('{declaration.name}' has none)"
+    if declaration.name in program.inputs:
+        return f"{lattice[0]} on an .input relation is not supported yet ('{declaration.name}')"
+    return ""
+
+
+def _lattice_clause(declaration: ast.Declaration, qualifier: str) -> ast.Subsumption:
+    """``r(X0.., C1) <= r(X0.., C2) :- C1 < C2.`` (``C2 < C1`` for ``btree_min``)."""
+    span = declaration.span
+    keys = tuple(ast.Variable(f"_lattice{i}", span) for i in range(len(declaration.columns) - 1))
+    low, high = ast.Variable("_lattice_low", span), ast.Variable("_lattice_high", span)
+    dominated, dominating = (low, high) if qualifier == "btree_max" else (high, low)
+    clause = ast.Subsumption(
+        ast.Atom(declaration.name, keys + (dominated,), span),
+        ast.Atom(declaration.name, keys + (dominating,), span),
+        (ast.Comparison("<", low, high, span),),
+        span=span,
+    )
+    return replace(clause, text=str(clause))
 
 
 def lower_subsumption(program: ast.Program) -> tuple[ast.Program, list[DatalogError]]:
-    """``program`` without subsumptive clauses (see the module's docstring)."""
-    errors: list[DatalogError] = []
+    """``program`` without subsumptive clauses or lattice qualifiers (see the module's
+    docstring)."""
+    program, errors = lattice_subsumptions(program)
     by_relation: dict = defaultdict(list)
     for clause in program.subsumptions:
         problem = _problem(clause, program)

@@ -101,11 +101,38 @@ def test_qualifiers_are_accepted_and_a_declaration_needs_no_dot():
     assert rules(text) == ["b(X) :- a(X).", "c(X) :- b(X)."]
 
 
-@pytest.mark.parametrize("qualifier", ["btree_max", "btree_min", "btree_sum"])
-def test_a_lattice_qualifier_is_not_supported_yet(qualifier):
-    assert_error(
-        f".decl p(x: number, c: number) {qualifier}\n.output p", 1, 31, f"'{qualifier}'", "not supported yet"
-    )
+def test_btree_sum_is_refused_at_the_qualifier():
+    assert_error(".decl p(x: number, c: number) btree_sum\n.output p", 1, 31, "'btree_sum'", "not supported")
+
+
+@pytest.mark.parametrize(
+    ("qualifier", "dominated", "dominating"), [("btree_max", "L", "H"), ("btree_min", "H", "L")]
+)
+def test_a_lattice_qualifier_is_an_order_on_the_last_column(qualifier, dominated, dominating):
+    columns = "(x: symbol, y: number, c: number)"
+    text = f".decl p{columns} {qualifier}\n.decl q{columns}\np(X, Y, C) :- q(X, Y, C)."
+    lowered = rules(text)
+    func = qualifier[-3:]
+    assert lowered == [f"p(X, Y, {func}<C>) :- q(X, Y, C)."]
+    explicit = f"p(A, B, {dominated}) <= p(A, B, {dominating}) :- L < H."
+    assert rules(text.replace(f" {qualifier}", "") + "\n" + explicit) == lowered
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "fragment"),
+    [
+        (".decl p(c: number) btree_max btree_min\np(1).", 1, "two lattice qualifiers"),
+        (".decl p() btree_min\np().", 1, "needs a column"),
+        (".decl p(c: number) btree_max\n.input p", 1, "on an .input relation is not supported"),
+    ],
+)
+def test_a_lattice_qualifier_it_cannot_apply_is_an_error_at_the_declaration(text, column, fragment):
+    assert_error(text, 1, column, fragment)
+
+
+def test_a_lattice_relation_rule_with_another_aggregate_is_an_error_at_the_rule():
+    text = ".decl p(x: number, c: number) btree_max\n.decl q(x: number, c: number)\np(X, min<C>) :- q(X, C)."
+    assert_error(text, 3, 1, "min<>", "keeps the max")
 
 
 def test_the_io_qualifiers_are_directives():
