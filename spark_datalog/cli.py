@@ -140,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("program", metavar="PROGRAM.dl")
     add_dialect_argument(check)
-    add_include_argument(check)
+    add_preprocessor_arguments(check)
     check.set_defaults(handler=run_check)
     add_run_command(commands)
     materialize = commands.add_parser(
@@ -166,7 +166,7 @@ def add_run_command(commands) -> None:
         description="Check and evaluate PROGRAM, then print each output relation's size and first rows.",
     )
     run.add_argument("program", metavar="PROGRAM.dl")
-    add_include_argument(run)
+    add_preprocessor_arguments(run)
     run.add_argument(
         "--input",
         dest="inputs",
@@ -225,8 +225,9 @@ def add_run_command(commands) -> None:
     run.set_defaults(handler=run_run)
 
 
-def add_include_argument(command) -> None:
-    """``-I DIR``: where ``#include`` looks after the including file's directory (Soufflé's -I)."""
+def add_preprocessor_arguments(command) -> None:
+    """``-I DIR``: where ``#include`` looks after the including file's directory (Soufflé's -I);
+    ``-M MACROS``: macros defined before the program is read (Soufflé's -M)."""
     command.add_argument(
         "-I",
         "--include-dir",
@@ -236,6 +237,7 @@ def add_include_argument(command) -> None:
         metavar="DIR",
         help="a directory #include searches after the including file's own; repeatable",
     )
+    job.add_macro_argument(command.add_argument, "-M")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -255,7 +257,7 @@ def add_dialect_argument(command) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
+    program = load_program(args.program, args.dialect, args.include_dirs, args.functors, args.macros)
     print(describe_checked(program.checked))
     return EXIT_OK
 
@@ -281,7 +283,7 @@ def describe_checked(checked) -> str:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
+    program = load_program(args.program, args.dialect, args.include_dirs, args.functors, args.macros)
     program.require_functors()
     checked = program.checked
     input_paths = parse_input_args(args.inputs, checked)
@@ -465,7 +467,7 @@ def add_query_command(commands) -> None:
         help=f"answers to print (default {DEFAULT_SHOW})",
     )
     add_dialect_argument(query)
-    add_include_argument(query)
+    add_preprocessor_arguments(query)
     add_logging_arguments(query)
     query.set_defaults(handler=run_query)
 
@@ -476,7 +478,7 @@ def run_query(args: argparse.Namespace) -> int:
 
     program, types = None, ()
     if args.program:
-        program = load_program(args.program, args.dialect, args.include_dirs, args.functors)
+        program = load_program(args.program, args.dialect, args.include_dirs, args.functors, args.macros)
         program.require_functors()
         # a query that does not fit fails before Spark starts
         types = checked_query(program.checked, args.query).types
@@ -595,15 +597,18 @@ def load_program(
     dialect: str = "datalog",
     include_dirs: Sequence[str] = (),
     functors: Optional[Sequence[str]] = None,
+    macros: Optional[Sequence[str]] = None,
 ) -> "Program":
     """The checked program in ``path`` read in ``dialect`` (``#include`` searching
-    ``include_dirs`` after the including file's directory), its user-defined functors bound as
-    ``functors`` (``--functor NAME=module:function``) say; a missing or unreadable file and a
-    bad ``--functor`` are usage errors."""
+    ``include_dirs`` after the including file's directory, ``macros`` (``-M "N=10 DEBUG"``)
+    defined first), its user-defined functors bound as ``functors`` (``--functor
+    NAME=module:function``) say; a missing or unreadable file, a bad ``--functor`` or ``-M``
+    are usage errors."""
     import spark_datalog as sd
 
+    defined = job.parse_macros(macros or ())
     try:
-        program = sd.Program.from_file(path, dialect, include_dirs)
+        program = sd.Program.from_file(path, dialect, include_dirs, macros=defined)
     except OSError as err:
         raise UsageError(f"cannot read {path}: {err.strerror or err}") from err
     job.bind_functors(program, job.parse_functors(functors or ()))

@@ -140,6 +140,8 @@ class JobArgs:
     dialect: str = "datalog"  # souffle: lower-case names in the program's terms are variables
     # user-defined functor -> module:function, or spark:name (a Spark SQL function)
     functors: Mapping[str, str] = field(default_factory=dict)
+    # Soufflé's -M: preprocessor macros defined before the program is read (name -> value)
+    macros: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -313,6 +315,7 @@ def _add_data_arguments(add) -> None:
         "souffle, variables, as in Soufflé",
     )
     add_functor_argument(add)
+    add_macro_argument(add)
     add("--warehouse", metavar="URI", help="the warehouse: a directory of Delta tables")
     add(
         "--database",
@@ -438,6 +441,8 @@ def resolve(namespace: argparse.Namespace) -> JobArgs:
         flags["changes"] = {**settings.get("changes", {}), **parse_inputs(flags["changes"], "--changes")}
     if flags["functors"] is not None:  # per functor: a flag replaces the config's entry
         flags["functors"] = {**settings.get("functors", {}), **parse_functors(flags["functors"])}
+    if flags["macros"] is not None:  # per name: a flag replaces the config's definition
+        flags["macros"] = {**settings.get("macros", {}), **parse_macros(flags["macros"])}
     if flags["outputs"] is not None:
         flags["outputs"] = split_outputs(flags["outputs"])
     if flags["queries"] is not None:
@@ -490,6 +495,7 @@ _KEYS = (
     "output_dir",
     "dialect",
     "functors",
+    "macros",
 )
 
 
@@ -541,6 +547,37 @@ def add_functor_argument(add) -> None:
         "to have it called on pandas Series), or with NAME=spark:SQL_FUNCTION to the Spark SQL "
         "function SQL_FUNCTION (a built-in or one registered in the session); repeatable",
     )
+
+
+def add_macro_argument(add, *short: str) -> None:
+    """``--macro MACROS`` (Soufflé's ``-M``; ``add``: a parser's ``add_argument``)."""
+    add(
+        *short,
+        "--macro",
+        dest="macros",
+        action="append",
+        metavar="MACROS",
+        help="Soufflé's -M: define preprocessor macros before the program is read, as #define "
+        "does: 'N=10 DEBUG' (names separated by blanks, NAME=VALUE or NAME, which is 1); "
+        "repeatable",
+    )
+
+
+def parse_macros(items: Sequence[str]) -> dict:
+    """``["N=10 DEBUG", "MODE=fast"]`` -> ``{"N": "10", "DEBUG": "1", "MODE": "fast"}``: each
+    item split at blanks, as Soufflé splits ``-M``; a later definition of a name wins, as in cpp.
+    """
+    from .syntax.preprocess import check_macros
+
+    macros: dict = {}
+    for item in items:
+        for word in item.split():
+            name, sep, value = word.partition("=")
+            macros[name] = value if sep else "1"
+    try:
+        return dict(check_macros(macros))
+    except ValueError as err:
+        raise UsageError(f"--macro: {err}") from None
 
 
 def parse_functors(items: Sequence[str]) -> dict:
@@ -686,7 +723,7 @@ def load_program(args: JobArgs) -> "tuple[Program, tuple]":
     import spark_datalog as sd
 
     try:
-        program = sd.Program.from_file(args.program, args.dialect)
+        program = sd.Program.from_file(args.program, args.dialect, macros=args.macros)
     except OSError as err:
         raise UsageError(f"cannot read the program {args.program}: {err.strerror or err}") from None
     bind_functors(program, args.functors, "functors:" if args.config else "--functor")

@@ -114,6 +114,8 @@ QueryValue = Annotated[
 _NAMES = 'a list of relation names or "a,b"'
 Names = Annotated[TextOr[list[Text]], _shape(list, f"must be {_NAMES}")]
 FunctorReference = Annotated[Text, StringConstraints(pattern=r"^[\w.]+:[\w.]+$")]
+# a macro's value: the text #define gives it (a number is taken as its text; may be empty)
+MacroValue = Annotated[str, BeforeValidator(_scalar)]
 
 _SINGULAR = {"inputs": "input", "outputs": "output", "queries": "query"}
 
@@ -164,6 +166,11 @@ class JobConfig(BaseModel):
         None,
         description='a mapping of functor names to Python functions (name: "module:function") '
         'or Spark SQL functions (name: "spark:function")',
+    )
+    macros: Optional[dict[Identifier, MacroValue]] = Field(
+        None,
+        description="Soufflé's -M: preprocessor macros defined before the program is read, a "
+        'mapping of names to values (N: 10, MODE: "fast"), as #define N 10 defines them',
     )
 
     def settings(self, path: str) -> dict:

@@ -48,6 +48,7 @@ class Program:
         dialect: str = "datalog",
         include_dirs: Sequence[str] = (),
         functors: Optional[Mapping[str, Callable]] = None,
+        macros: Optional[Mapping[str, str]] = None,
     ) -> "Program":
         """Parse and check ``text``; raises ParseError, SafetyError, StratificationError or
         SchemaError (the first one, with every error found in ``.errors``). ``dialect="souffle"``
@@ -55,9 +56,11 @@ class Program:
         Preprocessor directives (``#include``, ``#define``, ``#ifdef``, ...) are carried out
         first: included files are found relative to ``filename``'s directory (the current
         directory without one), then in ``include_dirs``. ``functors`` binds user-defined
-        functors (``.functor``) to Python functions, as :meth:`functor` does."""
+        functors (``.functor``) to Python functions, as :meth:`functor` does. ``macros`` are
+        defined before the text is read, as Soufflé's ``-M`` defines them: ``{"N": "10"}`` is
+        ``#define N 10`` (``ValueError`` for a name that is not one)."""
         with _collector_paused():  # parsing allocates much and frees nothing: no cycles to find
-            program = cls(analyse(parse(text, filename, dialect, include_dirs)))
+            program = cls(analyse(parse(text, filename, dialect, include_dirs, macros)))
         for name, function in (functors or {}).items():
             program.functor(name, function)
         return program
@@ -69,15 +72,22 @@ class Program:
         dialect: str = "datalog",
         include_dirs: Sequence[str] = (),
         functors: Optional[Mapping[str, Callable]] = None,
+        macros: Optional[Mapping[str, str]] = None,
     ) -> "Program":
         """Parse and check the program in the file at ``path`` (UTF-8; ``ParseError`` at the first
         byte that is not, ``OSError`` when the file cannot be read); ``#include`` finds files
-        relative to its directory, then in ``include_dirs``. ``functors`` as for :meth:`parse`."""
+        relative to its directory, then in ``include_dirs``. ``functors`` and ``macros`` as for
+        :meth:`parse`."""
         from .textfiles import read_utf8
 
         text = read_utf8(path)
         return cls.parse(
-            text, filename=str(path), dialect=dialect, include_dirs=include_dirs, functors=functors
+            text,
+            filename=str(path),
+            dialect=dialect,
+            include_dirs=include_dirs,
+            functors=functors,
+            macros=macros,
         )
 
     def functor(self, name: str, function, vectorized: Optional[bool] = None) -> "Program":

@@ -26,7 +26,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Optional, Sequence, cast
+from typing import Mapping, Optional, Sequence, cast
 
 from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
@@ -73,7 +73,11 @@ def _parser() -> Lark:
 
 
 def parse(
-    text: str, filename: Optional[str] = None, dialect: str = "datalog", include_dirs: Sequence[str] = ()
+    text: str,
+    filename: Optional[str] = None,
+    dialect: str = "datalog",
+    include_dirs: Sequence[str] = (),
+    macros: Optional[Mapping[str, str]] = None,
 ) -> ast.Program:
     """Parse a Datalog program. Raises :class:`ParseError` (with line, column and a caret excerpt);
     every syntax error of the text, or else every problem found while building the AST (unknown
@@ -84,12 +88,13 @@ def parse(
     A text with preprocessor directives (``#include``, ``#define``, ``#ifdef``, ...: a line
     starting with ``#``) is preprocessed first (:mod:`spark_datalog.syntax.preprocess`; included
     files are found relative to ``filename``'s directory, then in ``include_dirs``); the
-    program's ``source`` is then the preprocessed text, and errors point into the files."""
+    program's ``source`` is then the preprocessed text, and errors point into the files.
+    ``macros`` (Soufflé's ``-M``) are defined first: ``{"N": "10"}`` is ``#define N 10``."""
     _allow_deep_terms()
     if dialect not in DIALECTS:
         raise ValueError(f"unknown dialect {dialect!r}; expected one of {', '.join(DIALECTS)}")
-    if has_directives(text):
-        text = preprocess(text, filename, include_dirs)
+    if macros or has_directives(text):
+        text = preprocess(text, filename, include_dirs, macros)
     try:
         return parse_fast(text, filename, dialect)
     except (Fallback, RecursionError):

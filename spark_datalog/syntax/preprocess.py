@@ -4,7 +4,10 @@ constants and flags, ``#ifdef``/``#ifndef``/``#if``/``#elif``/``#else``/``#endif
 Soufflé runs its programs through the C preprocessor (mcpp or cpp), so Soufflé programs split
 themselves into files and name their constants with ``#define``. :func:`parse` calls
 :func:`preprocess` when a line of the text starts with ``#`` (after blanks); a text without
-such a line is not touched (one ``in`` test and, when a ``#`` occurs, one regex search).
+such a line is not touched (one ``in`` test and, when a ``#`` occurs, one regex search) unless
+macros are given (Soufflé's ``-M``: ``--macro`` here), which are defined before its first line.
+``RAM_DOMAIN_SIZE`` is predefined as ``64`` in every preprocessed text, as in a Soufflé built
+with 64-bit domains.
 
 Positions. The preprocessed text keeps one output line per source line: a directive and a line
 of a group skipped by a false condition become empty lines, and an ``#include`` line is replaced
@@ -65,11 +68,11 @@ import ast as pyast
 import os
 import re
 from array import array
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 from spark_datalog.errors import ParseError
 
-__all__ = ["LineMap", "Preprocessed", "has_directives", "preprocess"]
+__all__ = ["PREDEFINED", "LineMap", "Preprocessed", "check_macros", "has_directives", "preprocess"]
 
 # A line that is a directive: '#' first after blanks (tested on the whole text, then per line).
 _DIRECTIVE_LINE = re.compile(r"^[ \t]*#", re.MULTILINE)
@@ -79,6 +82,8 @@ _DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]\w*)?")
 _LEXEME = re.compile(r'"(?:[^"\\]|\\.)*"?|//|/\*|%|[A-Za-z_]\w*|\d\w*(?:\.\d\w*)*')
 _NAME = re.compile(r"[A-Za-z_]\w*")
 _MAX_INCLUDE_DEPTH = 200
+# Defined before every text, as Soufflé's driver defines it for mcpp
+PREDEFINED = {"RAM_DOMAIN_SIZE": "64"}
 _SUPPORTED = "#include, #define, #undef, #ifdef, #ifndef, #if, #elif, #else, #endif, #error, #pragma once"
 
 
@@ -145,18 +150,41 @@ class Preprocessed(str):
         return (Preprocessed, (str(self), self.origin))
 
 
-def preprocess(text: str, filename: Optional[str] = None, include_dirs: Sequence[str] = ()) -> str:
+def preprocess(
+    text: str,
+    filename: Optional[str] = None,
+    include_dirs: Sequence[str] = (),
+    macros: Optional[Mapping[str, str]] = None,
+) -> str:
     """``text`` (the program in file ``filename``, if any) with its directives carried out: a
-    :class:`Preprocessed` text, or ``text`` itself when it has no directive. Raises
-    :class:`ParseError` at the directive (in the file holding it) that cannot be carried out."""
-    if not has_directives(text):
+    :class:`Preprocessed` text, or ``text`` itself when it has no directive and no ``macros``
+    are given. ``macros`` are defined before the text is read, as Soufflé's ``-M`` defines
+    them (``{"N": "10", "DEBUG": "1"}``); ``RAM_DOMAIN_SIZE`` is predefined as ``64``, as in
+    Soufflé built with 64-bit domains (our ``number`` is 64-bit). Raises :class:`ParseError` at
+    the directive (in the file holding it) that cannot be carried out, ``ValueError`` for a
+    macro name that is not a name.
+
+    Example::
+
+        >>> print(preprocess("p(N).", macros={"N": "10"}))
+        p(10).
+    """
+    if not macros and not has_directives(text):
         return text
-    run = _Run(include_dirs)
+    run = _Run(include_dirs, {**PREDEFINED, **check_macros(macros or {})})
     main = os.path.realpath(filename) if filename and os.path.isfile(filename) else None
     run.file(text, filename, main, included=False)
     if not run.changed:
         return text
     return Preprocessed("\n".join(run.out), run.map)
+
+
+def check_macros(macros: Mapping[str, str]) -> Mapping[str, str]:
+    """``macros``, each name checked to be a name other than ``defined`` (``ValueError``)."""
+    for name in macros:
+        if not _NAME.fullmatch(name) or name == "defined":
+            raise ValueError(f"macro name {name!r} is not a name (letters, digits, '_'; not 'defined')")
+    return macros
 
 
 class _Frame:
@@ -172,9 +200,9 @@ class _Frame:
 class _Run:
     """One preprocessing: the macros, the output lines and their map."""
 
-    def __init__(self, include_dirs: Sequence[str]):
+    def __init__(self, include_dirs: Sequence[str], macros: Mapping[str, str]):
         self.include_dirs = [str(d) for d in include_dirs]
-        self.macros: dict[str, str] = {}
+        self.macros: dict[str, str] = dict(macros)
         self.expanded: dict[str, str] = {}  # name -> its value with the names in it replaced
         self.pattern: Optional[re.Pattern] = None  # any defined name, as a whole token
         self.out: list[str] = []
@@ -183,6 +211,7 @@ class _Run:
         self.names: list[str] = []  # their names, for the message of a circular #include
         self.once: set[str] = set()
         self.changed = False
+        self.macros_changed()
 
     # -- a file ----------------------------------------------------------------------------
 
@@ -231,6 +260,7 @@ class _Run:
         line, edits, in_block = self.line(line, in_block)
         if edits:
             self.map.edits[len(self.out)] = edits
+            self.changed = True
         self.emit(line, index, number)
         return in_block
 

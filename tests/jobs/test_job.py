@@ -347,7 +347,7 @@ def test_every_config_problem_is_one_line_naming_the_file_and_the_key(tmp_path, 
         f"{config}: show: must be an integer >= 0, not -1",
         f"{config}: unknown key 'colour' (known keys: program, inputs, warehouse, database, outputs, run_id, "
         "mode, replace, strategy, decompose, max_iterations, checkpoint_interval, on_null, show, changes, "
-        "method, queries, facts_dir, output_dir, dialect, functors)",
+        "method, queries, facts_dir, output_dir, dialect, functors, macros)",
     ]
 
 
@@ -784,6 +784,25 @@ def test_an_output_flag_for_a_relation_the_program_does_not_compute_is_a_usage_e
         job.load_program(job.parse_args(base + ["--output", "loop"]))
     _, outputs = job.load_program(job.parse_args(base + ["--output", "arc"]))
     assert outputs == ("arc",)
+
+
+def test_macros_from_the_config_and_the_flags_define_names_before_the_program_is_read(tmp_path):
+    (tmp_path / "p.dl").write_text("#ifdef FLAG\np(N).\n#endif\nq(MODE).\nr(X) :- p(X).\ns(X) :- q(X).\n")
+    config = tmp_path / "job.yaml"
+    config.write_text('program: p.dl\nwarehouse: wh\nmacros:\n  N: 10\n  MODE: fast\n  FLAG: ""\n')
+    args = job.parse_args(["--config", str(config)])
+    assert args.macros == {"N": "10", "MODE": "fast", "FLAG": ""}
+    program, _ = job.load_program(args)
+    assert sd.reference.evaluate(program, {})["r"] == {(10,)}
+    args = job.parse_args(["--config", str(config), "--macro", "N=3 OTHER", "--macro", "MODE=slow"])
+    assert args.macros == {"N": "3", "MODE": "slow", "FLAG": "", "OTHER": "1"}
+    result = sd.reference.evaluate(job.load_program(args)[0], {})
+    assert (result["r"], result["s"]) == ({(3,)}, {("slow",)})
+    with pytest.raises(UsageError, match="--macro: macro name '1N' is not a name"):
+        job.parse_args(["--config", str(config), "--macro", "1N=2"])
+    config.write_text("program: p.dl\nwarehouse: wh\nmacros:\n  1N: 2\n")
+    with pytest.raises(UsageError, match="macros.1N"):
+        job.parse_args(["--config", str(config)])
 
 
 def test_functors_from_the_config_and_the_flags_are_bound_before_spark(tmp_path):

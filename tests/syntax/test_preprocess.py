@@ -55,6 +55,59 @@ def test_hash_lines_inside_a_block_comment_are_no_directives():
     assert parse(text).facts[0].atom.predicate == "p"
 
 
+# -- macros given by the caller (Soufflé's -M) ----------------------------------------------------
+
+
+def test_macros_are_defined_before_a_text_without_directives():
+    text = "p(N).\nq(X) :- p(X), X > LIMIT, X != N2.\n"
+    program = parse(text, macros={"N": "10", "LIMIT": "3", "N2": "N + 1"})
+    assert [str(f.atom) for f in program.facts] == ["p(10)"]
+    assert [str(r) for r in program.rules] == ["q(X) :- p(X), X > 3, X != (10 + 1)."]
+    assert preprocess("p(1).", macros={"N": "10"}) == "p(1)."
+
+
+def test_a_directive_sees_the_macros_and_can_undefine_them():
+    text = "#ifdef DEBUG\nd(N).\n#endif\n#undef N\n#ifndef N\nu(1).\n#endif\n"
+    program = parse(text, macros={"DEBUG": "1", "N": "2"})
+    assert sorted(str(f.atom) for f in program.facts) == ["d(2)", "u(1)"]
+    assert [str(f.atom) for f in parse(text).facts] == ["u(1)"]
+
+
+def test_ram_domain_size_is_predefined_as_64_bits():
+    text = "#if RAM_DOMAIN_SIZE == 64\nwide(1).\n#else\nnarrow(1).\n#endif\n"
+    assert [f.atom.predicate for f in parse(text).facts] == ["wide"]
+
+
+def test_an_error_after_a_given_macro_is_placed_in_the_written_text():
+    error = error_of(sd.Program.parse, "p(N).\nq(X) :- p(Y).\n", macros={"N": "1000"})
+    assert isinstance(error, SafetyError)
+    assert (error.line, error.column) == (2, 3)
+    error = error_of(parse, "p(N, ).\n", macros={"N": "1000"}, kind=ParseError)
+    assert (error.line, error.column) == (1, 6)
+    assert "   1 | p(N, )." in str(error)
+
+
+@pytest.mark.parametrize("name", ["1N", "A-B", "", "defined"])
+def test_a_macro_name_that_is_not_a_name_is_a_value_error(name):
+    with pytest.raises(ValueError, match="is not a name"):
+        parse("p(1).", macros={name: "1"})
+
+
+def test_the_cli_defines_macros_with_m_as_souffle_does(tmp_path, capsys):
+    program = write(tmp_path / "p.dl", ".decl p(x: number)\n#ifdef FLAG\np(N).\n#endif\n.output p\n")
+    out = tmp_path / "out"
+    argv = ["run", "--engine", "reference", "-q", str(program), "-F", str(tmp_path), "-D", str(out)]
+    assert main(argv + ["-M", "FLAG N=7"]) == 0
+    assert (out / "p.csv").read_text() == "7\n"
+    assert main(argv + ["--macro", "FLAG", "--macro", "N=8"]) == 0
+    assert (out / "p.csv").read_text() == "8\n"
+    assert main(argv) == 0
+    assert (out / "p.csv").read_text() == ""
+    capsys.readouterr()
+    assert main(["check", str(program), "-M", "N-1=2"]) == 2
+    assert "--macro: macro name 'N-1' is not a name" in capsys.readouterr().err
+
+
 # -- #define / #undef ---------------------------------------------------------------------------
 
 
