@@ -11,10 +11,13 @@ record table; here the function gets the values themselves), the same form on ev
 
 The function returns a record as any sequence of its fields' values (a tuple, a list, a
 ``Record``) and an ADT as such a tuple; a value of another shape, or a field of the wrong type,
-is the function's error (a ``FunctorError``). Recursive record types and ADTs (encoded texts:
-:mod:`spark_datalog.recursive_records`) are not supported yet. The engines keep a record as a
-``Record`` (reference) or a struct (Polars, Spark: :func:`~spark_datalog.record_types.as_struct`
-makes the dict a struct is built from).
+is the function's error (a ``FunctorError``). Values of recursive record types and ADTs take
+the same forms, nested as deep as the value is, with ``nil`` as ``None`` (``[1, [2, nil]]`` is
+``Record((1, Record((2, None))))``, ``$Neg($Num(3))`` is ``("Neg", ("Num", 3))``); the engines
+keep them as encoded texts (:mod:`spark_datalog.recursive_records`), decoded for the function
+and encoded from what it returns. The engines keep a record as a ``Record`` (reference) or a
+struct (Polars, Spark: :func:`~spark_datalog.record_types.as_struct` makes the dict a struct is
+built from).
 
 Example::
 
@@ -23,6 +26,8 @@ Example::
     (('Circle', 3), ('Empty',))
     >>> taken(("Circle", 5), shape)
     Record((0, Record((5,))))
+    >>> given("1:18:1:23:nil", "@L[h: long, t: @L]"), taken((1, None), "@L[h: long, t: @L]")
+    (Record((1, Record((2, None)))), '1:13:nil')
 """
 
 from __future__ import annotations
@@ -31,17 +36,44 @@ import numbers
 from typing import Any
 
 from .functors import fits
-from .recursive_records import is_recursive_type
-from .record_types import Record, adt_branches, default_value, field_types, fields, from_struct, is_record
+from .recursive_records import (
+    NIL,
+    decode,
+    encode,
+    encoded_fields,
+    is_recursive_type,
+    recursive_branches,
+    recursive_fields,
+)
+from .record_types import (
+    Record,
+    adt_branches,
+    default_value,
+    field_types,
+    fields,
+    from_struct,
+    is_nil_record,
+    is_record,
+    nil_record,
+)
 
-__all__ = ["Record", "given", "holds_recursive", "taken"]
+__all__ = ["Record", "given", "holds_compound", "taken"]
+
+
+def holds_compound(type_name: str) -> bool:
+    """Whether values of ``type_name`` are records or ADTs (recursive ones too)."""
+    return is_record(type_name) or is_recursive_type(type_name)
 
 
 def given(value: Any, type_name: str) -> Any:
-    """An engine's value of ``type_name`` (a ``Record``, or a struct's dict) as the function
-    gets it."""
+    """An engine's value of ``type_name`` (a ``Record``, a struct's dict, or a recursive
+    type's encoded text) as the function gets it."""
     value = from_struct(value)
-    if value is None or not is_record(type_name):
+    if value is None or is_nil_record(value) or value == NIL and is_recursive_type(type_name):
+        return None
+    if is_recursive_type(type_name):
+        return _given_recursive(value, type_name)
+    if not is_record(type_name):
         return value
     adt = adt_branches(type_name)
     if adt is None:
@@ -53,9 +85,19 @@ def given(value: Any, type_name: str) -> Any:
     return (branch, *(given(v, t) for v, t in zip(inner, field_types(struct), strict=True)))
 
 
+def _given_recursive(encoded: str, type_name: str) -> Any:
+    values = decode(encoded, type_name) or ()
+    branches = recursive_branches(type_name)
+    pairs = encoded_fields(type_name, values[0] if branches else None)
+    inner = [given(v, t) for v, (_, t) in zip(values, pairs, strict=True)]
+    return (branches[values[0]][0], *inner[1:]) if branches else Record(inner)
+
+
 def taken(value: Any, type_name: str) -> Any:
-    """A value the function returned for ``type_name`` as the engines' ``Record``; TypeError
-    when it is none of that type."""
+    """A value the function returned for ``type_name`` as the engines' ``Record`` (a recursive
+    type's: its encoded text); TypeError when it is none of that type."""
+    if is_recursive_type(type_name):
+        return _taken_recursive(value, type_name)
     if not is_record(type_name):
         return _primitive(value, type_name)
     adt = adt_branches(type_name)
@@ -77,10 +119,33 @@ def taken(value: Any, type_name: str) -> Any:
     return Record((index, *structs))
 
 
+def _taken_recursive(value: Any, type_name: str) -> str:
+    """The encoded text of a value of a recursive type the function returned (``None``: nil)."""
+    if value is None:
+        return NIL
+    branches = recursive_branches(type_name)
+    if branches is None:
+        pairs = recursive_fields(type_name) or ()
+        return encode(_fields(value, tuple(t for _, t in pairs), type_name), type_name)
+    names = [branch for branch, _ in branches]
+    if not isinstance(value, (tuple, list)) or not value or value[0] not in names:
+        raise TypeError(f"returned {value!r}, not a branch of {type_name} (its name, then its fields)")
+    index = names.index(value[0])
+    types = tuple(t for _, t in branches[index][1])
+    return encode((index, *_fields(value[1:], types, value[0])), type_name)
+
+
 def _fields(values: Any, types: tuple, what: str) -> list:
     if not isinstance(values, (tuple, list)) or len(values) != len(types):
         raise TypeError(f"returned {values!r}, not the {len(types)} field values of {what}")
-    return [taken(v, t) for v, t in zip(values, types, strict=True)]
+    return [_field_taken(v, t) for v, t in zip(values, types, strict=True)]
+
+
+def _field_taken(value: Any, type_name: str) -> Any:
+    """A field's value: ``None`` is nil in a field of a record type (recursive or not)."""
+    if value is None and is_record(type_name) and not adt_branches(type_name):
+        return nil_record(type_name)
+    return taken(value, type_name)
 
 
 def _primitive(value: Any, type_name: str) -> Any:
@@ -95,14 +160,3 @@ def _primitive(value: Any, type_name: str) -> Any:
     if type_name in ("int", "long") and integral and fits(int(value), type_name):
         return int(value)
     raise TypeError(f"returned a field {value!r}, not a {type_name} value")
-
-
-def holds_recursive(type_name: str) -> bool:
-    """Whether ``type_name`` is, or has a field (nested too) of, a recursive record type or ADT.
-
-    >>> holds_recursive("[l: @L[h: long, t: @L], n: long]"), holds_recursive("[x: long]")
-    (True, False)
-    """
-    if is_recursive_type(type_name):
-        return True
-    return is_record(type_name) and any(holds_recursive(t) for t in field_types(type_name))

@@ -50,7 +50,8 @@ from dataclasses import dataclass
 from typing import Callable, Optional
 
 from .errors import FunctorError
-from .functor_values import given, taken
+from .functor_values import given, holds_compound, taken
+from .recursive_records import NIL, is_recursive_type, stored_type
 from .functors import Functor, fits
 from .record_types import as_struct, is_record
 from .syntax import ast
@@ -149,7 +150,7 @@ class Binding:
     def require_primitive(self, spark_name: str) -> None:
         """A FunctorError unless every parameter and the result are primitive types: records
         and ADTs reach a Spark SQL function only in the engine's own encoding."""
-        if any(is_record(t) for t in (*self.params, self.result)):
+        if any(holds_compound(t) for t in (*self.params, self.result)):
             message = (
                 f"functor {self.name} takes or returns a record or ADT: it can be bound to a Python "
                 f"function, not to the Spark SQL function {spark_name!r}"
@@ -198,10 +199,12 @@ class Binding:
         """A value the function returned, as the declared result type (a record or ADT as a
         ``Record``: :func:`~spark_datalog.functor_values.taken`); None when undefined (NaN too:
         Spark's Arrow batches cannot tell it from a null)."""
+        result = self.result
+        if value is None and is_recursive_type(result):
+            return NIL  # a list's end is a value: a recursive type's result is never undefined
         if value is None or (isinstance(value, numbers.Real) and value != value):
             return None
-        result = self.result
-        if is_record(result):
+        if holds_compound(result):
             try:
                 return taken(value, result)
             except TypeError as error:
@@ -226,10 +229,11 @@ class Binding:
         """The values of the function on ``count`` rows given as columns (lists; none for a
         functor without parameters) where no value is None."""
         function = self.require()
-        columns = [
-            [given(v, t) for v in c] if is_record(t) else c for c, t in zip(columns, self.params, strict=True)
-        ]
         valid = [i for i in range(count) if all(c[i] is not None for c in columns)]
+        columns = [
+            [given(v, t) for v in c] if holds_compound(t) else c
+            for c, t in zip(columns, self.params, strict=True)
+        ]
         out: list = [None] * count
         if not valid:
             return out
@@ -376,7 +380,8 @@ def _spark_primitive(arg, type_: str):
 
     from .spark.types import spark_type
 
-    return F.coalesce(arg.cast(spark_type(type_)), F.lit(_PLACEHOLDER[type_]).cast(spark_type(type_)))
+    stored = stored_type(type_)  # a recursive type's value: its encoded text
+    return F.coalesce(arg.cast(spark_type(stored)), F.lit(_PLACEHOLDER[stored]).cast(spark_type(stored)))
 
 
 def _spark_values(series, keep: list) -> list:

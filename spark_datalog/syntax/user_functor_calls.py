@@ -4,10 +4,9 @@ Each declaration gets its entry in the program's own functor registry
 (:func:`spark_datalog.user_functors.entry`), and every call ``@f(...)`` that entry
 (``ast.Call.functor``), so analysis and the engines evaluate it as they do an intrinsic functor.
 A call of an undeclared functor, a call with the wrong number of arguments, a functor declared
-twice, a functor over record or ADT values not declared ``stateful`` (as in Soufflé, which gives
-such a functor its record table; here the function gets the values:
-:mod:`spark_datalog.functor_values`) and one over recursive record types or ADTs (not supported
-yet) are :class:`~spark_datalog.errors.ParseError` s.
+twice and a functor over record or ADT values (recursive ones too) not declared ``stateful`` (as
+in Soufflé, which gives such a functor its record table; here the function gets the values:
+:mod:`spark_datalog.functor_values`) are :class:`~spark_datalog.errors.ParseError` s.
 
 Example::
 
@@ -23,8 +22,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import DatalogError, ParseError
-from ..record_types import is_record
-from ..functor_values import holds_recursive
+from ..functor_values import holds_compound
 from ..user_functors import entry
 from . import ast
 from .body_aggregates import rebuilt
@@ -46,7 +44,7 @@ def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogE
         elif compound is not None:
             errors.append(_error(_compound_message(declaration), compound))
         elif all(
-            t in ast.TYPES or is_record(t)
+            t in ast.TYPES or holds_compound(t)
             for t in (declaration.result, *(p.type for p in declaration.params))
         ):
             declaration = replace(declaration, functor=entry(declaration))
@@ -81,22 +79,17 @@ def bind_functor_calls(program: ast.Program) -> tuple[ast.Program, list[DatalogE
 
 def _compound_type_span(declaration: ast.FunctorDecl):
     """Where ``declaration`` names a record or ADT type it may not (a parameter's, else the
-    result's): any, unless it is ``stateful``; a recursive one in any case. None when it names
-    none."""
+    result's): any, unless it is ``stateful``. None when it names none."""
     for type_, span in (
         *((p.type, p.span) for p in declaration.params),
         (declaration.result, declaration.span),
     ):
-        if holds_recursive(type_) or (is_record(type_) and not declaration.stateful):
+        if holds_compound(type_) and not declaration.stateful:
             return span
     return None
 
 
 def _compound_message(declaration: ast.FunctorDecl) -> str:
-    if declaration.stateful:
-        return (
-            f"functor '{declaration.name}': recursive record and ADT values of functors are not supported yet"
-        )
     return (
         f"functor '{declaration.name}' takes or returns a record or ADT value: only a stateful functor may "
         "(as in Soufflé)"

@@ -13,6 +13,7 @@ import spark_datalog as sd
 from hypothesis import given
 from programs import settings
 from spark_datalog.record_types import Record
+from spark_datalog.recursive_records import text_of
 from spark_datalog.syntax import parse
 from user_functor_cases import user_functor_cases
 
@@ -66,12 +67,7 @@ def test_parameters_may_be_unnamed_and_types_are_checked():
             19,
             "takes 1 argument, given 2",
         ),
-        (
-            ".type L = [h: number, t: L]\n.functor g(x: L): number stateful",
-            2,
-            15,
-            "recursive record and ADT values of functors are not supported yet",
-        ),
+        (".type L = [h: number, t: L]\n.functor g(x: L): number", 2, 15, "only a stateful functor may"),
         (".type P = [a: number]\n.functor g(x: number): P", 2, 10, "only a stateful functor may"),
         (".functor g(x: Nope): number", 1, 15, "unknown type 'Nope'"),
         (".functor g(x: number): Nope", 1, 24, "unknown type 'Nope'"),
@@ -194,6 +190,65 @@ def test_a_record_is_given_as_a_record_and_an_adt_as_its_branch_and_fields(engin
     # Box (index 0 by name) holds [1, "a"]; Dot (index 1) has no struct
     assert engine(program, {})["q"] == {((0, ((1, "a"),)),)}
     assert seen == [(1, "a")] and all(isinstance(p, Record) for p in seen)
+
+
+LISTS = """
+.type L = [h: number, t: L]
+.type A = [a: number]
+.type W = [name: symbol, l: L, p: A]
+.type E = Lit {n: number} | Pair {l: E, r: E}
+.functor f(l: L): W stateful
+.functor g(w: W): E stateful
+.decl e(l: L)
+e([1, [2, nil]]). e(nil).
+q(W) :- e(L), W = @f(L).
+r(E) :- q(W), E = @g(W).
+"""
+
+
+@pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
+def test_recursive_values_are_given_nested_with_nil_as_none_and_taken_back(engine):
+    seen: list = []
+
+    def f(items):
+        seen.append(items)
+        return ("w", items, None if items is None else (items[0],))  # None: a record field's nil
+
+    def g(w):
+        items, out = w[1], ("Lit", 0)
+        while items is not None:
+            out = ("Pair", ("Lit", items[0]), out)
+            items = items[1]
+        return out
+
+    program = sd.Program.parse(LISTS, dialect="souffle", functors={"f": f, "g": g})
+    result = engine(program, {})
+    assert sorted(seen, key=repr) == [None, (1, (2, None))]
+    assert all(isinstance(v, Record) for v in seen if v is not None)
+    list_type, expr_type = program.relations["e"].types[0], program.relations["r"].types[0]
+    assert {(w[0][0], text_of(w[0][1], list_type), w[0][2][0]) for w in result["q"]} == {
+        ("w", "[1, [2, nil]]", 1),
+        ("w", "nil", None),  # the nil of the record type A: its field is null
+    }
+    assert {text_of(e, expr_type) for (e,) in result["r"]} == {
+        "$Lit(0)",
+        "$Pair($Lit(2), $Pair($Lit(1), $Lit(0)))",
+    }
+
+
+@pytest.mark.parametrize(
+    "function, fragment",
+    [
+        (lambda items: ("w", (1, 2, 3), None), "returned (1, 2, 3), not the 2 field values of"),
+        (lambda items: ("w", ("x", None), None), "returned a field 'x', not a long value"),
+    ],
+    ids=["arity", "field-type"],
+)
+def test_a_recursive_value_of_the_wrong_shape_is_a_functor_error(function, fragment):
+    program = sd.Program.parse(LISTS, dialect="souffle", functors={"f": function, "g": lambda w: ("Lit", 1)})
+    with pytest.raises(sd.FunctorError) as info:
+        reference_result(program, {})
+    assert fragment in info.value.message and info.value.line == 6
 
 
 @pytest.mark.parametrize("engine", [reference_result, kernel_result], ids=["reference", "kernel"])
