@@ -97,8 +97,9 @@ def _is_uri(database: str) -> bool:
 
 @contextmanager
 def _engine(database: str, read_only: bool) -> Iterator:
-    """A SQLAlchemy engine on ``database`` whose transactions hold DDL too (``BEGIN`` is sent
-    by hand: Python's sqlite3 module would commit before a ``CREATE``)."""
+    """A SQLAlchemy engine on ``database`` whose transactions hold DDL too: ``BEGIN`` (the one
+    statement written as text, a constant) is sent by hand, as Python's sqlite3 module would
+    run a ``CREATE`` or ``DROP`` outside the transaction."""
     import sqlalchemy as sa
 
     if _is_uri(database):

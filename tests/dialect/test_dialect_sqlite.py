@@ -272,3 +272,21 @@ def test_a_table_named_as_the_relation_is_not_replaced(tmp_path, capsys):
     database = tmp_path / "out" / "big.sqlite"
     assert f"output error: cannot write big to database {database}: it has a table big" in err
     assert objects(database) == {"big": "table"}
+
+
+def test_a_file_that_is_no_database_is_an_input_or_output_error(tmp_path, capsys):
+    not_a_database = b"not a database\n" * 100
+    (tmp_path / "facts").mkdir()
+    (tmp_path / "facts" / "graph.db").write_bytes(not_a_database)
+    status, _, err = run_program(capsys, tmp_path)
+    assert status == 1 and "Traceback" not in err
+    database = tmp_path / "facts" / "graph.db"
+    assert f"input error: cannot read edge from database {database}: file is not a database" in err
+    (tmp_path / "facts" / "graph.db").unlink()
+    graph_db(tmp_path / "facts" / "graph.db")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "big.sqlite").write_bytes(not_a_database)
+    status, _, err = run_program(capsys, tmp_path)
+    assert status == 1 and "Traceback" not in err
+    assert f"output error: cannot write big to database {tmp_path / 'out' / 'big.sqlite'}: file is not" in err
+    assert (tmp_path / "out" / "big.sqlite").read_bytes() == not_a_database  # left as it was
