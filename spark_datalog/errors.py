@@ -116,10 +116,16 @@ class InputError(DatalogError):
 
 
 class DirectiveError(DatalogError):
-    """An I/O directive asks for what is not supported: an ``IO=`` kind other than ``file`` and
-    ``stdout``, or a parameter such as ``columns=`` (``souffle_io``)."""
+    """An I/O directive asks for what is not supported: an ``IO=`` kind other than ``file``,
+    ``stdout`` and ``sqlite``, or a parameter such as ``columns=`` (``souffle_io``)."""
 
     kind = "directive error"
+
+
+class OutputError(DatalogError):
+    """An output cannot be written where its directive says (an ``IO=sqlite`` database)."""
+
+    kind = "output error"
 
 
 class NonTerminationError(DatalogError):

@@ -880,7 +880,7 @@ def write_souffle_outputs(spark, plan, frame_of) -> list:
     for target in plan.outputs:
         with _labelled(spark, f"output · {target.relation}", "output"):
             write_output_frame(spark, frame_of(target.relation), target, out=print)
-        if target.kind == "file":
+        if target.kind in ("file", "sqlite"):
             progress.step("wrote %s to %s", target.relation, target.uri)
             written.append(f"{target.relation} -> {target.uri}")
     return written

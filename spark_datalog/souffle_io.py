@@ -26,10 +26,12 @@ them with Spark (``write_output_frame``). Both read and write the same text, as 
   ignored, as Soufflé ignores it.
 - ``.printsize r`` prints ``r<TAB><number of facts>``.
 
-``columns="2:0"`` makes an ``.input`` read those fields (0-based) as its columns. Any other
-``IO=`` (``sqlite``, ``json``, ``stdin``, ...) or parameter that changes what is read or written
-(``columns`` of an output) is a ``DirectiveError`` at the directive; other parameters are
-ignored, as Soufflé ignores the ones its writer does not use.
+``columns="2:0"`` makes an ``.input`` read those fields (0-based) as its columns. ``IO=sqlite``
+reads a relation from, or writes it to, an SQLite database: planned here (``kind`` ``sqlite``),
+read and written by ``souffle_sqlite`` (in the driver on Spark). Any other ``IO=`` (``json``,
+``stdin``, ...) or parameter that changes what is read or written (``columns`` of an output) is
+a ``DirectiveError`` at the directive; other parameters are ignored, as Soufflé ignores the ones
+its writer does not use.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ __all__ = [
 ]
 
 # The IO kinds each directive supports.
-_SUPPORTED = {"input": ("file",), "output": ("file", "stdout")}
+_SUPPORTED = {"input": ("file", "sqlite"), "output": ("file", "stdout", "sqlite")}
 _HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INTEGER = re.compile(r"\s*[+-]?\d+")
 _FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
@@ -98,12 +100,13 @@ class InputFile:
     uri: str
     format: FileFormat
     columns: tuple
+    kind: str = "file"  # or ``sqlite``: ``uri`` is an SQLite database (``souffle_sqlite``)
 
 
 @dataclass(frozen=True)
 class OutputTarget:
     """Where an ``.output``/``.printsize`` relation goes: ``kind`` is ``file`` (``uri``),
-    ``stdout`` or ``printsize``."""
+    ``sqlite`` (``uri`` a database), ``stdout`` or ``printsize``."""
 
     relation: str
     kind: str
@@ -134,7 +137,8 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
     fact_dir = fact_dir or "."
     output_dir = output_dir or "."
     errors: list = []
-    inputs, outputs = [], []
+    inputs: list = []
+    outputs: list = []
     printed: set = set()
     for directive in checked.program.directives:
         schema = checked.relations.get(directive.name)
@@ -153,7 +157,10 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
                     )
                 continue
             kind, fmt = _parameters(directive)
-            if directive.kind == "input":
+            if kind == "sqlite":
+                planned = _sqlite(directive, columns, fact_dir if directive.kind == "input" else output_dir)
+                (inputs if directive.kind == "input" else outputs).append(planned)
+            elif directive.kind == "input":
                 if not columns:
                     raise _error(directive, "a relation without columns cannot be read from a file")
                 inputs.append(_input_file(directive, fmt, columns, fact_dir))
@@ -170,6 +177,17 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
 
         raise_collected(errors, checked.program.source, checked.program.filename)
     return IOPlan(tuple(inputs), tuple(outputs))
+
+
+def _sqlite(directive, columns: tuple, directory: str):
+    """The ``InputFile``/``OutputTarget`` of an ``IO=sqlite`` directive (``souffle_sqlite``)."""
+    from .souffle_sqlite import check_columns, database_name
+
+    check_columns(directive, columns)
+    database = database_name(directive, directory, _located)
+    if directive.kind == "input":
+        return InputFile(directive.name, database, FileFormat(), columns, kind="sqlite")
+    return OutputTarget(directive.name, "sqlite", database, FileFormat(), columns)
 
 
 def _input_file(directive, fmt: FileFormat, columns: tuple, fact_dir: str) -> InputFile:
@@ -235,7 +253,12 @@ def _located(name: str, directory: str) -> str:
 
 
 def read_fact_file(source: InputFile) -> set:
-    """The facts of ``source`` (a set of typed tuples), read as Soufflé reads a fact file."""
+    """The facts of ``source`` (a set of typed tuples), read as Soufflé reads a fact file (or
+    its SQLite database)."""
+    if source.kind == "sqlite":
+        from .souffle_sqlite import read_rows
+
+        return read_rows(source)
     return set(_fact_rows(source, _lines_of(source)))
 
 
@@ -457,7 +480,13 @@ def write_output(
     target: OutputTarget, rows: Iterable[Sequence], size: int, out: Callable[[str], None]
 ) -> None:
     """Write ``rows`` (``size`` of them) where ``target`` says: its file (replaced, its directory
-    made), or ``out`` (a ``print``-like function) for stdout and ``.printsize``."""
+    made), its SQLite database, or ``out`` (a ``print``-like function) for stdout and
+    ``.printsize``."""
+    if target.kind == "sqlite":
+        from .souffle_sqlite import write_rows
+
+        write_rows(target, rows)
+        return
     lines = output_lines(target, rows, size)
     if target.kind != "file":
         for line in lines:
@@ -521,6 +550,10 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
 
     from .storage.locations import _parse
 
+    if source.kind == "sqlite":
+        from .souffle_sqlite import input_frame
+
+        return input_frame(spark, source)
     fs, path = _hadoop_path(spark, source.uri)
     if not fs.exists(path):
         raise InputError(f"cannot open fact file {source.uri} (.input {source.relation}): no such file")
@@ -652,6 +685,11 @@ def write_output_frame(spark, frame, target: OutputTarget, out: Callable[[str], 
     it, then moved there); stdout blocks and ``.printsize`` lines are printed by ``out``."""
     from pyspark.sql import functions as F
 
+    if target.kind == "sqlite":
+        from .souffle_sqlite import write_frame
+
+        write_frame(frame, target)
+        return
     if target.kind != "file":
         rows = [tuple(r) for r in frame.collect()] if target.kind == "stdout" else []
         size = len(rows) if target.kind == "stdout" else frame.count()

@@ -161,13 +161,14 @@ def test_a_bad_line_is_an_input_error_at_its_line_and_column(engine, text, where
 def test_unsupported_io_kinds_are_directive_errors_before_anything_runs(tmp_path, capsys):
     program = write(
         tmp_path / "p.dl",
-        TC.replace(".input edge", '.input edge(IO=sqlite, dbname="e.db")').replace(
-            ".output path", ".output path(IO=json)"
-        ),
+        TC.replace(".input edge", ".input edge(IO=stdin)").replace(".output path", ".output path(IO=json)"),
     )
     status, out, err = run(capsys, "run", program, "-F", tmp_path, "-D", tmp_path / "o")
     assert status == 1 and out == ""
-    assert "p.dl:2:1: directive error: IO=sqlite is not supported for .input edge (supported: IO=file)" in err
+    assert (
+        "p.dl:2:1: directive error: IO=stdin is not supported for .input edge (supported: IO=file, IO=sqlite)"
+        in err
+    )
     assert "p.dl:4:1: directive error: IO=json is not supported for .output path" in err
     assert "2 errors" in err and not (tmp_path / "o").exists()
 

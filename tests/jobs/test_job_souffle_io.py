@@ -73,10 +73,12 @@ def test_facts_dir_is_for_full_runs():
 
 
 def test_an_unsupported_io_kind_fails_before_spark_starts(tmp_path, monkeypatch):
-    program = write(tmp_path / "p.dl", '.decl e(x: number)\n.input e(IO=sqlite, dbname="e.db")\n.output e\n')
+    program = write(
+        tmp_path / "p.dl", '.decl e(x: number)\n.input e(IO=json, filename="e.json")\n.output e\n'
+    )
     monkeypatch.setattr(job, "get_session", lambda: pytest.fail("Spark was started"))
     argv = ["--program", str(program), "--warehouse", str(tmp_path / "wh"), "--facts-dir", str(tmp_path)]
-    with pytest.raises(sd.DirectiveError, match="IO=sqlite is not supported for .input e"):
+    with pytest.raises(sd.DirectiveError, match="IO=json is not supported for .input e"):
         job.run_job(job.parse_args(argv), out=False)
 
 
