@@ -767,7 +767,7 @@ def souffle_plan(program, args: JobArgs) -> "Optional[IOPlan]":
         return None
     from .souffle_io import plan_io
 
-    plan = plan_io(program.checked, args.facts_dir, args.output_dir)
+    plan = plan_io(program.checked, args.facts_dir, args.output_dir, stdin=False)
     if args.facts_dir is None:  # inputs as before: only the outputs are Soufflé's
         plan = type(plan)((), plan.outputs)
     if args.output_dir is None:  # the warehouse only: no file written, nothing printed

@@ -28,16 +28,19 @@ them with Spark (``write_output_frame``). Both read and write the same text, as 
 
 ``columns="2:0"`` makes an ``.input`` read those fields (0-based) as its columns. ``IO=sqlite``
 reads a relation from, or writes it to, an SQLite database: planned here (``kind`` ``sqlite``),
-read and written by ``souffle_sqlite`` (in the driver on Spark). Any other ``IO=`` (``json``,
-``stdin``, ...) or parameter that changes what is read or written (``columns`` of an output) is
-a ``DirectiveError`` at the directive; other parameters are ignored, as Soufflé ignores the ones
-its writer does not use.
+read and written by ``souffle_sqlite`` (in the driver on Spark). ``.input r(IO=stdin)`` reads
+standard input as a fact file (its ``delimiter``, ``columns``, ``headers``, ``rfc4180``; in the
+driver on Spark); one ``.input`` of a program may, and only ``spark-datalog run`` (the job reads
+no standard input). Any other ``IO=`` (``json``, ...) or parameter that changes what is read or
+written (``columns`` of an output) is a ``DirectiveError`` at the directive; other parameters
+are ignored, as Soufflé ignores the ones its writer does not use.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import sys
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
@@ -67,11 +70,12 @@ __all__ = [
 ]
 
 # The IO kinds each directive supports.
-_SUPPORTED = {"input": ("file", "sqlite"), "output": ("file", "stdout", "sqlite")}
+_SUPPORTED = {"input": ("file", "stdin", "sqlite"), "output": ("file", "stdout", "sqlite")}
 _HAS_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 _INTEGER = re.compile(r"\s*[+-]?\d+")
 _FLOAT = re.compile(r"\s*[+-]?(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.I)
 STDOUT = "-"
+STDIN_NAME = "<stdin>"  # the name of standard input in messages
 
 
 @dataclass(frozen=True)
@@ -129,17 +133,20 @@ class IOPlan:
         return tuple(t for t in self.outputs if t.kind == "file")
 
 
-def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] = None) -> IOPlan:
+def plan_io(
+    checked, fact_dir: Optional[str] = None, output_dir: Optional[str] = None, stdin: bool = True
+) -> IOPlan:
     """The files ``checked``'s directives read and write with fact directory ``fact_dir`` and
     output directory ``output_dir`` (each ``.`` when ``None``, as Soufflé's; ``output_dir`` ``-``:
     every output printed, with a header). Raises ``DirectiveError`` for an IO kind or parameter
-    that is not supported (every one found)."""
+    that is not supported (every one found); ``IO=stdin`` is one unless ``stdin``."""
     fact_dir = fact_dir or "."
     output_dir = output_dir or "."
     errors: list = []
     inputs: list = []
     outputs: list = []
     printed: set = set()
+    readers: list = []  # the directives reading stdin
     for directive in checked.program.directives:
         schema = checked.relations.get(directive.name)
         if schema is None:
@@ -161,9 +168,8 @@ def plan_io(checked, fact_dir: Optional[str] = None, output_dir: Optional[str] =
                 planned = _sqlite(directive, columns, fact_dir if directive.kind == "input" else output_dir)
                 (inputs if directive.kind == "input" else outputs).append(planned)
             elif directive.kind == "input":
-                if not columns:
-                    raise _error(directive, "a relation without columns cannot be read from a file")
-                inputs.append(_input_file(directive, fmt, columns, fact_dir))
+                stdin_readers = readers if stdin else None
+                inputs.append(_input_file(directive, fmt, columns, fact_dir, kind, stdin_readers))
             elif kind == "stdout":
                 outputs.append(OutputTarget(directive.name, "stdout", None, fmt, columns))
             else:
@@ -190,10 +196,37 @@ def _sqlite(directive, columns: tuple, directory: str):
     return OutputTarget(directive.name, "sqlite", database, FileFormat(), columns)
 
 
-def _input_file(directive, fmt: FileFormat, columns: tuple, fact_dir: str) -> InputFile:
+def _check_stdin(directive, readers: Optional[list]) -> None:
+    """``DirectiveError`` unless ``directive`` may read standard input: once in a program
+    (``readers``: the directives reading it so far), and not in the job (``readers`` None: a
+    scheduled job has no input to read)."""
+    if readers is None:
+        where = f".input {directive.name}"
+        raise _error(directive, f"IO=stdin is read by 'spark-datalog run' only, not by the job ({where})")
+    if readers:
+        first = readers[0]
+        raise _error(
+            directive,
+            f"standard input is read by .input {first.name} (line {first.span.line}): "
+            f"only one .input may read it",
+        )
+    readers.append(directive)
+
+
+def _input_file(
+    directive, fmt: FileFormat, columns: tuple, fact_dir: str, kind: str, readers: Optional[list]
+) -> InputFile:
+    """The ``InputFile`` of an ``.input`` of ``IO=file`` or ``IO=stdin`` (``readers``: as
+    :func:`_check_stdin` takes them)."""
+    if not columns:
+        raise _error(directive, "a relation without columns cannot be read from a file")
+    if kind == "stdin":
+        _check_stdin(directive, readers)
     if fmt.fields is not None and len(fmt.fields) != len(columns):
         named, arity = len(fmt.fields), len(columns)
         raise _error(directive, f"columns= names {named} field(s), {directive.name} has {arity} columns")
+    if kind == "stdin":
+        return InputFile(directive.name, STDIN_NAME, fmt, columns, kind="stdin")
     uri = _located(directive.param("filename") or f"{directive.name}.facts", fact_dir)
     return InputFile(directive.name, uri, fmt, columns)
 
@@ -263,24 +296,31 @@ def read_fact_file(source: InputFile) -> set:
 
 
 def _lines_of(source: InputFile) -> Iterator[tuple]:
-    """(line number, text) of every line of ``source``'s file; ``InputError`` when it is missing
-    or not UTF-8."""
+    """(line number, text) of every line of ``source``'s file (or of standard input);
+    ``InputError`` when it is missing or not UTF-8."""
     from .textfiles import decode_utf8
 
-    fs, path = uris.filesystem(source.uri)
-    try:
-        with fs.open_input_stream(path) as stream:  # by its name: compression="detect"
-            data = stream.read()
-    except (OSError, FileNotFoundError) as err:
-        raise InputError(
-            f"cannot open fact file {source.uri} (.input {source.relation}): {_reason(err)}"
-        ) from None
-    text = decode_utf8(data, source.uri, InputError)
+    text = decode_utf8(_data_of(source), source.uri, InputError)
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     for number, line in enumerate(lines, start=1):
         yield number, line[:-1] if line.endswith("\r") else line
+
+
+def _data_of(source: InputFile) -> bytes:
+    """The bytes of ``source``'s file, or of standard input (read to its end)."""
+    if source.kind == "stdin":
+        stream = getattr(sys.stdin, "buffer", None)
+        return stream.read() if stream is not None else sys.stdin.read().encode("utf-8")
+    fs, path = uris.filesystem(source.uri)
+    try:
+        with fs.open_input_stream(path) as stream:  # by its name: compression="detect"
+            return stream.read()
+    except (OSError, FileNotFoundError) as err:
+        raise InputError(
+            f"cannot open fact file {source.uri} (.input {source.relation}): {_reason(err)}"
+        ) from None
 
 
 def _reason(err: BaseException) -> str:
@@ -554,6 +594,8 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
         from .souffle_sqlite import input_frame
 
         return input_frame(spark, source)
+    if source.kind == "stdin":  # read in the driver, as Soufflé reads it
+        return driver_frame(spark, source, read_fact_file(source))
     fs, path = _hadoop_path(spark, source.uri)
     if not fs.exists(path):
         raise InputError(f"cannot open fact file {source.uri} (.input {source.relation}): no such file")
@@ -599,6 +641,16 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
         names = [n for n, _ in source.columns]
         return spark.createDataFrame(sorted(facts), spark_schema(names, [t for _, t in source.columns]))
     return parsed.select(*[n for n, _ in source.columns])
+
+
+def driver_frame(spark, source: InputFile, facts: set) -> "DataFrame":
+    """``facts`` (of ``source``'s relation, read in the driver) as a DataFrame, handed to Spark
+    as an Arrow table."""
+    from .kernel.frames import rows_table
+
+    names = [name for name, _ in source.columns]
+    types = [type_ for _, type_ in source.columns]
+    return spark.createDataFrame(rows_table(names, types, sorted_rows(facts)))
 
 
 def _literal_pattern(text: str) -> str:

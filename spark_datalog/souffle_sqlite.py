@@ -210,12 +210,9 @@ def _word(type_: str) -> str:
 def input_frame(spark, source: "InputFile") -> "DataFrame":
     """``source``'s facts as a DataFrame: read in the driver (the database is a local file) and
     handed to Spark as an Arrow table."""
-    from .kernel.frames import rows_table
-    from .souffle_io import sorted_rows
+    from .souffle_io import driver_frame
 
-    names = [name for name, _ in source.columns]
-    types = [type_ for _, type_ in source.columns]
-    return spark.createDataFrame(rows_table(names, types, sorted_rows(read_rows(source))))
+    return driver_frame(spark, source, read_rows(source))
 
 
 # ---------------------------------------------------------------------------------------------

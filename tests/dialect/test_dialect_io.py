@@ -161,16 +161,56 @@ def test_a_bad_line_is_an_input_error_at_its_line_and_column(engine, text, where
 def test_unsupported_io_kinds_are_directive_errors_before_anything_runs(tmp_path, capsys):
     program = write(
         tmp_path / "p.dl",
-        TC.replace(".input edge", ".input edge(IO=stdin)").replace(".output path", ".output path(IO=json)"),
+        TC.replace(".input edge", ".input edge(IO=json)").replace(".output path", ".output path(IO=json)"),
     )
     status, out, err = run(capsys, "run", program, "-F", tmp_path, "-D", tmp_path / "o")
     assert status == 1 and out == ""
     assert (
-        "p.dl:2:1: directive error: IO=stdin is not supported for .input edge (supported: IO=file, IO=sqlite)"
-        in err
+        "p.dl:2:1: directive error: IO=json is not supported for .input edge "
+        "(supported: IO=file, IO=stdin, IO=sqlite)" in err
     )
     assert "p.dl:4:1: directive error: IO=json is not supported for .output path" in err
     assert "2 errors" in err and not (tmp_path / "o").exists()
+
+
+def feed_stdin(monkeypatch, data: bytes) -> None:
+    """Standard input holding ``data`` (read as bytes through ``sys.stdin.buffer``)."""
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"))
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_an_input_reads_standard_input_with_its_parameters(engine, tmp_path, capsys, monkeypatch):
+    text = TC.replace(".input edge", '.input edge(IO=stdin, delimiter=",", columns="2:0", headers=true)')
+    program = write(tmp_path / "p.dl", text + ".decl label(x: number, s: symbol)\n.input label\n")
+    write(tmp_path / "label.facts", "1\tone\n")
+    feed_stdin(monkeypatch, b"to,note,from\n2,x,1\n3,y,2\n\n")
+    status, _, err = run(capsys, "run", program, "-F", tmp_path, "-D", tmp_path / "o", "--engine", engine)
+    assert status == 0, err
+    assert sorted((tmp_path / "o" / "path.csv").read_text().splitlines()) == ["1\t2", "1\t3", "2\t3"]
+
+
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_a_bad_line_of_standard_input_is_an_input_error_at_its_line(engine, tmp_path, capsys, monkeypatch):
+    program = write(tmp_path / "p.dl", TC.replace(".input edge", ".input edge(IO=stdin)"))
+    feed_stdin(monkeypatch, b"1\t2\n2\tx\n")
+    status, _, err = run(capsys, "run", program, "-D", tmp_path / "o", "--engine", engine)
+    assert status == 1
+    problem = "column 2 (y: long): 'x' is not a number"
+    assert f"<stdin>:2:3: input error: cannot parse fact file of edge: {problem}" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_one_input_at_most_reads_standard_input_and_the_job_none(tmp_path, capsys):
+    two = TC.replace(".input edge", ".input edge(IO=stdin)\n.decl node(x: number)\n.input node(IO=stdin)")
+    status, _, err = run(capsys, "run", write(tmp_path / "p.dl", two), "-D", tmp_path / "o")
+    assert status == 1
+    assert "p.dl:4:1: directive error: standard input is read by .input edge (line 2): only one" in err
+    checked = sd.Program.parse(TC.replace(".input edge", ".input edge(IO=stdin)")).checked
+    with pytest.raises(sd.DirectiveError, match="IO=stdin is read by 'spark-datalog run' only"):
+        plan_io(checked, stdin=False)
 
 
 @pytest.mark.parametrize("engine", ENGINES, indirect=True)
