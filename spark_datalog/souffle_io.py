@@ -38,6 +38,7 @@ are ignored, as Soufflé ignores the ones its writer does not use.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -331,18 +332,63 @@ def _reason(err: BaseException) -> str:
 
 def _fact_rows(source: InputFile, lines: Iterable[tuple]) -> Iterator[tuple]:
     fmt = source.format
-    skip_header = fmt.headers
+    if fmt.headers:
+        lines = itertools.islice(lines, 1, None)
+    if fmt.rfc4180:
+        lines = _records(lines, fmt.delimiter)
     for number, line in lines:
-        if skip_header:
-            skip_header = False
-            continue
-        if line == "":
-            continue
-        yield parse_line(source, number, line)
+        if line != "":
+            yield parse_line(source, number, line)
+
+
+def _records(lines: Iterable[tuple], delimiter: str) -> Iterator[tuple]:
+    """``lines`` of an ``rfc4180=true`` file as records: a quoted field may hold line breaks,
+    so a line ending inside one is joined to the next ones (``\\n``), the record numbered by its
+    first line. A quote still open at the end of the file is reported by :func:`parse_line`."""
+    held: Optional[tuple] = None
+    for number, line in lines:
+        if held is not None:
+            number, line = held[0], held[1] + "\n" + line
+        held = (number, line) if _ends_in_quote(line, delimiter) else None
+        if held is None:
+            yield number, line
+    if held is not None:
+        yield held
+
+
+def _ends_in_quote(line: str, delimiter: str) -> bool:
+    """Whether ``line`` ends inside a quoted field (``rfc4180``: ``""`` is a quote in one)."""
+    start = 0
+    while True:
+        if line.startswith('"', start):
+            close = line.find('"', start + 1)
+            while close >= 0 and line.startswith('"', close + 1):
+                close = line.find('"', close + 2)
+            if close < 0:
+                return True
+            start = close + 1
+        following = line.find(delimiter, start)
+        if following < 0:
+            return False
+        start = following + len(delimiter)
 
 
 def parse_line(source: InputFile, number: int, line: str) -> tuple:
-    """The typed fact of line ``number`` (text ``line``) of ``source``'s file."""
+    """The typed fact of line ``number`` (text ``line``; a record over several lines, in an
+    ``rfc4180`` file, from its first) of ``source``'s file."""
+    if "\n" not in line:
+        return _parsed_line(source, number, line)
+    try:
+        return _parsed_line(source, number, line)
+    except InputError as err:  # placed at its own line of the record
+        if err.column is None:
+            raise
+        before = line[: err.column - 1]
+        column = err.column - 1 - before.rfind("\n") if "\n" in before else err.column
+        raise InputError(err.message, number + before.count("\n"), column, filename=source.uri) from None
+
+
+def _parsed_line(source: InputFile, number: int, line: str) -> tuple:
     fields = _split(line, source, number)
     picked = source.format.picked(len(source.columns))
     needed = max(picked, default=-1) + 1
@@ -613,6 +659,7 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
         names = [f"_f{i}" for i in range(arity)]
         schema = T.StructType([T.StructField(n, T.StringType(), True) for n in names])
         raw = reader.schema(schema).option("sep", fmt.delimiter).option("quote", '"').option("escape", '"')
+        raw = raw.option("multiLine", True)  # a quoted field may hold line breaks
         frame = raw.csv(uris.for_spark(source.uri))
         fields = [F.col(names[i]) for i in picked]
         missing = F.lit(False)
@@ -636,10 +683,7 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
     if parsed.where(condition).limit(1).collect():
         facts = read_fact_file(source)  # raises the error at its line
         # no error: an empty quoted-CSV field, which Spark's reader cannot tell from a missing one
-        from .spark.types import schema as spark_schema
-
-        names = [n for n, _ in source.columns]
-        return spark.createDataFrame(sorted(facts), spark_schema(names, [t for _, t in source.columns]))
+        return driver_frame(spark, source, facts)
     return parsed.select(*[n for n, _ in source.columns])
 
 

@@ -173,6 +173,25 @@ def test_unsupported_io_kinds_are_directive_errors_before_anything_runs(tmp_path
     assert "2 errors" in err and not (tmp_path / "o").exists()
 
 
+@pytest.mark.parametrize(
+    "text, where, problem",
+    [
+        ('1,2\n"3\n4",5\n6,"7\n8\n', "4:3", "unbalanced field quote"),
+        ('1,"2\n"x\n', "2:2", "a delimiter must follow a quoted field"),
+    ],
+    ids=["open-at-the-end", "text-after-the-quote"],
+)
+def test_a_quoted_field_over_lines_is_read_whole_and_its_errors_are_placed(text, where, problem, tmp_path):
+    csv = FileFormat(",", rfc4180=True)
+    columns = (("x", "string"), ("y", "string"))
+    source = InputFile("edge", str(write(tmp_path / "edge.facts", text)), csv, columns)
+    with pytest.raises(sd.InputError) as info:
+        read_fact_file(source)
+    assert f"edge.facts:{where}: input error: cannot parse fact file of edge: {problem}" in str(info.value)
+    good = InputFile("edge", str(write(tmp_path / "ok.facts", '1,"2\n\n"\n"a ""b""\nc",d\n')), csv, columns)
+    assert read_fact_file(good) == {("1", "2\n\n"), ('a "b"\nc', "d")}
+
+
 def feed_stdin(monkeypatch, data: bytes) -> None:
     """Standard input holding ``data`` (read as bytes through ``sys.stdin.buffer``)."""
     import io
