@@ -220,6 +220,20 @@ def add_run_command(commands) -> None:
         help='answer QUERY (like "tc(1, X)") instead of printing the output relations: only what it '
         "needs is evaluated (magic sets); repeatable",
     )
+    run.add_argument(
+        "-j",
+        "--jobs",
+        type=_cores,
+        metavar="N",
+        help="Soufflé's -j: the cores local Spark runs on (N, or auto: all of them; default 2); the "
+        "reference engine runs on one",
+    )
+    run.add_argument(
+        "-w",
+        "--no-warn",
+        action="store_true",
+        help="Soufflé's -w: no warnings, and a missing fact file is read as an empty one",
+    )
     add_dialect_argument(run)
     add_logging_arguments(run)
     run.set_defaults(handler=run_run)
@@ -295,7 +309,7 @@ def run_run(args: argparse.Namespace) -> int:
     if args.fact_dir is not None or args.output_dir is not None:  # Soufflé's files, checked first
         from .souffle_io import plan_io
 
-        plan = plan_io(checked, args.fact_dir, args.output_dir)
+        plan = plan_io(checked, args.fact_dir, args.output_dir, missing_ok=args.no_warn)
     # With Soufflé's files, stdout holds only what Soufflé prints: these lines go to stderr.
     say = (lambda text: print(text, file=sys.stderr)) if plan is not None else print
     say(
@@ -306,7 +320,8 @@ def run_run(args: argparse.Namespace) -> int:
     if args.engine == "reference":
         run_reference(program, checked, input_paths, args.show, args.max_iterations, args.queries, plan)
     else:
-        run_spark(program, checked, input_paths, args.show, args.max_iterations, args.queries, plan)
+        limits = (args.show, args.max_iterations)
+        run_spark(program, checked, input_paths, *limits, args.queries, plan, args.jobs)
     say(f"done in {time.perf_counter() - started:.1f} s")
     return EXIT_OK
 
@@ -357,16 +372,21 @@ def print_reference_answers(query, answers: set, show: int) -> None:
 
 
 @contextmanager
-def cli_session(name: str, delta: bool = True) -> Iterator["SparkSession"]:
+def cli_session(name: str, delta: bool = True, cores: Optional[int] = None) -> Iterator["SparkSession"]:
     """A local Spark session for one command, stopped at the end unless it was running before
-    (a caller's or a test's session is never stopped). ``delta``: load the delta-spark jar (a
-    command that reads or writes a warehouse); Spark's resolver prints its report on start."""
+    (a caller's or a test's session is never stopped, nor reconfigured). ``delta``: load the
+    delta-spark jar (a command that reads or writes a warehouse); Spark's resolver prints its
+    report on start. ``cores``: the local cores (``-j``; 0: all of them; default 2)."""
     from pyspark.sql import SparkSession
 
     from .spark.session import local_session
 
     already_running = SparkSession.getActiveSession() is not None
-    spark = local_session(name, delta=delta)
+    if cores is None:
+        spark = local_session(name, delta=delta)
+    else:
+        master = f"local[{'*' if cores == 0 else cores}]"
+        spark = local_session(name, cores or os.cpu_count() or 2, master, delta=delta)
     try:
         yield spark
     finally:
@@ -375,12 +395,20 @@ def cli_session(name: str, delta: bool = True) -> Iterator["SparkSession"]:
 
 
 def run_spark(
-    program, checked, input_paths: dict, show: int, max_iterations: int, queries=(), plan=None
+    program,
+    checked,
+    input_paths: dict,
+    show: int,
+    max_iterations: int,
+    queries=(),
+    plan=None,
+    cores: Optional[int] = None,
 ) -> None:
-    """Evaluate on local Spark; ``plan`` as for :func:`run_reference`."""
+    """Evaluate on local Spark (``cores`` as :func:`cli_session` takes them); ``plan`` as for
+    :func:`run_reference`."""
     from .query import checked_query
 
-    with cli_session("spark-datalog run", delta=False) as spark:  # no warehouse: no Delta
+    with cli_session("spark-datalog run", delta=False, cores=cores) as spark:  # no warehouse: no Delta
         # Read like every CSV input of the engine (storage.locations): typed, checked, multi-line.
         inputs: dict = {name: (path, "csv") for name, path in input_paths.items()}
         if plan is not None:
@@ -771,6 +799,11 @@ def print_errors(err: DatalogError) -> None:
         print(error.render(), file=sys.stderr)
     if len(errors) > 1:
         print(f"{len(errors)} errors", file=sys.stderr)
+
+
+def _cores(text: str) -> int:
+    """``-j``'s value: a positive number of cores, or ``auto`` (0: all of them)."""
+    return 0 if text == "auto" else _positive(text)
 
 
 def _positive(text: str) -> int:

@@ -83,10 +83,12 @@ def cli_logging(level: str = "WARNING", quiet: bool = False, verbose: bool = Fal
 
 
 def logging_from(args: argparse.Namespace) -> AbstractContextManager[None]:
-    """``cli_logging`` for parsed arguments (a command without the flags gets the defaults)."""
-    return cli_logging(
-        getattr(args, "log_level", "WARNING"), getattr(args, "quiet", False), getattr(args, "verbose", False)
-    )
+    """``cli_logging`` for parsed arguments (a command without the flags gets the defaults;
+    ``-w``, Soufflé's no-warnings flag, raises the default level to ``ERROR``)."""
+    level = getattr(args, "log_level", "WARNING")
+    if getattr(args, "no_warn", False) and level == "WARNING":
+        level = "ERROR"
+    return cli_logging(level, getattr(args, "quiet", False), getattr(args, "verbose", False))
 
 
 class StderrHandler(logging.StreamHandler):

@@ -43,7 +43,7 @@ import os
 import re
 import sys
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from .record_types import adt_branches, adt_text, fields, is_nil_record, is_record
@@ -106,6 +106,7 @@ class InputFile:
     format: FileFormat
     columns: tuple
     kind: str = "file"  # or ``sqlite``: ``uri`` is an SQLite database (``souffle_sqlite``)
+    missing_ok: bool = False  # a missing file reads as an empty one (Soufflé's ``-w``)
 
 
 @dataclass(frozen=True)
@@ -135,12 +136,17 @@ class IOPlan:
 
 
 def plan_io(
-    checked, fact_dir: Optional[str] = None, output_dir: Optional[str] = None, stdin: bool = True
+    checked,
+    fact_dir: Optional[str] = None,
+    output_dir: Optional[str] = None,
+    stdin: bool = True,
+    missing_ok: bool = False,
 ) -> IOPlan:
     """The files ``checked``'s directives read and write with fact directory ``fact_dir`` and
     output directory ``output_dir`` (each ``.`` when ``None``, as Soufflé's; ``output_dir`` ``-``:
     every output printed, with a header). Raises ``DirectiveError`` for an IO kind or parameter
-    that is not supported (every one found); ``IO=stdin`` is one unless ``stdin``."""
+    that is not supported (every one found); ``IO=stdin`` is one unless ``stdin``. With
+    ``missing_ok`` (Soufflé's ``-w``) a fact file that does not exist is read as an empty one."""
     fact_dir = fact_dir or "."
     output_dir = output_dir or "."
     errors: list = []
@@ -183,6 +189,8 @@ def plan_io(
         from .errors import raise_collected
 
         raise_collected(errors, checked.program.source, checked.program.filename)
+    if missing_ok:
+        inputs = [replace(source, missing_ok=True) if source.kind == "file" else source for source in inputs]
     return IOPlan(tuple(inputs), tuple(outputs))
 
 
@@ -319,6 +327,8 @@ def _data_of(source: InputFile) -> bytes:
         with fs.open_input_stream(path) as stream:  # by its name: compression="detect"
             return stream.read()
     except (OSError, FileNotFoundError) as err:
+        if source.missing_ok and _reason(err) == "no such file":
+            return b""
         raise InputError(
             f"cannot open fact file {source.uri} (.input {source.relation}): {_reason(err)}"
         ) from None
@@ -644,6 +654,8 @@ def read_fact_frame(spark, source: InputFile) -> "DataFrame":
         return driver_frame(spark, source, read_fact_file(source))
     fs, path = _hadoop_path(spark, source.uri)
     if not fs.exists(path):
+        if source.missing_ok:
+            return driver_frame(spark, source, set())
         raise InputError(f"cannot open fact file {source.uri} (.input {source.relation}): no such file")
     fmt = source.format
     picked = fmt.picked(len(source.columns))

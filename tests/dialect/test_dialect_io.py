@@ -192,6 +192,43 @@ def test_a_quoted_field_over_lines_is_read_whole_and_its_errors_are_placed(text,
     assert read_fact_file(good) == {("1", "2\n\n"), ('a "b"\nc', "d")}
 
 
+@pytest.mark.parametrize("engine", ENGINES, indirect=True)
+def test_no_warn_reads_a_missing_fact_file_as_empty_and_prints_no_warning(engine, tmp_path, capsys):
+    text = '.pragma "legacy" "true"\n' + TC + ".decl node(x: number)\n.input node\n.output node\n"
+    program = write(tmp_path / "p.dl", text)
+    write(tmp_path / "facts" / "edge.facts", "1\t2\n")
+    argv = ["run", program, "-F", tmp_path / "facts", "-D", tmp_path / "o", "--engine", engine]
+    status, _, err = run(capsys, *argv)
+    assert status == 1 and "cannot open fact file" in err and "node.facts" in err
+    assert "warning: line 1: .pragma 'legacy' 'true' ignored" in err
+    status, _, err = run(capsys, *argv, "-w")
+    assert status == 0 and "warning" not in err and "error" not in err
+    assert (tmp_path / "o" / "node.csv").read_text() == ""
+    assert (tmp_path / "o" / "path.csv").read_text() == "1\t2\n"
+
+
+def test_jobs_sizes_the_local_session_as_soufflé_sizes_its_threads(monkeypatch):
+    import spark_datalog.spark.session as session
+    from spark_datalog.cli import build_parser, cli_session
+
+    started: list = []
+
+    class Stopped:
+        def stop(self):
+            started.append("stopped")
+
+    monkeypatch.setattr(session, "local_session", lambda *args, **kwargs: started.append(args) or Stopped())
+    monkeypatch.setattr("pyspark.sql.SparkSession.getActiveSession", lambda: None)
+    for cores in (3, 0):
+        with cli_session("x", delta=False, cores=cores):
+            pass
+    assert started[0] == ("x", 3, "local[3]") and started[2][2] == "local[*]"
+    parse = build_parser().parse_args
+    assert parse(["run", "p.dl", "-j", "auto"]).jobs == 0 and parse(["run", "p.dl", "-j", "4"]).jobs == 4
+    with pytest.raises(SystemExit):
+        parse(["run", "p.dl", "-j", "0"])
+
+
 def feed_stdin(monkeypatch, data: bytes) -> None:
     """Standard input holding ``data`` (read as bytes through ``sys.stdin.buffer``)."""
     import io
