@@ -423,7 +423,13 @@ class _ToAst:
                     self._error(f"choice-domain of '{name}' names a column twice in one key", tokens[0])
 
     def column(self, children):
-        name, _colon, type_token = children
+        name, _colon, type_token, *lattice = children
+        if lattice:
+            self._error(
+                f"the lattice column type '{type_token}<>' is not supported (nor are .lattice "
+                "declarations): aggregate in a rule, or use subsumption (<=)",
+                lattice[0],
+            )
         type_name = ast.TYPE_ALIASES.get(str(type_token), str(type_token))
         column = ast.ColumnDecl(str(name), type_name, span=_span(name))
         self.type_spans[id(column)] = _span(type_token)  # where lowering reports an unknown type
@@ -541,6 +547,15 @@ class _ToAst:
     @staticmethod
     def _type_name(token) -> str:
         return ast.TYPE_ALIASES.get(str(token), str(token))
+
+    def lattice_declaration(self, children):
+        self.souffle_syntax = True
+        self._error(
+            ".lattice declarations (a type's Bottom, Lub, ... for relations that merge values) "
+            "are not supported: aggregate in a rule, or use subsumption (<=)",
+            children[0],
+        )
+        return []
 
     def pragma(self, children):
         values = [self._unescape(t) for t in children[1:]]
@@ -827,6 +842,7 @@ _DESCRIBE = {
     "NUMBER_TYPE": "'.number_type'",
     "SYMBOL_TYPE": "'.symbol_type'",
     "PRAGMA": "'.pragma'",
+    "LATTICE_DECL": "'.lattice'",
     "LIMITSIZE": "'.limitsize'",
     "PLAN": "'.plan'",
     "FUNCTOR_DECL": "'.functor'",

@@ -130,6 +130,16 @@ def test_a_lattice_qualifier_it_cannot_apply_is_an_error_at_the_declaration(text
     assert_error(text, 1, column, fragment)
 
 
+def test_lattice_declarations_and_columns_are_refused_where_written():
+    text = (
+        ".type I = Bottom{} | Top{}\n.functor lub(a: I, b: I): I stateful\n"
+        ".lattice I<> {\n  Bottom -> $Bottom(),\n  Lub -> @lub(_, _)\n}\n.decl v(n: symbol, i: I<>)"
+    )
+    error = assert_error(text, 3, 1, ".lattice declarations", "not supported")
+    assert (error.errors[1].line, error.errors[1].column) == (7, 24)
+    assert "lattice column type 'I<>' is not supported" in str(error.errors[1])
+
+
 def test_a_lattice_relation_rule_with_another_aggregate_is_an_error_at_the_rule():
     text = ".decl p(x: number, c: number) btree_max\n.decl q(x: number, c: number)\np(X, min<C>) :- q(X, C)."
     assert_error(text, 3, 1, "min<>", "keeps the max")
