@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 
 from dialect_aggregates import aggregate_cases
 from dialect_autoinc import assert_expected, assert_unique_numbers, autoinc_cases
@@ -22,7 +21,14 @@ from dialect_records import record_cases
 from kernel.harness import assert_same, kernel_result, reference_result
 
 import spark_datalog as sd
-from programs import aggregate_programs, positive_programs, prem_programs, settings, stratified_programs
+from programs import (
+    aggregate_programs,
+    limited_programs,
+    positive_programs,
+    prem_programs,
+    settings,
+    stratified_programs,
+)
 from dialect_programs import DIALECT_PROGRAMS
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.kernel.index import ALWAYS
@@ -109,20 +115,6 @@ def test_random_adt_data(case):
     result = kernel_result(program, edb)
     assert result == expected
     assert result == reference_result(program, edb)
-
-
-@st.composite
-def limited_programs(draw):
-    """Random programs with negation and recursion, with ``.limitsize`` on some of their
-    relations: mostly below what the relation holds without it (a cut, often in the middle of
-    a round), sometimes not."""
-    text, edb = draw(stratified_programs())
-    unlimited = sd.reference.evaluate(sd.Program.parse(text), edb)
-    limited = draw(st.lists(st.sampled_from(sorted(unlimited)), min_size=1, max_size=3, unique=True))
-    limits = "".join(
-        f"\n.limitsize {name}(n={draw(st.integers(0, len(unlimited[name]) + 1))})" for name in limited
-    )
-    return text + limits, edb
 
 
 @settings(default=60)
