@@ -25,13 +25,18 @@ Evaluation of a recursive stratum, in order of preference:
   filtered together, ``eval.choice``), a stratum applying a subsumption in each round (its
   dominated facts removed, ``eval.subsumption``), or when the others were declined.
 
+A recursive stratum with a ``.limitsize`` relation (the least new facts of the round reaching
+the limit, then it stops: ``limits``) runs its rounds in one task, else in rounds of Spark
+joins, started afresh: never in partitions or BSP, whose rounds are not the stratum's.
+
 Maintenance (``incremental.update``): ``unchanged`` when nothing it reads changed its facts;
 ``counting`` for a non-recursive stratum without aggregates (in the driver when the changes it
 reads are held there); ``groups`` for aggregates; ``dred`` for a recursive one (linear: in the
 driver; else in one task; else in rounds of Spark joins); ``recompute`` when asked for, for a
 stratum numbering its bindings (``autoinc()``: a change shifts the numbers of other facts)
 or making a greedy choice (a change of one candidate changes which others are chosen) or
-applying a subsumption in each round (what stays depends on the order facts were found in),
+applying a subsumption in each round (what stays depends on the order facts were found in)
+or limiting a relation (``.limitsize``: which facts the limit keeps depends on all of them),
 when removals reach min/max relations that cannot be repaired, or when DRed was declined with
 ``recompute=True``. With ``spark.datalog.driverMemory=0`` (``UpdateCase.driver`` false) the
 driver is declined without being tried, the reason naming the setting: the next choice runs.
@@ -137,6 +142,10 @@ def place_evaluation(
     if not decompose:
         return Placement("evaluate", "rounds", "decompose=False", history)
     tried = _tried(history)
+    if getattr(plan, "limits", None):  # no decomposition key (``plan.partitioning``)
+        if "one task" not in tried:
+            return Placement("evaluate", "one task", f"{LIMITED}: its rounds in one task", history)
+        return Placement("evaluate", "rounds", f"{LIMITED}: what runs in a task did not fit", history)
     if split.key and "partition-local" not in tried:
         return Placement("evaluate", "partition-local", _key_reason(plan, split), history)
     if not split.key and bsp and "bsp" not in tried:
@@ -176,6 +185,9 @@ _CHOICE = "choice-domain chooses greedily among each round's candidates"
 
 # why a stratum applying a subsumption in each round runs in rounds and is recomputed
 _SUBSUMED = "subsumption removes the dominated facts of each round"
+
+# why a stratum with a ``.limitsize`` relation runs in rounds and is recomputed
+LIMITED = "limitsize keeps the least new facts of the round that reaches the limit"
 
 # the driver, ruled out by the setting (``UpdateCase.driver``)
 NO_DRIVER = Declined(f"{DRIVER_MEMORY_SETTING} is 0")
@@ -245,6 +257,8 @@ def _whole_reason(plan) -> str:
     """Why an update recomputes the stratum ``plan`` as a whole ("" when it need not)."""
     if getattr(plan, "numbered", False):
         return _NUMBERED
+    if getattr(plan, "limits", None):
+        return LIMITED
     return _round_filter_reason(plan)
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
 
+from .limits import reached
+
 
 class Relation(Protocol):
     """What the semi-naive loop needs of a relation."""
@@ -46,7 +48,8 @@ def decide(relations: dict, collect: Collect) -> dict:
 
 def rounds(relations: dict, candidates: Round, recursive: bool, collect: Collect) -> Iterator[dict]:
     """The semi-naive loop: yields each round's new rows per relation (name -> count) until a
-    round adds none (after one round if not ``recursive``); the caller may stop it earlier, and
+    round adds none (after one round if not ``recursive``), or a limited relation holds its
+    N facts (``limits``: its ``reached``); the caller may stop it earlier, and
     may act on the relations between rounds (the next round starts when it asks for it).
     ``candidates(iteration, relations)`` gives the round's ``(relation, frame)`` pairs, which
     are inserted; ``relations``: name -> :class:`Relation`.
@@ -66,7 +69,7 @@ def rounds(relations: dict, candidates: Round, recursive: bool, collect: Collect
         sizes = decide(relations, collect)
         iteration += 1
         yield sizes
-        if not recursive or not any(sizes.values()):
+        if not recursive or not any(sizes.values()) or reached(relations.values()):
             return
 
 

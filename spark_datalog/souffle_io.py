@@ -156,7 +156,7 @@ def plan_io(
     readers: list = []  # the directives reading stdin
     for directive in checked.program.directives:
         schema = checked.relations.get(directive.name)
-        if schema is None:
+        if schema is None or directive.kind == "limitsize":  # a limit is no I/O
             continue
         columns = tuple(zip(schema.column_names, schema.types, strict=True))
         try:

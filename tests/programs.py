@@ -306,3 +306,23 @@ def programs_with_changes(draw):
         added = draw(st.sets(st.tuples(*[st.integers(*DOMAIN)] * arity), max_size=4))
         new_edb[name] = kept | added
     return text, old_edb, new_edb
+
+
+@st.composite
+def limited_programs(draw):
+    """Random programs with negation and recursion, with ``.limitsize`` on some of their
+    relations: one below what it holds without the limit (a cut, often in the middle of a
+    round), others anywhere up to one above it."""
+    text, edb = draw(stratified_programs().filter(lambda case: _sizes(case)[1]))
+    sizes, cut = _sizes((text, edb))
+    limits = {cut[0]: draw(st.integers(1, sizes[cut[0]] - 1))}
+    for name in draw(st.lists(st.sampled_from(sorted(sizes)), max_size=2, unique=True)):
+        limits.setdefault(name, draw(st.integers(0, sizes[name] + 1)))
+    return text + "".join(f"\n.limitsize {name}(n={n})" for name, n in limits.items()), edb
+
+
+def _sizes(case) -> tuple:
+    """(IDB relation -> its facts without limits, the relations holding two or more)."""
+    found = sd.reference.evaluate(sd.Program.parse(case[0]), case[1])
+    sizes = {name: len(rows) for name, rows in found.items()}
+    return sizes, sorted(name for name, size in sizes.items() if size >= 2)

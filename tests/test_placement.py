@@ -209,3 +209,26 @@ def test_a_python_functor_leaves_the_placement_as_it_was():
     assert plan.spark_sql_functors == {}
     assert place_evaluation(plan, decomposition(plan), "seminaive", True, True).where == "partition-local"
     assert place_update(plan, UpdateCase("auto", True, True, linear=True)).where == "driver"
+
+
+LIMITED_TC = TC + "\n.limitsize tc(n=5)"
+
+
+def test_a_limited_stratum_runs_its_rounds_in_one_task_else_in_rounds_never_partitioned():
+    plan = _recursive(LIMITED_TC)
+    assert decomposition(plan).key == ()  # partitions would run rounds of their own
+    placement = _evaluation(LIMITED_TC, bsp=True)
+    assert placement.where == "one task" and "limitsize keeps the least new facts" in placement.reason
+    declined = _evaluation(LIMITED_TC, history=placement.refused(Declined("a partition held more")))
+    assert declined.where == "rounds" and "limitsize" in declined.reason
+    assert _evaluation(LIMITED_TC, decompose=False).where == "rounds"
+
+
+@pytest.mark.parametrize("text", [LIMITED_TC, PLAIN + "\n.limitsize two(n=1)"])
+def test_a_limited_stratum_is_recomputed_by_an_update_and_explained(text):
+    plan = _first(text)
+    placement = place_update(plan, UpdateCase("auto", True, True, linear=True, held=True))
+    assert placement.method == "recompute" and "limitsize" in placement.reason
+    assert plan.set_valued(plan.relations[0])
+    explained = sd.Program.parse(".input arc\n" + text).explain(maintenance=True)
+    assert "at most" in explained and "recompute (.limitsize keeps the least facts)" in explained

@@ -36,6 +36,7 @@ from .dependencies import stratify
 from ..syntax.autoinc import has_autoinc, autoinc_errors
 from .describe import describe
 from .facts import fact_tuples
+from .limits import limit_errors
 from .mentions import atom_mentions, relation_order
 from .normalise import normalised
 from .safety import check_safety
@@ -73,6 +74,8 @@ def analyse(program: ast.Program, input_types: Optional[dict] = None) -> Checked
     errors += strata_errors
     if any(has_autoinc(rule) for rule in rules):
         errors += autoinc_errors(strata)
+    if program.limits:
+        errors += limit_errors(program, idb, aggregates)
 
     columns: dict = {}
     typed = rules

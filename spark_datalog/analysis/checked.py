@@ -237,6 +237,12 @@ class CheckedProgram:
                 found[relation] = (every, tuple(r for r in self.rules if r.head.predicate == dominated))
         return found
 
+    @cached_property
+    def limits(self) -> dict:
+        """Relation -> the N of its ``.limitsize r(n=N)``: it keeps at most N facts
+        (:mod:`spark_datalog.limits`)."""
+        return self.program.limits
+
     def stratum_of(self, relation: str) -> Optional[Stratum]:
         """The stratum defining ``relation`` (None for an EDB relation)."""
         return self._stratum_index.get(relation)

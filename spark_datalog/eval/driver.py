@@ -44,7 +44,7 @@ from ..spark.types import spark_type
 from .checkpoint import is_stored, release
 from .bsp import evaluate_bsp
 from .partitioned import evaluate_partitioned
-from .state import BestState, SetState, stored_together
+from .state import BestState, SetState, least_frame, stored_together
 from .stats import IterationStats, StratumStats
 
 log = logging.getLogger("spark_datalog")
@@ -156,6 +156,9 @@ class _Run:
             spec = plan.aggregates.get(name)
             if spec is not None:
                 result = self._aggregate(union, schema, spec.func, spec.position)
+            elif name in plan.limits:  # its least facts up to the limit
+                order = [F.col(c) for c in schema.column_names]
+                result = least_frame(union.distinct(), order, plan.limits[name])
             else:
                 result = union.distinct()
                 self.unions[name] = union
@@ -195,7 +198,8 @@ class _Run:
                         ran[1].placement = placement
                         return ran
                     history = placement.refused(ran)
-                    derived = ran.derived or derived
+                    if not plan.limits:  # a limit needs the stratum's rounds from the start
+                        derived = ran.derived or derived
                     leaves.append(ran.leaf)
         finally:
             for leaf in leaves:
@@ -277,7 +281,8 @@ class _Run:
             if spec.func not in ("min", "max"):
                 raise ValueError(f"{spec.func} aggregate of {name} inside a recursive stratum")
             return BestState(schema, empty, spec.func, spec.position)
-        return SetState(schema, empty, self.partitions, stable_positions(name, plan.delta_rules))
+        key = stable_positions(name, plan.delta_rules)
+        return SetState(schema, empty, self.partitions, key, plan.limits.get(name))
 
     def _dominance(self, schema: RelationSchema, pseudo: str, plans: tuple, relations: dict) -> Dominated:
         """The tuples of ``U`` the ``plans`` of a relation's dominated tuples derive, with its

@@ -297,7 +297,10 @@ def split_wide(stored: DataFrame, relations) -> dict:
 def _task(run, plan, split: Decomposition, found, streamed: tuple) -> PartitionTask:
     """What every task of the stratum needs; ``found``: the session's ``Settings``;
     ``streamed``: the relations below sent in the partition of a stratum in one task."""
-    relations = tuple(_local_relation(run, name, plan.aggregates.get(name)) for name in plan.relations)
+    relations = tuple(
+        _local_relation(run, name, plan.aggregates.get(name), plan.limits.get(name))
+        for name in plan.relations
+    )
     width = max(len(relation.column_names) for relation in relations)
     variants = tuple((rule_plan.relation, rule_plan.plan) for rule_plan in split.delta_rules)
     exits = tuple(
@@ -319,14 +322,16 @@ def _task(run, plan, split: Decomposition, found, streamed: tuple) -> PartitionT
     )
 
 
-def _local_relation(run, name: str, spec) -> LocalRelation:
-    """``name`` as the kernel holds it; ``spec``: its min/max aggregate, if any."""
+def _local_relation(run, name: str, spec, limit: Optional[int] = None) -> LocalRelation:
+    """``name`` as the kernel holds it; ``spec``: its min/max aggregate, if any; ``limit``:
+    the N of its ``.limitsize``, if any."""
     schema = run.checked.relations[name]
     return LocalRelation(
         name,
         tuple(schema.column_names),
         tuple(column.type for column in schema.columns),
         (spec.func, spec.position) if spec is not None else None,
+        limit,
     )
 
 

@@ -36,6 +36,7 @@ from pyspark.sql import functions as F
 
 from ..analysis.checked import RelationSchema
 from ..spark.compile import aggregate_frame, match
+from ..limits import room
 from .checkpoint import cut_lineage, materialise, release
 
 IMPROVED = "__improved"
@@ -74,6 +75,12 @@ class _Rounds:
         return new_rows
 
 
+def least_frame(frame: DataFrame, order: list, count: int) -> DataFrame:
+    """The ``count`` least rows of the distinct ``frame`` in value order (``order``: its
+    columns; none for a relation without columns), for a ``.limitsize``."""
+    return (frame.orderBy(*order) if order else frame).limit(count)
+
+
 def stored_together(pending: Sequence[Optional[tuple]]) -> list:
     """The Spark states' ``collect`` (``seminaive.rounds``): every pending frame stored as a
     leaf, with its new and total rows, in one Spark job (``checkpoint.materialise``); None for
@@ -91,8 +98,14 @@ class SetState(_Rounds):
     flag: Optional[str] = None  # every stored row is new
 
     def __init__(
-        self, schema: RelationSchema, empty: DataFrame, partitions: int, key: Optional[tuple] = None
+        self,
+        schema: RelationSchema,
+        empty: DataFrame,
+        partitions: int,
+        key: Optional[tuple] = None,
+        limit: Optional[int] = None,
     ):
+        self.limit = limit  # a .limitsize: at most this many facts (``spark_datalog.limits``)
         self.columns = list(schema.column_names)
         self.partitions = partitions
         # the columns the leaves are hash-partitioned on (``plan.partitioning``): all by default
@@ -134,6 +147,8 @@ class SetState(_Rounds):
         # them into the pieces' union, which then loses its partitioning
         if self._no_nulls is not None:
             fresh = fresh.where(self._no_nulls)
+        if self.limit is not None:  # the least new facts up to the limit
+            fresh = least_frame(fresh, self._order, room(self.limit, self.rows))
         return self._sorted(fresh)
 
     def _known(self) -> list:
@@ -164,6 +179,11 @@ class SetState(_Rounds):
     def absorb_nothing(self) -> None:
         """A round without candidates: nothing is new."""
         self._delta = None
+
+    @property
+    def reached(self) -> bool:
+        """Whether it holds the N facts of its limit: the stratum stops (``seminaive.rounds``)."""
+        return self.limit is not None and self.rows >= self.limit
 
     def compact(self, reliable: bool) -> None:
         """Store base ∪ pieces as one leaf and release the pieces, except the current delta,

@@ -85,7 +85,7 @@ def _relation(plan: StratumPlan, schema, index: IndexPolicy):
     if schema.name in plan.choices:
         return ChoiceRelation(dtypes, plan.choices[schema.name], index)
     if spec is None:
-        return SetRelation(dtypes, policy=index)
+        return SetRelation(dtypes, policy=index, limit=plan.limits.get(schema.name))
     if spec.func in ("min", "max"):
         return BestRelation(dtypes, spec.position, spec.func)
     if plan.recursive:

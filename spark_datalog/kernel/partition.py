@@ -204,7 +204,7 @@ def new_relation(relation: LocalRelation, known: Optional[pl.DataFrame] = None) 
     """
     dtypes = {n: polars_type(t) for n, t in zip(relation.column_names, relation.column_types, strict=True)}
     if relation.best is None:
-        return SetRelation(dtypes, known)
+        return SetRelation(dtypes, known, limit=relation.limit)
     func, position = relation.best
     return BestRelation(dtypes, position, func, known)
 

@@ -9,7 +9,8 @@ lazy frame), collects them together, and hands each its new facts back (``absorb
 
 - :class:`SetRelation`: set semantics; recent = distinct candidates not known yet (checked by
   a hash anti-join against the known facts, or by a :class:`~.index.HashIndex` once rounds
-  that derive few facts have re-read the known facts often enough to pay for building one).
+  that derive few facts have re-read the known facts often enough to pay for building one);
+  with a ``.limitsize``, only the least of them up to the limit (``spark_datalog.limits``).
 - :class:`BestRelation`: a min/max relation (in recursion: PreM); one row per group with the
   best value; recent = the groups whose value improved, with their new value (a
   :class:`ReplacedRelation`, as a subsumption's relation is: ``kernel.subsumption``).
@@ -23,6 +24,7 @@ from typing import Optional
 import numpy as np
 import polars as pl
 
+from ..limits import room
 from .aggregates import aggregate_frame
 from .index import DEFAULT, HashIndex, IndexPolicy, hashes
 from .types import UNIT
@@ -42,7 +44,14 @@ class SetRelation:
     2
     """
 
-    def __init__(self, dtypes: dict, known: Optional[pl.DataFrame] = None, policy: IndexPolicy = DEFAULT):
+    def __init__(
+        self,
+        dtypes: dict,
+        known: Optional[pl.DataFrame] = None,
+        policy: IndexPolicy = DEFAULT,
+        limit: Optional[int] = None,
+    ):
+        self.limit = limit  # a .limitsize: at most this many facts (``spark_datalog.limits``)
         self.dtypes = dict(dtypes) or {UNIT: pl.Boolean}
         self.columns = list(self.dtypes)
         self.stable: list = [known] if known is not None and known.height else []  # known: settled
@@ -79,6 +88,8 @@ class SetRelation:
         found = None
         if self.index is not None:
             recent, found = self._unknown(recent)
+        if self.limit is not None:  # the least new facts up to the limit
+            recent, found = recent.sort(recent.columns).head(room(self.limit, self.size())), None
         if self.recent.height:
             self.stable.append(self.recent)
         while len(self.stable) > 1 and self.stable[-2].height <= _COMPACT * self.stable[-1].height:
@@ -113,6 +124,11 @@ class SetRelation:
     def facts(self) -> pl.DataFrame:
         """Every fact, one frame."""
         return self.full().collect()
+
+    @property
+    def reached(self) -> bool:
+        """Whether it holds the N facts of its limit: the stratum stops (``seminaive.rounds``)."""
+        return self.limit is not None and self.size() >= self.limit
 
     def size(self) -> int:
         """How many facts it holds."""

@@ -43,6 +43,10 @@ def explain(stratum_plans, checked=None) -> str:
             f"{INDENT}greedy choice-domain of {name}: keys " + ", ".join(_columns(key) for key in keys)
             for name, keys in stratum.choices.items()
         ]
+        lines += [
+            f"{INDENT}limit of {name}: at most {n} facts, the least new ones of the round reaching it"
+            for name, n in stratum.limits.items()
+        ]
         for name, (every, plans) in stratum.subsumed.items():
             lines.append(
                 f"{INDENT}subsumption of {name} in each round: its dominated facts ({every}: its facts)"
@@ -70,7 +74,8 @@ def explain_maintenance(stratum_plans, checked) -> str:
     (``plan.maintenance``), for a change of every relation each reads: DRed's seeds and
     group-repair plans for a recursive stratum, the telescoping terms of counting for a
     non-recursive one, the touched-group plans of its aggregate relations; a stratum calling
-    ``autoinc()`` or making a greedy choice is recomputed."""
+    ``autoinc()``, making a greedy choice, applying a subsumption in its rounds or limiting a
+    relation is recomputed."""
     lines: list = []
     for stratum in stratum_plans:
         lower = sorted(_reads(stratum) - set(stratum.relations))
@@ -79,9 +84,8 @@ def explain_maintenance(stratum_plans, checked) -> str:
                 _stratum_header(stratum) + ": recompute (autoinc() numbers all of a rule's bindings at once)"
             )
             continue
-        if stratum.choices or stratum.subsumed:
-            why = "choice-domain chooses greedily" if stratum.choices else "subsumption in each round"
-            lines.append(f"{_stratum_header(stratum)}: recompute ({why})")
+        if stratum.choices or stratum.subsumed or stratum.limits:
+            lines.append(f"{_stratum_header(stratum)}: recompute ({_whole_reason(stratum)})")
             continue
         if stratum.recursive:
             lines.append(_stratum_header(stratum) + ": DRed")
@@ -94,6 +98,14 @@ def explain_maintenance(stratum_plans, checked) -> str:
             for plan in maintenance.touched_plans(checked, stratum, name, lower):
                 lines += explain_node(plan, depth=2)
     return "\n".join(lines) + "\n"
+
+
+def _whole_reason(stratum) -> str:
+    """Why a stratum making a greedy choice, removing dominated facts in its rounds or limiting
+    a relation is recomputed."""
+    if stratum.choices:
+        return "choice-domain chooses greedily"
+    return "subsumption in each round" if stratum.subsumed else ".limitsize keeps the least facts"
 
 
 def _non_recursive_method(stratum) -> str:

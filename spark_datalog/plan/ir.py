@@ -395,12 +395,14 @@ def scans(node) -> list:
 @dataclass(frozen=True)
 class LocalRelation:
     """A relation as a backend evaluates it (e.g. in a Spark task): its columns and Datalog
-    types, and ``best`` = ``(func, position)`` when it keeps a min/max per group."""
+    types, ``best`` = ``(func, position)`` when it keeps a min/max per group, ``limit`` the N
+    of its ``.limitsize``."""
 
     name: str
     column_names: tuple
     column_types: tuple  # Datalog type names
     best: Optional[tuple] = None
+    limit: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -432,6 +434,7 @@ class StratumPlan:
     ``subsumed``: relation name -> (its pseudo relation of all tuples, the plans of its
     dominated tuples over it) for a subsumption each round applies
     (:mod:`spark_datalog.syntax.subsumption`).
+    ``limits``: relation name -> the N of its ``.limitsize`` (:mod:`spark_datalog.limits`).
     """
 
     index: int
@@ -443,6 +446,7 @@ class StratumPlan:
     aggregates: dict = field(default_factory=dict, compare=False)
     choices: dict = field(default_factory=dict, compare=False)
     subsumed: dict = field(default_factory=dict, compare=False)
+    limits: dict = field(default_factory=dict, compare=False)
 
     @property
     def numbered(self) -> bool:
@@ -469,6 +473,6 @@ class StratumPlan:
     def whole(self) -> bool:
         """Whether the stratum's facts depend on all its candidates at once, so no delta
         maintains them and ``update`` recomputes it: it numbers its bindings (``autoinc()``)
-        makes a greedy choice (``choice-domain``) or removes dominated facts in its rounds
-        (subsumption)."""
-        return self.numbered or bool(self.choices) or bool(self.subsumed)
+        makes a greedy choice (``choice-domain``), removes dominated facts in its rounds
+        (subsumption) or keeps the least facts of the round reaching a limit (``.limitsize``)."""
+        return self.numbered or bool(self.choices) or bool(self.subsumed) or bool(self.limits)

@@ -82,7 +82,7 @@ def is_linear(plan) -> bool:
 def decomposition(plan) -> Optional[Decomposition]:
     """The decomposition of a recursive ``StratumPlan`` (None for a non-recursive one). It has
     a key when the stratum defines one relation, every recursive rule reads it once (linear
-    recursion), and some position is stable (:func:`stable_positions`)."""
+    recursion), some position is stable (:func:`stable_positions`) and it has no limit."""
     if not plan.recursive:
         return None
     own = set(plan.relations)
@@ -93,7 +93,9 @@ def decomposition(plan) -> Optional[Decomposition]:
         if scan.relation not in own
     }
     key = ()
-    if is_linear(plan) and len(plan.relations) == 1:
+    # a limit (``.limitsize``) keeps the least new facts of the stratum's round that reaches
+    # it: partitions running their own rounds would keep others
+    if is_linear(plan) and len(plan.relations) == 1 and not getattr(plan, "limits", None):
         key = stable_positions(plan.relations[0], plan.delta_rules) or ()
     exit_rules = tuple(
         rule_plan

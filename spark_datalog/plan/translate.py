@@ -66,6 +66,7 @@ def plan_program(checked: CheckedProgram) -> tuple:
                 aggregates=aggregates,
                 choices={name: keys for name, keys in checked.choices.items() if name in stratum.relations},
                 subsumed=_subsumed(checked, stratum),
+                limits={name: n for name, n in checked.limits.items() if name in stratum.relations},
             )
         )
     return tuple(plans)

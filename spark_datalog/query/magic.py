@@ -83,15 +83,15 @@ class _Rewrite:
     caller: str = ""  # the adorned relation whose rule is being rewritten ("" for the query's)
     magic_sources: dict = field(default_factory=dict)  # magic relation -> callers feeding it
 
-    # relations with a rule calling autoinc(), a greedy choice-domain, or a subsumption each
-    # round applies: never adorned
+    # relations with a rule calling autoinc(), a greedy choice-domain, a subsumption each
+    # round applies, or a .limitsize: never adorned
     numbered: set = field(default_factory=set)
 
     def in_full(self, relation: str) -> bool:
         """True when ``relation`` is read as computed in full, not adorned: a relation with a
         rule calling ``autoinc()`` (its numbers depend on all its rule's bindings), a greedy
-        ``choice-domain`` or a subsumption in recursion (what it keeps depends on all its
-        candidates) always."""
+        ``choice-domain``, a subsumption in recursion or a ``.limitsize`` (what it keeps depends
+        on all its candidates) always."""
         if relation in self.numbered:
             return True
         return not self.adorn_aggregates and self.checked.relations[relation].aggregate is not None
@@ -130,7 +130,7 @@ def rewrite(
     names = _Names(set(checked.relations))
     state = _Rewrite(checked, names, adorn_negation=adorn_negation, adorn_aggregates=adorn_aggregates)
     state.numbered = {rule.head.predicate for rule in checked.rules if has_autoinc(rule)}
-    state.numbered |= set(checked.choices) | set(checked.subsumed)
+    state.numbered |= set(checked.choices) | set(checked.subsumed) | set(checked.limits)
     for rule in _rules_of(checked, answer):
         state.rules.extend(_rewritten_rule(state, rule, None, ""))
     if not state.todo:
@@ -373,6 +373,7 @@ def _program(state: _Rewrite, answer: str) -> ast.Program:
     ]
     declarations += state.declarations.values()
     directives = [d for d in checked.program.directives if d.kind == "input"]
+    directives += [d for d in checked.program.directives if d.kind == "limitsize" and d.name in state.full]
     directives.append(ast.Directive("output", answer))
     edb_facts = [f for f in checked.program.facts if f.atom.predicate in checked.edb]
     return ast.Program(

@@ -118,7 +118,7 @@ def query_program(checked: CheckedProgram, query: CheckedQuery) -> ast.Program:
     """The program plus the query's answer rule, with the answer relation its only output (so
     only what the query reads is evaluated)."""
     program = checked.program
-    directives = tuple(d for d in program.directives if d.kind == "input")
+    directives = tuple(d for d in program.directives if d.kind in ("input", "limitsize"))
     return replace(
         program,
         directives=directives + (ast.Directive("output", query.answer),),

@@ -11,6 +11,9 @@ those the greedy choice accepts; they are the round's delta. A recursive relatio
 subsumption (:mod:`spark_datalog.syntax.subsumption`) keeps, of its tuples and the round's new
 ones, those no other of them dominates; the new ones kept are the round's delta.
 
+A relation with ``.limitsize r(n=N)`` takes, in the round that reaches N, the least new tuples
+up to N, and the stratum stops there (:mod:`spark_datalog.limits`).
+
 Relations with a ``min``/``max`` aggregate keep, per group, only the best row over all their
 candidates (plain rules and facts included); inside recursion (Pre-Mappability) this happens after
 every iteration, a better value replaces the old row and the delta holds the improved rows.
@@ -27,6 +30,7 @@ from typing import Iterable, Mapping, Optional
 from ..analysis.checked import CheckedProgram, RelationSchema, Stratum
 from ..bounds import MAX_ITERATIONS
 from ..errors import InputError, NonTerminationError, StratificationError
+from ..limits import least, room
 from ..overflow import overflows_located
 from ..syntax import ast
 from .aggregates import PREMAPPABLE, aggregate, best_per_group, better, group_of
@@ -145,6 +149,7 @@ class _StratumRun:
         self.choices = {name: keys for name, keys in checked.choices.items() if name in self.members}
         self.taken: dict = {}  # greedy choice relation -> per key, the values taken
         self.subsumed = {name: found for name, found in checked.subsumed.items() if name in self.members}
+        self.limits = {name: n for name, n in checked.limits.items() if name in self.members}
 
     def _schema(self, name: str) -> RelationSchema:
         return self.checked.relations[name]
@@ -189,7 +194,7 @@ class _StratumRun:
                 rows = set(best_per_group(rows, spec.position, spec.func).values())
             if name in self.choices:
                 rows = set(greedy(rows, self.choices[name], taken_keys(self.choices[name], ())))
-            self.db[name] = Relation(rows)
+            self.db[name] = Relation(least(rows, self.limits.get(name)))
 
     def _dependency_order(self) -> list:
         """The stratum's relations, each after the ones of this stratum it reads."""
@@ -276,7 +281,7 @@ class _StratumRun:
             )
 
         iteration, delta = 0, None
-        while delta is None or any(delta.values()):
+        while delta is None or (any(delta.values()) and not self._reached()):
             if iteration == max_iterations:
                 raise self._non_termination(max_iterations, delta)
             iteration += 1
@@ -329,9 +334,12 @@ class _StratumRun:
             if name in self.choices:  # the greedy choice among the round's new tuples
                 rows = greedy([r for r in rows if r not in relation], self.choices[name], self.taken[name])
             if spec is None:
-                for row in rows:
-                    if relation.add(row):
-                        new.add(row)
+                fresh = {row for row in rows if row not in relation}
+                if name in self.limits:  # the least new tuples up to the limit
+                    fresh = set(least(fresh, room(self.limits[name], len(relation))))
+                for row in fresh:
+                    relation.add(row)
+                    new.add(row)
             else:
                 best = self.best[name]
                 for group, row in best_per_group(rows, spec.position, spec.func).items():
@@ -344,6 +352,10 @@ class _StratumRun:
                         new.add(row)
             delta[name] = new
         return delta
+
+    def _reached(self) -> bool:
+        """Whether a limited relation holds its N facts: the stratum stops (``limits``)."""
+        return any(len(self.db[name]) >= n for name, n in self.limits.items())
 
     def _subsume(self, name: str, rows: list) -> Relation:
         """The round's subsumption: ``name`` keeps the tuples of R ∪ N (N: the new ``rows``) that

@@ -339,8 +339,9 @@ class Declaration:
 
 @dataclass(frozen=True, slots=True)
 class Directive:
-    """``.input name``, ``.output name`` or ``.printsize name``; ``kind`` is ``input``,
-    ``output`` or ``printsize``. ``params`` are Soufflé's I/O parameters, in source order:
+    """``.input name``, ``.output name``, ``.printsize name`` or ``.limitsize name(n=N)``;
+    ``kind`` is ``input``, ``output``, ``printsize`` or ``limitsize``. ``params`` are Soufflé's
+    I/O parameters (a limit's ``n``), in source order:
     ``.input arc(IO=file, filename="arc.tsv")`` has ``(("IO", "file"), ("filename", "arc.tsv"))``
     (values are strings; ``true``/``false`` and numbers as written)."""
 
@@ -472,6 +473,11 @@ class Program:
         """The relations of the ``.output`` and ``.printsize`` directives: a ``.printsize``
         relation is computed and returned as an output is (only how it is shown differs)."""
         return tuple(d.name for d in self.directives if d.kind in ("output", "printsize"))
+
+    @property
+    def limits(self) -> dict:
+        """Relation -> the N of its ``.limitsize r(n=N)`` (the parser checked it)."""
+        return {d.name: int(d.param("n", "0")) for d in self.directives if d.kind == "limitsize"}
 
 
 # ---------------------------------------------------------------------------------------------

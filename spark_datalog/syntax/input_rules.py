@@ -1,6 +1,7 @@
 """Rules and facts adding to an ``.input`` relation, as Soufflé allows.
 
-``.input r`` with rules for ``r`` (or ``r`` an ``eqrel``) is lowered so that the input lands in
+``.input r`` with rules for ``r`` (or ``r`` an ``eqrel``, or limited by ``.limitsize``: the
+limit then cuts the input too) is lowered so that the input lands in
 an EDB relation ``r__input`` (same columns; the ``.input`` directive reads into it, from the file
 ``r.facts`` unless it names another) and ``r`` is derived: ``r(X0, ...) :- r__input(X0, ...).``
 plus the program's own rules and facts. The program records ``{"r": "r__input"}``
@@ -28,12 +29,14 @@ from .auxiliary import fresh_name, relation_names
 
 
 def has_input_rules(program: ast.Program) -> bool:
-    """Whether an ``.input`` relation of ``program`` has rules or is an ``eqrel``."""
+    """Whether an ``.input`` relation of ``program`` has rules, is an ``eqrel`` or is limited."""
     inputs = set(program.inputs)
     if not inputs:
         return False
     eqrel = {d.name for d in program.declarations if "eqrel" in d.qualifiers}
-    return bool(inputs & eqrel) or any(rule.head.predicate in inputs for rule in program.rules)
+    if inputs & (eqrel | set(program.limits)):
+        return True
+    return any(rule.head.predicate in inputs for rule in program.rules)
 
 
 def lower_input_rules(program: ast.Program) -> ast.Program:
@@ -42,7 +45,7 @@ def lower_input_rules(program: ast.Program) -> ast.Program:
     if not has_input_rules(program):
         return program
     eqrel = {d.name for d in program.declarations if "eqrel" in d.qualifiers}
-    derived = {rule.head.predicate for rule in program.rules} | eqrel
+    derived = {rule.head.predicate for rule in program.rules} | eqrel | set(program.limits)
     taken = relation_names(program)
     aliases: dict = {}
     for name in program.inputs:

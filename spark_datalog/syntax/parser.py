@@ -277,6 +277,8 @@ class _ToAst:
         self._depth: dict = {}  # id(term) -> nesting depth of the clause's operations
         self.type_spans: dict = {}  # id(ColumnDecl) -> the span of its type's name
         self.plans = 0  # Soufflé's `.plan` clauses read (checked, then ignored)
+        self._param_tokens: dict = {}  # id(directive parameter) -> its key's token
+        self._limited: dict = {}  # relation -> the name token of its .limitsize
 
     def _error(self, message: str, where) -> None:
         self.errors.append(ParseError(message, where.line, where.column))
@@ -565,13 +567,6 @@ class _ToAst:
     def directive(self, children):
         keyword, *rest = children
         kind = keyword.type.lower()
-        if kind == "limitsize":
-            self._error(
-                ".limitsize is not supported: which tuples Soufflé keeps depends on its evaluation "
-                "order (bound the relation with a rule instead)",
-                keyword,
-            )
-            return []
         names = []
         for token in rest:  # the relations, up to the '(' of the parameters
             if not isinstance(token, Token) or token.type == "LPAR":
@@ -579,16 +574,40 @@ class _ToAst:
             if token.type in ("NAME", "VAR", "QNAME"):
                 names.append(token)
         params = tuple(p for p in rest if isinstance(p, tuple))
+        if kind == "limitsize" and not self._limits(keyword, names, params):
+            return []
         return [
             ast.Directive(kind, str(n), span=_span(keyword if i == 0 else n), params=params)
             for i, n in enumerate(names)
         ]
 
+    def _limits(self, keyword, names: list, params: tuple) -> bool:
+        """Whether ``.limitsize names(n=N)`` is well-formed: one ``n``, a non-negative integer,
+        and no relation limited twice (errors at the parameter or the name otherwise)."""
+        errors = len(self.errors)
+        given = [p for p in params if p[0] == "n"]
+        for param in params:
+            token = self._param_tokens.get(id(param), keyword)
+            if param[0] != "n":
+                self._error(f".limitsize takes only n=N, not '{param[0]}'", token)
+            elif param is not given[0]:
+                self._error(".limitsize: n is given twice", token)
+            elif not param[1].isdigit():
+                self._error(f".limitsize: n must be a non-negative integer, not '{param[1]}'", token)
+        if not params:
+            self._error(".limitsize needs the limit: .limitsize r(n=N)", keyword)
+        for name in names:
+            if str(name) in self._limited:
+                first = self._limited[str(name)]
+                self._error(f"relation '{name}' is limited twice (first at line {first.line})", name)
+            self._limited.setdefault(str(name), name)
+        return len(self.errors) == errors
+
     def io_param(self, children):
         key, _eq, value = children
-        if value.type == "STRING":
-            return (str(key), self._unescape(value))
-        return (str(key), str(value))
+        param = (str(key), self._unescape(value) if value.type == "STRING" else str(value))
+        self._param_tokens[id(param)] = key
+        return param
 
     # -- literals -----------------------------------------------------------------------------
 
@@ -914,17 +933,17 @@ _DESCRIBE = {
     "STRING": "a string",
     "$END": "the end of the program",
 }
-_STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT", "PRINTSIZE"}
+_STARTS_STATEMENT = {"NAME", "VAR", "QUERY", "DECL", "INPUT", "OUTPUT", "PRINTSIZE", "LIMITSIZE"}
 
 
 # At most this many syntax errors are reported (each costs a parse of the rest of the text).
 MAX_SYNTAX_ERRORS = 100
 _NOT_NEWLINE = re.compile(r"[^\n]")
-# Where a statement ends ('.') or starts ('.decl', '.input', '.output', '.printsize', '?-'), skipping strings,
-# comments and decimals, whose dots end nothing.
+# Where a statement ends ('.') or starts ('.decl', '.input', '.output', '.printsize',
+# '.limitsize', '?-'), skipping strings, comments and decimals, whose dots end nothing.
 _STATEMENT_BOUNDARY = re.compile(
     r'"(?:[^"\\\n]|\\.)*"|%[^\n]*|//[^\n]*|/\*(?:.|\n)*?\*/|\d+\.\d+'
-    r"|(?P<start>\.(?:decl|input|output|printsize)\b|\?-)|(?P<end>\.)"
+    r"|(?P<start>\.(?:decl|input|output|printsize|limitsize)\b|\?-)|(?P<end>\.)"
 )
 
 

@@ -19,7 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import spark_datalog as sd
-from programs import aggregate_programs, any_program, positive_programs, prem_programs, stratified_programs
+from programs import (
+    aggregate_programs,
+    any_program,
+    limited_programs,
+    positive_programs,
+    prem_programs,
+    stratified_programs,
+)
 from dialect_aggregates import aggregate_cases
 from dialect_autoinc import assert_expected, assert_unique_numbers, autoinc_cases
 from dialect_orders import order_cases
@@ -130,6 +137,13 @@ def test_random_programs_with_aggregates(spark, case, decompose):
 @spark_settings
 @given(case=prem_programs(), decompose=st.booleans())
 def test_random_programs_with_min_max_in_recursion(spark, case, decompose):
+    assert_same(spark, *case, decompose=decompose)
+
+
+@settings(parent=spark_settings, max_examples=min(SPARK_EXAMPLES, 2))
+@given(case=limited_programs(), decompose=st.booleans())
+def test_random_programs_with_limits(spark, case, decompose):
+    """``.limitsize`` in one task or rounds of Spark joins, and in Spark plans outside recursion."""
     assert_same(spark, *case, decompose=decompose)
 
 

@@ -21,7 +21,14 @@ from dialect_records import record_cases
 from kernel.harness import assert_same, kernel_result, reference_result
 
 import spark_datalog as sd
-from programs import aggregate_programs, positive_programs, prem_programs, settings, stratified_programs
+from programs import (
+    aggregate_programs,
+    limited_programs,
+    positive_programs,
+    prem_programs,
+    settings,
+    stratified_programs,
+)
 from dialect_programs import DIALECT_PROGRAMS
 from seed_programs import SEED_PROGRAMS
 from spark_datalog.kernel.index import ALWAYS
@@ -108,3 +115,9 @@ def test_random_adt_data(case):
     result = kernel_result(program, edb)
     assert result == expected
     assert result == reference_result(program, edb)
+
+
+@settings(default=60)
+@given(case=limited_programs())
+def test_random_programs_with_limits(case):
+    assert_same(*case)

@@ -114,3 +114,24 @@ def test_relations_with_a_subsumption_in_recursion_are_computed_in_full(query):
     full = sd.reference.answer(program, query, edb, magic=False)
     assert full and sd.reference.answer(program, query, edb, magic="auto") == full
     assert "magic_iv" not in plan_query(program, query).describe()
+
+
+LIMITED = """
+.decl e(x: number, y: number)
+.input e
+tc(X, Y) :- e(X, Y).
+tc(X, Z) :- tc(X, Y), e(Y, Z).
+.limitsize tc(n=6)
+up(X, Y) :- tc(X, Y), X > 1.
+"""
+
+
+@pytest.mark.parametrize("query", ["tc(1, Y)", "up(2, Y)", "tc(X, 4)"])
+def test_limited_relations_are_computed_in_full(query):
+    """Adorned, tc would keep the least of the facts asked for only: others than its own."""
+    program = sd.Program.parse(LIMITED, dialect="souffle")
+    edb = {"e": {(1, 2), (2, 3), (3, 4), (2, 5)}}
+    assert sd.reference.evaluate(program, edb)["tc"] == {(1, 2), (2, 3), (2, 5), (3, 4), (1, 3), (1, 5)}
+    full = sd.reference.answer(program, query, edb, magic=False)
+    assert full and sd.reference.answer(program, query, edb, magic="auto") == full
+    assert "magic_tc" not in plan_query(program, query).describe()

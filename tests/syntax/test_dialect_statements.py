@@ -337,7 +337,6 @@ def test_a_plan_is_checked_then_ignored(caplog):
         ("p(X) :- e(X, Y), f(Y).\n.plan 0:(1,2), 1:(1,3)", 2, 16, "permutation of 1..2"),
         ("p(1).\n.plan 0:(1)", 2, 1, "'.plan'"),
         ("p(X) :- e(X).\n.plan 0:(1,)", 2, 12, "expected a number"),
-        ("p(1).\n.limitsize p(n=5)", 2, 1, ".limitsize is not supported"),
     ],
 )
 def test_bad_plans(text, line, column, fragment):
