@@ -74,16 +74,23 @@ def rounds(relations: dict, candidates: Round, recursive: bool, collect: Collect
 
 
 def bounded(
-    plan, found: Iterator[dict], max_iterations: Optional[int], what: str = "iterations"
+    plan,
+    found: Iterator[dict],
+    max_iterations: Optional[int],
+    what: str = "iterations",
+    relations: Optional[dict] = None,
 ) -> Iterator[dict]:
-    """The rounds of ``found`` (from :func:`rounds`), raising the driver's
+    """The rounds of ``found`` (from :func:`rounds` over ``relations``), raising the driver's
     ``NonTerminationError`` when the stratum ``plan`` still derives facts in its
-    ``max_iterations``-th round (None: no bound)."""
+    ``max_iterations``-th round (None: no bound), unless a limited relation of ``relations``
+    holds its N facts then (the stratum ends there: ``limits``)."""
     from .eval.stats import non_termination  # here: a Spark task imports the kernel alone
 
     if max_iterations is not None and max_iterations < 1:
         raise ValueError("max_iterations must be positive (or None for no bound)")
     for count, sizes in enumerate(found, start=1):
         yield sizes
-        if plan.recursive and any(sizes.values()) and max_iterations is not None and count >= max_iterations:
+        if max_iterations is None or count < max_iterations or not plan.recursive:
+            continue
+        if any(sizes.values()) and not reached((relations or {}).values()):
             raise non_termination(plan, max_iterations, sizes, what)

@@ -225,7 +225,8 @@ class _Run:
         found = rounds(states, self._round(plan, relations, derived), True, stored_together)
         try:
             round_started = time.perf_counter()
-            for iteration, sizes in enumerate(bounded(plan, found, self.max_iterations), start=1):
+            limited = bounded(plan, found, self.max_iterations, relations=states)
+            for iteration, sizes in enumerate(limited, start=1):
                 if iteration % self.checkpoint_interval == 0:
                     for state in states.values():
                         state.compact(self.reliable)

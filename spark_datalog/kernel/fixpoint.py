@@ -39,7 +39,7 @@ def seminaive(
     number of rounds. A recursive stratum still deriving facts in its ``max_iterations``-th
     round raises ``NonTerminationError``."""
     found = rounds(relations, candidates, plan.recursive, collect_all)
-    return sum(1 for _ in bounded(plan, found, max_iterations))
+    return sum(1 for _ in bounded(plan, found, max_iterations, relations=relations))
 
 
 def evaluate_stratum(

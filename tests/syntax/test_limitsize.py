@@ -75,3 +75,20 @@ def test_an_unknown_relation_is_a_schema_error_at_the_directive():
         sd.Program.parse(RULES + ".limitsize t(n=2)")
     assert (info.value.line, info.value.column) == (4, 1)
     assert "relation 't' named by .limitsize is never used" in str(info.value)
+
+
+@pytest.mark.parametrize("bound, outcome", [(5, "full"), (3, "NonTerminationError")])
+def test_a_limit_reached_in_the_last_allowed_round_ends_the_stratum_on_every_engine(bound, outcome):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "kernel"))
+    from harness import kernel_result, reference_result
+
+    program = sd.Program.parse("nat(0).\nnat(X + 1) :- nat(X).\n.limitsize nat(n=5)")
+    for run in (reference_result, kernel_result):
+        if outcome == "full":  # nat(0) is the first round's, nat(4) the fifth's
+            assert run(program, {}, max_iterations=bound)["nat"] == {(i,) for i in range(5)}
+        else:
+            with pytest.raises(sd.NonTerminationError):
+                run(program, {}, max_iterations=bound)
